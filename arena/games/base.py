@@ -1,0 +1,128 @@
+"""The small game interface every rules core implements.
+
+Modelled on OpenSpiel's ``State``: the referee, the built-in bots and the tests
+only ever see whose decision it is, the legal actions as text, how to apply one,
+whether the game is over and how it ended, and a per-player view. Everything a
+player decides (a move, a regroup choice, a card play) is an *action* in the
+game's own text notation, so the orchestrator never reaches into a game's
+internals and a game added under ``arena/games/`` needs no change elsewhere.
+
+Hidden information is part of the contract from the start: ``observation`` and
+``history`` take the viewing player, and a game with secrets returns only what
+that player may know. The referee sends a bot nothing else.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+TERMINAL = -1
+"""``current_player()`` of a finished game."""
+
+
+class GameError(ValueError):
+    """A position text, variant or option that the game cannot accept."""
+
+
+class IllegalAction(GameError):
+    """An action text that is not legal in the current state."""
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a finished game ended, from the rules' point of view.
+
+    ``returns`` is ``(1, 0)``, ``(0, 1)`` or ``(0.5, 0.5)`` from the players'
+    points of view (player 0 first). ``reason`` is a short word such as
+    ``"home-row"`` or ``"deadlock"``; ``details`` holds game-specific figures
+    (scores, impacts, casualties) for the record.
+    """
+
+    returns: tuple[float, float]
+    reason: str
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+class State(ABC):
+    """One game in progress. Mutable: ``apply_action`` changes it in place."""
+
+    game_name: ClassVar[str]
+
+    @abstractmethod
+    def current_player(self) -> int:
+        """0 or 1 for the player who decides next, ``TERMINAL`` when over."""
+
+    @abstractmethod
+    def legal_actions(self) -> list[str]:
+        """Every legal action in notation; empty exactly when terminal."""
+
+    @abstractmethod
+    def apply_action(self, action: str) -> None:
+        """Play ``action`` for the current player; raise ``IllegalAction`` if not legal."""
+
+    @abstractmethod
+    def clone(self) -> State:
+        """An independent copy, for look-ahead."""
+
+    def is_terminal(self) -> bool:
+        return self.current_player() == TERMINAL
+
+    @abstractmethod
+    def outcome(self) -> Outcome | None:
+        """The outcome of a finished game, ``None`` while it goes on."""
+
+    @abstractmethod
+    def to_text(self) -> str:
+        """The one-line position text of the whole state (the referee's view)."""
+
+    @abstractmethod
+    def observation(self, player: int) -> dict[str, Any]:
+        """Structured JSON-ready view of the state as ``player`` may see it."""
+
+    @abstractmethod
+    def observation_text(self, player: int) -> str:
+        """The one-line position text as ``player`` may see it."""
+
+    @abstractmethod
+    def history(self, player: int) -> list[str]:
+        """The actions so far, as ``player`` may see them."""
+
+    def player_names(self) -> tuple[str, str]:
+        return ("first", "second")
+
+
+class Game(ABC):
+    """A game family: makes initial states and parses position texts."""
+
+    name: ClassVar[str]
+    variants: ClassVar[Sequence[str]]
+    default_variant: ClassVar[str]
+    description: ClassVar[str] = ""
+
+    @abstractmethod
+    def new_state(self, variant: str | None = None) -> State:
+        """The initial state of ``variant`` (the default variant if ``None``)."""
+
+    @abstractmethod
+    def state_from_text(self, text: str) -> State:
+        """Parse a position text; raise ``GameError`` naming what is wrong."""
+
+    def random_opening(self, variant: str | None, plies: int, rng: Any) -> State:
+        """A state reached by ``plies`` random actions from the start.
+
+        Games override this when a plain random walk would be a poor opening
+        (for example one that ends the game); the default retries a few times
+        and returns a non-terminal state.
+        """
+        for _ in range(100):
+            state = self.new_state(variant)
+            for _ in range(plies):
+                if state.is_terminal():
+                    break
+                state.apply_action(rng.choice(state.legal_actions()))
+            if not state.is_terminal():
+                return state
+        raise GameError(f"{self.name}: no non-terminal opening of {plies} plies found")

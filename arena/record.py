@@ -1,0 +1,54 @@
+"""The game record: everything needed to replay and audit one finished game.
+
+A plain msgspec value so that the referee produces it, the store writes it as one
+JSON document in one transaction, and a remote worker can ship it back unchanged.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+# End reasons. The rules' own reasons (e.g. "home-row", "deadlock", "battle") come
+# from the game; these are the arena's verdicts on faults.
+TIME = "time"
+CRASH = "crash"
+ILLEGAL = "illegal"
+PROTOCOL = "protocol"
+ADJUDICATED = "adjudicated"
+FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL)
+
+
+class ActionRecord(msgspec.Struct, frozen=True):
+    """One decision: who made it, what it was, how long it took on their clock."""
+
+    player: int
+    action: str
+    ms: int = 0
+    forced: bool = False
+    info: dict[str, Any] | None = None
+
+
+class GameRecord(msgspec.Struct, kw_only=True):
+    """A finished (or faulted) game. ``score`` is player 0's: 1, 0 or 0.5."""
+
+    game: str
+    variant: str
+    players: list[str]
+    opening: str
+    actions: list[ActionRecord]
+    score: float
+    reason: str
+    detail: str = ""
+    faulty: int | None = None
+    final_position: str = ""
+    outcome: dict[str, Any] = msgspec.field(default_factory=dict)
+    time_control: str = ""
+    stderr_tails: list[str] = msgspec.field(default_factory=lambda: ["", ""])
+    started_at: float = 0.0
+    ended_at: float = 0.0
+
+    @property
+    def result(self) -> str:
+        return {1.0: "1-0", 0.0: "0-1"}.get(self.score, "1/2-1/2")
