@@ -1,0 +1,369 @@
+"""The bot wire protocol (version 1): messages, line framing and codecs.
+
+The protocol itself is specified in ``protocol.md`` at the repository top; this
+module is its executable form. Messages are msgspec Structs in two tagged unions
+(``type`` is the tag): :data:`ArenaMessage` for what the arena writes and
+:data:`BotMessage` for what a bot writes. Decoding a line is one pass of a typed
+msgspec decoder, so a malformed message fails with msgspec's own error, which
+names the offending field (``Expected `int`, got `str` - at `$.id```).
+
+Framing is one JSON object per ``\\n``-terminated UTF-8 line. :class:`LineReader`
+enforces a maximum line length *while* reading: an endless line without a
+newline is rejected after ``max_line`` bytes instead of being buffered whole,
+so a hostile or broken bot cannot make the arena allocate without bound.
+
+This module knows nothing of processes or of any game's rules.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+
+import msgspec
+import trio
+
+if TYPE_CHECKING:
+    from arena.clock import Clock
+
+PROTOCOL_VERSION = 1
+"""The version this arena speaks; sent in ``hello`` and echoed in ``identity``."""
+
+MAX_LINE = 1 << 20
+"""Default maximum length of one line in bytes, excluding the ``\\n`` (1 MiB)."""
+
+_READ_CHUNK = 1 << 16
+
+Id = Annotated[int, msgspec.Meta(ge=0)]
+Player = Annotated[int, msgspec.Meta(ge=0, le=1)]
+Millis = Annotated[int, msgspec.Meta(ge=0)]
+NonEmpty = Annotated[str, msgspec.Meta(min_length=1)]
+
+
+class ProtocolError(Exception):
+    """A line that is not a valid message of the expected union.
+
+    The text is msgspec's message, which names the field, prefixed by what was
+    being decoded; the raw line (truncated) is kept for the record.
+    """
+
+    def __init__(self, message: str, line: bytes = b"") -> None:
+        super().__init__(message)
+        self.line = line[:200]
+
+
+class LineTooLong(ProtocolError):
+    """More than ``max_line`` bytes arrived without a newline."""
+
+
+class EndOfStream(Exception):
+    """The peer closed the stream; ``partial`` holds an unterminated last line."""
+
+    def __init__(self, partial: bytes = b"") -> None:
+        super().__init__("stream closed" + (" inside a line" if partial else ""))
+        self.partial = partial
+
+
+# --------------------------------------------------------------------------
+# arena -> bot
+
+
+class _ArenaBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
+    """Arena messages: always written with every field, so bots can rely on them."""
+
+
+class Hello(_ArenaBase, kw_only=True, tag="hello"):
+    """First line of a session: the protocol version and the game on offer."""
+
+    id: Id = 0
+    protocol: int = PROTOCOL_VERSION
+    game: str
+    variant: str
+    max_line: int = MAX_LINE
+
+
+class NewGame(_ArenaBase, kw_only=True, tag="newgame"):
+    """A new game starts in the same process; ``position`` is this player's view."""
+
+    id: Id = 0
+    game: str
+    variant: str
+    player: Player
+    players: list[str]
+    position: str
+    time_control: str
+
+
+class ClockInfo(msgspec.Struct, frozen=True, kw_only=True):
+    """Both clocks and the time control, in integer milliseconds.
+
+    ``budget_ms`` is what the player to move may spend on this decision before
+    it forfeits on time, not counting the tolerance ``margin_ms``.
+    """
+
+    control: str
+    remaining_ms: list[int]
+    increment_ms: Millis = 0
+    movetime_ms: Millis | None = None
+    moves_to_go: int | None = None
+    margin_ms: Millis = 0
+    budget_ms: Millis = 0
+
+    @classmethod
+    def from_clock(cls, clock: Clock, player: int) -> ClockInfo:
+        """The wire view of ``clock`` for a request to ``player``."""
+        tc = clock.control
+        return cls(
+            control=str(tc),
+            remaining_ms=[clock.remaining_ms(0), clock.remaining_ms(1)],
+            increment_ms=round(tc.increment * 1000),
+            movetime_ms=None if tc.movetime is None else round(tc.movetime * 1000),
+            moves_to_go=clock.moves_to_go(player),
+            margin_ms=round(tc.margin * 1000),
+            budget_ms=clock.remaining_ms(player),
+        )
+
+
+class Go(_ArenaBase, kw_only=True, tag="go"):
+    """A request for one decision by ``player`` (the receiving bot)."""
+
+    id: Id = 0
+    player: Player
+    position: str
+    observation: dict[str, Any]
+    history: list[str]
+    legal: list[str]
+    clock: ClockInfo
+
+
+class Ping(_ArenaBase, kw_only=True, tag="ping"):
+    """Liveness check; answered by ``pong`` with the same id."""
+
+    id: Id = 0
+
+
+class GameOver(_ArenaBase, kw_only=True, tag="gameover"):
+    """Notification (no answer): the game ended. ``result`` is from player 0's view."""
+
+    result: str
+    reason: str
+    detail: str = ""
+    winner: Player | None = None
+
+
+class Quit(_ArenaBase, kw_only=True, tag="quit"):
+    """Notification (no answer): exit now with status 0."""
+
+
+ArenaMessage = Hello | NewGame | Go | Ping | GameOver | Quit
+Request = Hello | NewGame | Go | Ping
+"""Arena messages that carry an ``id`` and expect an answer."""
+
+
+# --------------------------------------------------------------------------
+# bot -> arena
+
+
+class _BotBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit_defaults=True):
+    """Bot messages: optional fields may be left out or sent as null."""
+
+
+class Identity(_BotBase, kw_only=True, tag="identity"):
+    """Answer to ``hello``. ``games`` lists ``game`` or ``game/variant`` entries."""
+
+    id: Id
+    protocol: int
+    name: NonEmpty
+    author: str = ""
+    version: str = ""
+    games: list[str] = []
+
+    def supports(self, game: str, variant: str) -> bool:
+        """Whether the bot declared ``game`` (any variant) or ``game/variant``."""
+        return game in self.games or f"{game}/{variant}" in self.games
+
+
+class Ready(_BotBase, kw_only=True, tag="ready"):
+    """Answer to ``newgame``: the bot has reset its state."""
+
+    id: Id
+
+
+class Action(_BotBase, kw_only=True, tag="action"):
+    """Answer to ``go``: exactly one action, which must be in ``legal``."""
+
+    id: Id
+    action: NonEmpty
+
+
+class Info(_BotBase, kw_only=True, tag="info"):
+    """Optional search report before an ``action``; recorded, never required."""
+
+    id: Id
+    depth: int | None = None
+    score: float | None = None
+    pv: list[str] | None = None
+    nodes: int | None = None
+    text: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        """The fields that were sent, for the game record."""
+        return {
+            k: v for k, v in msgspec.structs.asdict(self).items() if k != "id" and v is not None
+        }
+
+
+class Pong(_BotBase, kw_only=True, tag="pong"):
+    """Answer to ``ping``."""
+
+    id: Id
+
+
+BotMessage = Identity | Ready | Action | Info | Pong
+Answer = Identity | Ready | Action | Pong
+"""Bot messages that end a request."""
+
+EXPECTED_ANSWER: dict[type, type] = {Hello: Identity, NewGame: Ready, Go: Action, Ping: Pong}
+"""Which answer type each request expects."""
+
+
+# --------------------------------------------------------------------------
+# codecs
+
+_encoder = msgspec.json.Encoder()
+_bot_decoder = msgspec.json.Decoder(BotMessage)
+_arena_decoder = msgspec.json.Decoder(ArenaMessage)
+
+
+def encode_line(msg: msgspec.Struct) -> bytes:
+    """One message as one line. JSON escapes newlines, so the frame is unambiguous."""
+    return _encoder.encode(msg) + b"\n"
+
+
+def decode_bot_message(line: bytes | str) -> BotMessage:
+    """Decode one line written by a bot; raise :class:`ProtocolError` naming the field."""
+    try:
+        return _bot_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raw = line.encode() if isinstance(line, str) else line
+        raise ProtocolError(f"invalid bot message: {exc}", raw) from None
+
+
+def decode_arena_message(line: bytes | str) -> ArenaMessage:
+    """Decode one line written by the arena (for bots written in Python and tests)."""
+    try:
+        return _arena_decoder.decode(line)
+    except msgspec.DecodeError as exc:
+        raw = line.encode() if isinstance(line, str) else line
+        raise ProtocolError(f"invalid arena message: {exc}", raw) from None
+
+
+# --------------------------------------------------------------------------
+# framing
+
+
+class LineReader:
+    """Complete lines from a trio ``ReceiveStream``, with a hard length limit.
+
+    Reads in chunks of at most 64 KiB and never holds more than
+    ``max_line`` plus one chunk, so an over-long line costs bounded memory and
+    time: :class:`LineTooLong` is raised as soon as ``max_line`` bytes have
+    arrived without a newline. After that the stream cannot be resynchronised
+    and every further call raises again; the caller should drop the peer.
+
+    A trailing ``\\r`` is stripped (bots written on Windows) and blank lines
+    are skipped, so neither counts as a protocol fault.
+    """
+
+    def __init__(self, stream: trio.abc.ReceiveStream, max_line: int = MAX_LINE) -> None:
+        if max_line < 1:
+            raise ValueError("max_line must be positive")
+        self._stream = stream
+        self.max_line = max_line
+        self._buf = bytearray()
+        self._scanned = 0  # bytes of _buf known to hold no newline
+        self._broken: ProtocolError | None = None
+        self._eof = False
+
+    async def receive_line(self) -> bytes:
+        """The next non-blank line without its terminator.
+
+        Raises :class:`LineTooLong` or :class:`EndOfStream` (with any
+        unterminated rest of the stream as ``partial``).
+        """
+        while True:
+            line = await self._next_raw_line()
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if line.strip():
+                return line
+
+    async def _next_raw_line(self) -> bytes:
+        if self._broken is not None:
+            raise self._broken
+        while True:
+            nl = self._buf.find(b"\n", self._scanned)
+            if nl >= 0:
+                if nl > self.max_line:
+                    self._fail(nl)
+                line = bytes(self._buf[:nl])
+                del self._buf[: nl + 1]
+                self._scanned = 0
+                return line
+            self._scanned = len(self._buf)
+            if self._scanned > self.max_line:
+                self._fail(self._scanned)
+            if self._eof:
+                partial, self._buf = bytes(self._buf), bytearray()
+                self._scanned = 0
+                raise EndOfStream(partial)
+            chunk = await self._stream.receive_some(_READ_CHUNK)
+            if not chunk:
+                self._eof = True
+            else:
+                self._buf += chunk
+
+    def _fail(self, seen: int) -> NoReturn:
+        head = bytes(self._buf[:200])
+        self._buf = bytearray()
+        self._scanned = 0
+        self._broken = LineTooLong(
+            f"line longer than {self.max_line} bytes (read {seen} bytes without a newline)",
+            head,
+        )
+        raise self._broken
+
+
+async def send_message(stream: trio.abc.SendStream, msg: msgspec.Struct) -> None:
+    """Write one message as one line in a single ``send_all``."""
+    await stream.send_all(encode_line(msg))
+
+
+__all__ = [
+    "MAX_LINE",
+    "PROTOCOL_VERSION",
+    "EXPECTED_ANSWER",
+    "Action",
+    "Answer",
+    "ArenaMessage",
+    "BotMessage",
+    "ClockInfo",
+    "EndOfStream",
+    "GameOver",
+    "Go",
+    "Hello",
+    "Identity",
+    "Info",
+    "LineReader",
+    "LineTooLong",
+    "NewGame",
+    "Ping",
+    "Pong",
+    "ProtocolError",
+    "Quit",
+    "Ready",
+    "Request",
+    "decode_arena_message",
+    "decode_bot_message",
+    "encode_line",
+    "send_message",
+]
