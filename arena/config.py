@@ -1,0 +1,442 @@
+"""Tournament files: TOML decoded into typed, validated msgspec Structs.
+
+A tournament can run for hours, so every mistake in its file should surface at
+load time, before the first bot starts, as one readable line that names the
+file, the key and what was expected. msgspec does the typing in one pass (and
+rejects unknown keys, which catches typos such as ``concurency``); the checks
+that need more than one field or the file system follow in ``_validate``.
+
+After ``load_config`` the config is *resolved*: every bot's ``command`` is a list
+whose first word is an absolute path to an executable, every ``cwd`` and the
+openings ``file`` are absolute, ``variant`` names a real variant and
+``concurrency`` is a number. Later stages never look at the TOML file's folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import shutil
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, Literal, get_args
+
+import msgspec
+from msgspec import Meta
+
+from arena.games import GameError, get_game
+
+__all__ = [
+    "BotConfig",
+    "ConfigError",
+    "Faults",
+    "Limits",
+    "Openings",
+    "TournamentConfig",
+    "load_config",
+    "parse_config",
+    "read_openings_file",
+]
+
+Positive = Annotated[int, Meta(ge=1)]
+Format = Literal["round-robin", "gauntlet"]
+
+NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
+"""Bot and tournament names: they appear in game keys (``r1:alpha:beta/1``), in
+directory names (``results/<tournament>``) and in reports, so keep them plain."""
+
+# Fallback time-control syntax while arena.clock is absent; see _check_time_control.
+_TC_RE = re.compile(
+    r"^(?:(?P<base>\d+(?:\.\d+)?)\+(?P<inc>\d+(?:\.\d+)?)|(?P<move>\d+(?:\.\d+)?)/move)$"
+)
+
+
+class ConfigError(ValueError):
+    """A tournament file that cannot be used; the message is one line."""
+
+
+class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """One ``[[bots]]`` table.
+
+    ``command`` may be a shell-like string (split with ``shlex``) or a list; after
+    loading it is always a list with an absolute executable first. ``env`` is
+    added on top of the arena's own environment. ``tc`` overrides the
+    tournament's time control for this bot (handicap matches).
+    """
+
+    name: str
+    command: str | list[str]
+    args: list[str] = []
+    cwd: str | None = None
+    env: dict[str, str] = {}
+    tc: str | None = None
+
+    @property
+    def argv(self) -> list[str]:
+        """The full command line: resolved command followed by ``args``."""
+        command = shlex.split(self.command) if isinstance(self.command, str) else self.command
+        return [*command, *self.args]
+
+
+class Openings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[openings]``: either ``plies`` random actions from the start, drawn from
+    the tournament seed, or a ``file`` of position texts, one per line (blank
+    lines and ``#`` comments skipped), used in order and cycled. Neither means
+    every game starts from the initial position."""
+
+    plies: Annotated[int, Meta(ge=0)] = 0
+    file: str | None = None
+
+
+class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[limits]``: resource limits applied to each bot process (``None``: none).
+
+    ``processes`` is RLIMIT_NPROC, which the kernel counts per *user*, so it is
+    off by default.
+    """
+
+    memory_mb: Positive | None = 2048
+    cpu_seconds: Positive | None = None
+    processes: Positive | None = None
+    file_size_mb: Positive | None = 64
+
+
+class Faults(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[faults]``: what to do with bots that crash, hang or break the protocol.
+
+    ``restart`` starts a fresh process after a fault. A bot is disqualified once
+    it has played at least ``min_games`` games and the share of those it faulted
+    reaches ``disqualify_after``; ``None`` never disqualifies.
+    """
+
+    restart: bool = True
+    disqualify_after: Annotated[float, Meta(gt=0, le=1)] | None = None
+    min_games: Positive = 10
+
+
+class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """A whole tournament file. See the module docstring for what loading resolves."""
+
+    name: str
+    bots: list[BotConfig]
+    game: str = "kamisado"
+    variant: str | None = None
+    tc: str = "10+0.1"
+    format: Format = "round-robin"
+    challengers: list[str] = []
+    games_per_pairing: Positive = 2
+    openings: Openings = Openings()
+    concurrency: Positive = msgspec.field(default_factory=lambda: os.cpu_count() or 1)
+    seed: int = 0
+    max_plies: Positive = 1000
+    limits: Limits = Limits()
+    faults: Faults = Faults()
+
+    def bot(self, name: str) -> BotConfig:
+        for bot in self.bots:
+            if bot.name == name:
+                return bot
+        raise KeyError(name)
+
+    def time_control(self, bot: str) -> str:
+        """The time control string that applies to ``bot``."""
+        return self.bot(bot).tc or self.tc
+
+
+def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
+    """Read, decode, validate and resolve a tournament file.
+
+    Raises ``ConfigError`` with a one-line message for every kind of mistake.
+    """
+    path = Path(path)
+    try:
+        text = path.read_bytes()
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read tournament file: {e.strerror or e}") from None
+    return parse_config(text, path)
+
+
+def parse_config(text: str | bytes, path: str | os.PathLike[str]) -> TournamentConfig:
+    """Like ``load_config`` for text already read (``path`` names it and anchors
+    relative paths), so a caller that also stores the text reads it once."""
+    path = Path(path)
+    try:
+        config = msgspec.toml.decode(text, type=TournamentConfig)
+    except msgspec.ValidationError as e:
+        raise ConfigError(_render_validation(path, str(e), text)) from None
+    except msgspec.DecodeError as e:
+        raise ConfigError(f"{path}: TOML syntax error: {_one_line(str(e))}") from None
+    return _Validator(config, path).run()
+
+
+def read_openings_file(path: str | os.PathLike[str]) -> list[str]:
+    """The position texts of an openings file: one per line, blank lines and
+    lines starting with ``#`` skipped, surrounding whitespace stripped."""
+    lines = Path(path).read_text(encoding="utf-8").splitlines()
+    return [s for line in lines if (s := line.strip()) and not s.startswith("#")]
+
+
+# -- error rendering ------------------------------------------------------------------
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+_CHOICES = {"format": get_args(Format)}
+"""Literal-typed keys, whose msgspec error does not list the allowed values."""
+
+_PATH_RE = re.compile(r"^(?P<msg>.*) - at `\$(?P<path>[^`]*)`$", re.S)
+
+
+def _render_validation(path: Path, message: str, text: str | bytes) -> str:
+    """Turn msgspec's "Expected `int`, got `str` - at `$.bots[1].tc`" into
+    "file: bots[1] (alpha).tc: expected `int`, got `str`"."""
+    match = _PATH_RE.match(message)
+    msg, key = (match["msg"], match["path"].lstrip(".")) if match else (message, "")
+    msg = re.sub(r"^Object contains unknown field (`[^`]*`)", r"unknown key \1", msg)
+    msg = re.sub(r"^Object missing required field (`[^`]*`)", r"missing required key \1", msg)
+    msg = msg[:1].lower() + msg[1:]
+    if msg.startswith("invalid enum value") and key in _CHOICES:
+        msg += f" (expected one of: {', '.join(map(repr, _CHOICES[key]))})"
+    key = _name_bots(key, text)
+    return f"{path}: {key}: {_one_line(msg)}" if key else f"{path}: {_one_line(msg)}"
+
+
+def _name_bots(key: str, text: str | bytes) -> str:
+    """Add the bot's name to ``bots[i]`` so that the reader need not count tables."""
+    match = re.match(r"^bots\[(\d+)\]", key)
+    if not match:
+        return key
+    try:
+        raw = tomllib.loads(text.decode() if isinstance(text, bytes) else text)
+        name = raw["bots"][int(match[1])]["name"]
+    except Exception:  # best effort only: the bare path is still correct
+        return key
+    if not isinstance(name, str):
+        return key
+    return f"{match[0]} ({name}){key[match.end() :]}"
+
+
+def _bot_key(index: int, bot: BotConfig, field: str = "") -> str:
+    return f"bots[{index}] ({bot.name})" + (f".{field}" if field else "")
+
+
+# -- validation -----------------------------------------------------------------------
+
+
+def _check_time_control(text: str) -> str | None:
+    """None if ``text`` is a usable time control, else what was expected.
+
+    ``arena.clock.TimeControl.parse`` is the authority; the regex fallback only
+    serves while clock.py is not part of the tree.
+    """
+    try:
+        from arena.clock import TimeControl
+    except ImportError:
+        TimeControl = None  # noqa: N806
+    if TimeControl is not None:
+        try:
+            TimeControl.parse(text)
+        except ValueError as e:
+            return str(e)
+        return None
+    # TODO(clock.TimeControl): drop this fallback once arena/clock.py is committed.
+    match = _TC_RE.match(text.strip())
+    expected = "expected a time control like '10+0.1' (base+increment seconds) or '2/move'"
+    if not match:
+        return f"{expected}, got {text!r}"
+    total = float(match["move"]) if match["move"] else float(match["base"]) + float(match["inc"])
+    if total <= 0:
+        return f"{expected} with some time in it, got {text!r}"
+    return None
+
+
+def _load_builtin() -> Callable[[str], list[str]] | None:
+    """``bots.resolve_builtin`` if the built-in bots package provides it."""
+    try:
+        from bots import resolve_builtin  # type: ignore[attr-defined]
+    except ImportError:
+        return None
+    return resolve_builtin
+
+
+class _Validator:
+    """Checks that need several fields or the file system, and resolves paths."""
+
+    def __init__(self, config: TournamentConfig, path: Path) -> None:
+        self.config = config
+        self.path = path
+        self.base = path.resolve().parent
+
+    def fail(self, key: str, message: str) -> ConfigError:
+        return ConfigError(_one_line(f"{self.path}: {key}: {message}"))
+
+    def run(self) -> TournamentConfig:
+        c = self.config
+        if not NAME_RE.match(c.name):
+            raise self.fail("name", self._name_expected(c.name))
+        if not c.bots:
+            raise self.fail("bots", "expected at least one [[bots]] table")
+        seen: dict[str, int] = {}
+        for i, bot in enumerate(c.bots):
+            if not NAME_RE.match(bot.name):
+                raise self.fail(f"bots[{i}].name", self._name_expected(bot.name))
+            if bot.name in seen:
+                raise self.fail(
+                    f"bots[{i}].name",
+                    f"duplicate bot name {bot.name!r} (also bots[{seen[bot.name]}])",
+                )
+            seen[bot.name] = i
+        self._check_tc("tc", c.tc)
+        for i, bot in enumerate(c.bots):
+            if bot.tc is not None:
+                self._check_tc(_bot_key(i, bot, "tc"), bot.tc)
+        self._check_format()
+        if c.games_per_pairing % 2:
+            raise self.fail(
+                "games_per_pairing",
+                "expected an even number: games come in pairs with sides swapped on the "
+                f"same opening, got {c.games_per_pairing}",
+            )
+        variant, openings = self._check_game()
+        bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
+        return msgspec.structs.replace(c, bots=bots, variant=variant, openings=openings)
+
+    @staticmethod
+    def _name_expected(name: str) -> str:
+        return (
+            "expected a plain name of letters, digits and '_.+-' (at most 64, starting "
+            f"with a letter or digit), got {name!r}"
+        )
+
+    def _check_tc(self, key: str, text: str) -> None:
+        problem = _check_time_control(text)
+        if problem:
+            raise self.fail(key, problem)
+
+    def _check_format(self) -> None:
+        c = self.config
+        names = [bot.name for bot in c.bots]
+        if c.format == "round-robin":
+            if c.challengers:
+                raise self.fail(
+                    "challengers", "only a gauntlet has challengers; set format = 'gauntlet'"
+                )
+            if len(names) < 2:
+                raise self.fail("bots", "a round robin needs at least two bots")
+            return
+        if not c.challengers:
+            raise self.fail(
+                "challengers", "a gauntlet needs challengers = [names of bots from [[bots]]]"
+            )
+        for i, name in enumerate(c.challengers):
+            if name not in names:
+                raise self.fail(
+                    f"challengers[{i}]",
+                    f"unknown bot {name!r} (bots: {', '.join(names)})",
+                )
+            if name in c.challengers[:i]:
+                raise self.fail(f"challengers[{i}]", f"challenger {name!r} is listed twice")
+        if set(names) <= set(c.challengers):
+            raise self.fail(
+                "challengers", "a gauntlet needs at least one bot that is not a challenger"
+            )
+
+    def _check_game(self) -> tuple[str, Openings]:
+        c = self.config
+        try:
+            game = get_game(c.game)
+        except GameError as e:
+            raise self.fail("game", str(e)) from None
+        variant = c.variant if c.variant is not None else game.default_variant
+        if variant not in game.variants:
+            raise self.fail(
+                "variant",
+                f"unknown variant {variant!r} of {c.game} (variants: {', '.join(game.variants)})",
+            )
+        openings = c.openings
+        if openings.file is None:
+            return variant, openings
+        if openings.plies:
+            raise self.fail("openings", "expected either plies = N or file = 'path', not both")
+        file = (self.base / openings.file).resolve()
+        key = "openings.file"
+        try:
+            positions = read_openings_file(file)
+        except (OSError, UnicodeDecodeError) as e:
+            reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+            raise self.fail(key, f"cannot read openings file {str(file)!r}: {reason}") from None
+        if not positions:
+            raise self.fail(key, f"openings file {str(file)!r} holds no positions")
+        for number, text in _numbered_positions(file):
+            try:
+                game.state_from_text(text)
+            except GameError as e:
+                raise self.fail(key, f"{file}:{number}: not a {c.game} position ({e})") from None
+        return variant, msgspec.structs.replace(openings, file=str(file))
+
+    def _resolve_bot(self, index: int, bot: BotConfig) -> BotConfig:
+        cwd = (self.base / bot.cwd).resolve() if bot.cwd is not None else self.base
+        if not cwd.is_dir():
+            raise self.fail(_bot_key(index, bot, "cwd"), f"no such directory {str(cwd)!r}")
+        key = _bot_key(index, bot, "command")
+        try:
+            words = shlex.split(bot.command) if isinstance(bot.command, str) else bot.command
+        except ValueError as e:
+            raise self.fail(key, f"cannot split command {bot.command!r}: {e}") from None
+        if not words or not words[0]:
+            raise self.fail(key, "expected a command to start the bot, got an empty one")
+        first, rest = words[0], list(words[1:])
+        if first.startswith("builtin:"):
+            resolved = self._resolve_builtin(key, first)
+        else:
+            resolved = [self._resolve_executable(key, first, cwd, bot.env)]
+        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=str(cwd))
+
+    def _resolve_builtin(self, key: str, word: str) -> list[str]:
+        resolve = _load_builtin()
+        if resolve is None:
+            raise self.fail(key, f"{word!r}: built-in bots are not available (no bots package)")
+        try:
+            argv = list(resolve(word))
+        except (KeyError, ValueError, LookupError) as e:
+            detail = e.args[0] if e.args else ""
+            raise self.fail(key, f"unknown built-in bot {word!r} {detail}".strip()) from None
+        if not argv:
+            raise self.fail(key, f"built-in bot {word!r} resolved to an empty command")
+        return argv
+
+    def _resolve_executable(self, key: str, word: str, cwd: Path, env: dict[str, str]) -> str:
+        """An absolute path to the program ``word`` names.
+
+        A word with a slash is a path: absolute, or relative to the bot's ``cwd``
+        and then to the TOML file's folder. A bare word is looked up on the PATH
+        (the bot's own ``env`` PATH if it sets one), as a shell would.
+        """
+        word = os.path.expanduser(word)
+        if os.sep in word or (os.altsep and os.altsep in word):
+            candidates = [Path(word)] if os.path.isabs(word) else [cwd / word, self.base / word]
+            for candidate in candidates:
+                if candidate.is_file():
+                    if not os.access(candidate, os.X_OK):
+                        raise self.fail(key, f"{str(candidate)!r} is not executable (chmod +x?)")
+                    # abspath, not resolve(): a virtualenv's python is a symlink
+                    # that must stay one to find its environment.
+                    return os.path.normpath(os.path.abspath(candidate))
+            where = " or ".join(repr(str(c)) for c in dict.fromkeys(candidates))
+            raise self.fail(key, f"no executable file {where}")
+        found = shutil.which(word, path=env.get("PATH"))
+        if found is None:
+            hint = f"; for a file next to the tournament file write './{word}'"
+            raise self.fail(key, f"program {word!r} not found on PATH{hint}")
+        return os.path.abspath(found)
+
+
+def _numbered_positions(path: Path) -> list[tuple[int, str]]:
+    lines = path.read_text(encoding="utf-8").splitlines()
+    return [
+        (n, s) for n, line in enumerate(lines, 1) if (s := line.strip()) and not s.startswith("#")
+    ]
