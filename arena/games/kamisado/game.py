@@ -1,0 +1,129 @@
+"""Kamisado behind the generic ``Game``/``State`` interface (text actions)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.games.base import TERMINAL, Game, GameError, IllegalAction, Outcome, State
+from arena.games.kamisado.board import (
+    COLOURS,
+    MATCH_KINDS,
+    MATCH_TARGET,
+    PLAYER_NAMES,
+    SQUARE_NAMES,
+)
+from arena.games.kamisado.notation import (
+    START_TEXT,
+    move_to_text,
+    position_to_text,
+    text_to_move,
+    text_to_position,
+)
+from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, Position
+
+
+class KamisadoState(State):
+    """A match in progress; all information is public, so every view is the whole state."""
+
+    game_name = "kamisado"
+
+    __slots__ = ("pos", "actions", "_legal")
+
+    def __init__(self, pos: Position, actions: list[str] | None = None) -> None:
+        self.pos = pos
+        self.actions: list[str] = actions or []
+        self._legal: dict[str, int] | None = None
+
+    def _legal_map(self) -> dict[str, int]:
+        if self._legal is None:
+            self._legal = {move_to_text(m): m for m in self.pos.legal_moves()}
+        return self._legal
+
+    def current_player(self) -> int:
+        return TERMINAL if self.pos.phase == OVER else self.pos.side
+
+    def legal_actions(self) -> list[str]:
+        return list(self._legal_map())
+
+    def apply_action(self, action: str) -> None:
+        move = self._legal_map().get(action)
+        if move is None:
+            text_to_move(action)  # a syntax error gets its own clearer message
+            raise IllegalAction(f"illegal action {action!r} in {self.to_text()}")
+        self.pos.make(move)
+        self.actions.append(action)
+        self._legal = None
+
+    def clone(self) -> KamisadoState:
+        return KamisadoState(self.pos.copy(), self.actions[:])
+
+    def outcome(self) -> Outcome | None:
+        winner = self.pos.winner()
+        if winner < 0:
+            return None
+        returns = (1.0, 0.0) if winner == 0 else (0.0, 1.0)
+        return Outcome(
+            returns,
+            self.pos.last_reason or "score",
+            {
+                "scores": [self.pos.score(0), self.pos.score(1)],
+                "rounds": self.pos.round,
+                "winner": PLAYER_NAMES[winner],
+            },
+        )
+
+    def to_text(self) -> str:
+        return position_to_text(self.pos)
+
+    def observation_text(self, player: int) -> str:
+        return position_to_text(self.pos)
+
+    def observation(self, player: int) -> dict[str, Any]:
+        pos = self.pos
+        towers = [
+            {
+                "square": SQUARE_NAMES[pos.square_of[t]],
+                "owner": PLAYER_NAMES[t >> 3],
+                "colour": COLOURS[t & 7],
+                "rank": pos.rank[t],
+            }
+            for t in range(16)
+        ]
+        return {
+            "towers": towers,
+            "to_move": PLAYER_NAMES[pos.side],
+            "required_colour": None if pos.required == FREE else COLOURS[pos.required],
+            "phase": PHASE_NAMES[pos.phase],
+            "match": MATCH_KINDS[pos.kind],
+            "target": MATCH_TARGET[pos.kind],
+            "scores": {"black": pos.score(0), "gold": pos.score(1)},
+            "round": pos.round,
+            "you": PLAYER_NAMES[player],
+        }
+
+    def history(self, player: int) -> list[str]:
+        return list(self.actions)
+
+    def player_names(self) -> tuple[str, str]:
+        return PLAYER_NAMES
+
+
+class Kamisado(Game):
+    name = "kamisado"
+    variants = MATCH_KINDS
+    default_variant = "standard"
+    description = "Kamisado: single round, standard, long and marathon matches"
+
+    def new_state(self, variant: str | None = None) -> KamisadoState:
+        variant = variant or self.default_variant
+        if variant not in MATCH_KINDS:
+            raise GameError(
+                f"unknown Kamisado variant {variant!r} (known: {', '.join(MATCH_KINDS)})"
+            )
+        return KamisadoState(Position.start(MATCH_KINDS.index(variant)))
+
+    def state_from_text(self, text: str) -> KamisadoState:
+        return KamisadoState(text_to_position(text))
+
+    def start_text(self, variant: str | None = None) -> str:
+        return START_TEXT.format(kind=variant or self.default_variant)
