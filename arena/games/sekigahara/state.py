@@ -412,8 +412,15 @@ class SekigaharaState(State):
             "revealed_cards": {c: self.cards[c].describe() for c in self.revealed_cards},
             "revealed_blocks": revealed_blocks,
             "log": [{"by": ROLES[r], "action": text} for r, text in self.log],
-            "outcome": None if outcome is None else outcome.details,
+            "outcome": None if outcome is None else self._outcome_view(outcome, player),
         }
+
+    def _outcome_view(self, outcome: Outcome, player: int) -> dict[str, Any]:
+        """The outcome without the opponent's removed block ids: removed undeployed
+        blocks were never shown, so only counts of the opponent's losses are given."""
+        details = dict(outcome.details)
+        details["removed"] = {ROLES[player]: outcome.details["removed"][ROLES[player]]}
+        return details
 
     def observation_text(self, player: int) -> str:
         """One line: ``sekigahara <variant> you=<role>:<side> phase=<phase>:<role>
