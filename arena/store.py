@@ -1,0 +1,437 @@
+"""The results database: one SQLite file per tournament, one transaction per game.
+
+Layout: ``<directory>/games.sqlite``, where the directory is usually
+``results/<tournament name>``. Every finished game is one row holding the
+summary columns that reports and ratings query, plus the whole ``GameRecord``
+as JSON so that any game can be replayed and audited later.
+
+Durability: the database runs in WAL mode with ``synchronous=FULL``. A game
+whose ``add_game`` call has returned is committed; WAL alone already makes a
+committed transaction survive the arena being killed with SIGKILL (the WAL
+frames are in the OS page cache and are replayed on the next open), and FULL
+adds an fsync of the WAL at every commit so it also survives power loss. One
+fsync per game is cheap next to a game that lasts seconds, and a tournament
+that runs overnight should not lose results to a power cut.
+
+Concurrency: the store is written from a trio program. Every call is short and
+synchronous (one game per call, a few milliseconds including the fsync), so the
+runner may call it directly from a task; it may also call it from worker
+threads (``trio.to_thread.run_sync``) because a lock serialises access to the
+single connection. Only one arena process should write a tournament at a time;
+readers (reports) may open the file concurrently thanks to WAL.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import os
+import sqlite3
+import threading
+from collections import Counter
+from collections.abc import Collection, Iterator
+from pathlib import Path
+from types import TracebackType
+
+import msgspec
+
+import arena
+from arena.record import GameRecord
+
+__all__ = [
+    "DB_NAME",
+    "SCHEMA_VERSION",
+    "ConfigMismatchError",
+    "Store",
+    "StoreError",
+    "config_hash",
+    "default_directory",
+]
+
+DB_NAME = "games.sqlite"
+SCHEMA_VERSION = 1
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (
+    key   TEXT PRIMARY KEY,
+    value TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS tournament (
+    id            INTEGER PRIMARY KEY CHECK (id = 1),
+    name          TEXT NOT NULL,
+    config_toml   TEXT NOT NULL,
+    fingerprint   TEXT NOT NULL,
+    arena_version TEXT NOT NULL,
+    created_at    TEXT NOT NULL,
+    updated_at    TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS games (
+    key        TEXT PRIMARY KEY,
+    pair_key   TEXT NOT NULL,
+    player0    TEXT NOT NULL,
+    player1    TEXT NOT NULL,
+    score      REAL NOT NULL CHECK (score IN (0, 0.5, 1)),
+    reason     TEXT NOT NULL,
+    faulty     INTEGER CHECK (faulty IN (0, 1)),
+    plies      INTEGER NOT NULL,
+    started_at REAL NOT NULL,
+    ended_at   REAL NOT NULL,
+    stored_at  TEXT NOT NULL,
+    record     TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS games_pair ON games (pair_key);
+"""
+
+
+class StoreError(RuntimeError):
+    """The results database cannot be used as asked."""
+
+
+class ConfigMismatchError(StoreError):
+    """The tournament directory holds games played under a different config."""
+
+
+def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
+    """``results/<tournament name>``: where a tournament's database lives by default."""
+    return Path(root) / name
+
+
+def config_hash(text: str) -> str:
+    """A fallback fingerprint: the hash of a config text with line ends normalised.
+
+    Prefer ``arena.schedule.schedule_fingerprint``, which ignores settings that
+    may change between runs (paths, concurrency) and sees openings-file contents.
+    """
+    canonical = "\n".join(line.rstrip() for line in text.strip().splitlines())
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def _now() -> str:
+    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
+
+
+class Store:
+    """One tournament's results database. Use ``Store.open`` or ``Store.open_existing``."""
+
+    def __init__(self, path: Path, connection: sqlite3.Connection) -> None:
+        self.path = path
+        self._conn = connection
+        self._lock = threading.Lock()
+
+    # -- opening ------------------------------------------------------------------------
+
+    @classmethod
+    def open(
+        cls,
+        directory: str | os.PathLike[str],
+        *,
+        name: str,
+        config_text: str,
+        fingerprint: str,
+        force: bool = False,
+    ) -> Store:
+        """Create the database for a new tournament, or reopen it to resume.
+
+        ``fingerprint`` identifies the schedule-relevant config (see
+        ``arena.schedule.schedule_fingerprint``). Reopening with a different
+        fingerprint raises ``ConfigMismatchError``: its finished games belong to
+        another schedule and would be silently mixed in. With ``force`` the new
+        config replaces the stored one and the run goes on.
+        """
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        store = cls._connect(directory / DB_NAME)
+        try:
+            store._init_tournament(name, config_text, fingerprint, force)
+        except BaseException:
+            store.close()
+            raise
+        return store
+
+    @classmethod
+    def open_existing(cls, directory: str | os.PathLike[str]) -> Store:
+        """Open a tournament's database for reading (reports, exports, ratings)."""
+        path = Path(directory) / DB_NAME
+        if not path.is_file():
+            raise StoreError(f"no results database at {path}")
+        store = cls._connect(path)
+        if store._tournament_row() is None:
+            store.close()
+            raise StoreError(f"{path} holds no tournament")
+        return store
+
+    @classmethod
+    def _connect(cls, path: Path) -> Store:
+        # isolation_level=None: we issue BEGIN/COMMIT ourselves, one per game.
+        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            conn.execute("PRAGMA synchronous=FULL")
+            conn.executescript(_SCHEMA)
+            version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            if version is None:
+                conn.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
+                    (str(SCHEMA_VERSION),),
+                )
+            elif int(version[0]) != SCHEMA_VERSION:
+                raise StoreError(
+                    f"{path}: schema version {version[0]}, this arena reads {SCHEMA_VERSION}"
+                )
+        except sqlite3.DatabaseError as e:
+            conn.close()
+            raise StoreError(f"{path}: not a usable results database ({e})") from None
+        except BaseException:
+            conn.close()
+            raise
+        return cls(path, conn)
+
+    def _tournament_row(self) -> tuple[str, str, str, str, str] | None:
+        return self._conn.execute(
+            "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
+        ).fetchone()
+
+    def _init_tournament(self, name: str, config_text: str, fingerprint: str, force: bool) -> None:
+        with self._lock, self._transaction():
+            row = self._tournament_row()
+            now = _now()
+            if row is None:
+                self._conn.execute(
+                    "INSERT INTO tournament (id, name, config_toml, fingerprint, arena_version,"
+                    " created_at, updated_at) VALUES (1, ?, ?, ?, ?, ?, ?)",
+                    (name, config_text, fingerprint, arena.__version__, now, now),
+                )
+                return
+            old_name, _, old_fingerprint, _, created = row
+            if (old_name, old_fingerprint) == (name, fingerprint):
+                return
+            if not force:
+                what = (
+                    f"tournament {old_name!r}, not {name!r}"
+                    if old_name != name
+                    else f"games of {name!r} played under a different config"
+                )
+                raise ConfigMismatchError(
+                    f"{self.path} holds {what} (created {created}); restore the original "
+                    "file, use another results directory, or force to continue anyway"
+                )
+            self._conn.execute(
+                "UPDATE tournament SET name = ?, config_toml = ?, fingerprint = ?,"
+                " arena_version = ?, updated_at = ? WHERE id = 1",
+                (name, config_text, fingerprint, arena.__version__, now),
+            )
+
+    def _transaction(self) -> _Transaction:
+        return _Transaction(self._conn)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    # -- tournament ---------------------------------------------------------------------
+
+    @property
+    def tournament_name(self) -> str:
+        return self._info()[0]
+
+    @property
+    def config_text(self) -> str:
+        return self._info()[1]
+
+    @property
+    def fingerprint(self) -> str:
+        return self._info()[2]
+
+    @property
+    def arena_version(self) -> str:
+        return self._info()[3]
+
+    @property
+    def created_at(self) -> str:
+        return self._info()[4]
+
+    def _info(self) -> tuple[str, str, str, str, str]:
+        with self._lock:
+            row = self._tournament_row()
+        if row is None:
+            raise StoreError(f"{self.path} holds no tournament")
+        return row
+
+    # -- writing ------------------------------------------------------------------------
+
+    def add_game(self, key: str, pair_key: str, record: GameRecord) -> bool:
+        """Store one finished game in its own transaction; True if it was new.
+
+        A key already present keeps its first record (a resumed or retried run
+        may finish a game twice; the first result stands), and False is returned.
+        When this returns, the game is durable.
+        """
+        if len(record.players) != 2:
+            raise ValueError(f"game {key}: expected two players, got {record.players!r}")
+        row = (
+            key,
+            pair_key,
+            record.players[0],
+            record.players[1],
+            float(record.score),
+            record.reason,
+            record.faulty,
+            len(record.actions),
+            record.started_at,
+            record.ended_at,
+            _now(),
+            msgspec.json.encode(record).decode(),
+        )
+        with self._lock, self._transaction():
+            cursor = self._conn.execute(
+                "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason,"
+                " faulty, plies, started_at, ended_at, stored_at, record)"
+                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                row,
+            )
+            return cursor.rowcount == 1
+
+    # -- reading ------------------------------------------------------------------------
+
+    def finished_keys(self) -> set[str]:
+        """Keys of every stored game, for resuming: these are not played again."""
+        with self._lock:
+            return {key for (key,) in self._conn.execute("SELECT key FROM games")}
+
+    def count(self) -> int:
+        with self._lock:
+            return self._conn.execute("SELECT count(*) FROM games").fetchone()[0]
+
+    def game(self, key: str) -> GameRecord | None:
+        """The record of one game, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT record FROM games WHERE key = ?", (key,)).fetchone()
+        return None if row is None else msgspec.json.decode(row[0], type=GameRecord)
+
+    def records(self) -> Iterator[GameRecord]:
+        """Every game's record, in the order they were stored."""
+        for _, record in self.items():
+            yield record
+
+    def items(self) -> Iterator[tuple[str, GameRecord]]:
+        """``(key, record)`` of every game, in the order they were stored.
+
+        The rows are fetched at once (short lock), then decoded lazily.
+        """
+        with self._lock:
+            rows = self._conn.execute("SELECT key, record FROM games ORDER BY rowid").fetchall()
+        decoder = msgspec.json.Decoder(GameRecord)
+        for key, text in rows:
+            yield key, decoder.decode(text)
+
+    def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
+        """``(player0, player1, score of player 0)`` per game, in stored order.
+
+        ``exclude_reasons`` drops games that ended for those reasons (for example
+        the fault reasons, to rate only games the bots played out).
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT player0, player1, score, reason FROM games ORDER BY rowid"
+            ).fetchall()
+        return [(p0, p1, score) for p0, p1, score, reason in rows if reason not in exclude_reasons]
+
+    def pair_results(self) -> list[tuple[str, str, float, float]]:
+        """``(a, b, a's score in game 1, a's score in game 2)`` per complete pair.
+
+        For pentanomial statistics: the two games of a pair share an opening, so
+        they are counted together. Pairs with a game missing are left out.
+        """
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT pair_key, key, player0, player1, score FROM games ORDER BY pair_key, key"
+            ).fetchall()
+        by_pair: dict[str, dict[str, tuple[str, str, float]]] = {}
+        for pair_key, key, p0, p1, score in rows:
+            by_pair.setdefault(pair_key, {})[key] = (p0, p1, score)
+        result = []
+        for pair_key, games in by_pair.items():
+            first, second = games.get(f"{pair_key}/1"), games.get(f"{pair_key}/2")
+            if first is None or second is None:
+                continue
+            a, b, s1 = first
+            result.append((a, b, s1, 1.0 - second[2]))
+        return result
+
+    def fault_counts(self) -> dict[tuple[str, str], int]:
+        """Faulted games per ``(bot at fault, reason)``, for the fault table."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT CASE faulty WHEN 0 THEN player0 ELSE player1 END, reason, count(*)"
+                " FROM games WHERE faulty IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
+            ).fetchall()
+        return {(bot, reason): n for bot, reason, n in rows}
+
+    def reason_counts(self) -> Counter[str]:
+        """Games per end reason, faulted or not."""
+        with self._lock:
+            rows = self._conn.execute("SELECT reason, count(*) FROM games GROUP BY reason")
+            return Counter(dict(rows.fetchall()))
+
+    def export_jsonl(self, out_path: str | os.PathLike[str]) -> int:
+        """Write every game as one JSON line (its record plus ``key`` and
+        ``pair_key``), in stored order; returns the number of games.
+
+        The file is written beside its final name and renamed into place, so a
+        reader never sees half an export.
+        """
+        out_path = Path(out_path)
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, pair_key, record FROM games ORDER BY rowid"
+            ).fetchall()
+        tmp = out_path.with_name(out_path.name + ".tmp")
+        encoder = msgspec.json.Encoder()
+        with tmp.open("wb") as f:
+            for key, pair_key, text in rows:
+                record = msgspec.json.decode(text)
+                f.write(encoder.encode({"key": key, "pair_key": pair_key, **record}))
+                f.write(b"\n")
+        os.replace(tmp, out_path)
+        return len(rows)
+
+    def integrity_check(self) -> str:
+        """SQLite's own verdict on the file: ``"ok"`` when healthy."""
+        with self._lock:
+            rows = self._conn.execute("PRAGMA integrity_check").fetchall()
+        return "; ".join(row[0] for row in rows)
+
+
+class _Transaction:
+    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).
+
+    IMMEDIATE takes the write lock at the start, so a concurrent writer fails
+    fast with "database is locked" instead of halfway through.
+    """
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        self._conn = conn
+
+    def __enter__(self) -> None:
+        self._conn.execute("BEGIN IMMEDIATE")
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        if exc_type is None:
+            self._conn.execute("COMMIT")
+        else:
+            self._conn.execute("ROLLBACK")
