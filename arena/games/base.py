@@ -110,6 +110,21 @@ class Game(ABC):
     def state_from_text(self, text: str) -> State:
         """Parse a position text; raise ``GameError`` naming what is wrong."""
 
+    def perft(self, state: State, depth: int) -> int:
+        """Number of action sequences of exactly ``depth`` plies from ``state``.
+
+        A generic, slow walk through the text interface; games with a fast core
+        override it. Used to check move generators against known tables.
+        """
+        if depth == 0:
+            return 1
+        total = 0
+        for action in state.legal_actions():
+            child = state.clone()
+            child.apply_action(action)
+            total += self.perft(child, depth - 1)
+        return total
+
     def random_opening(self, variant: str | None, plies: int, rng: Any) -> State:
         """A state reached by ``plies`` random actions from the start.
 

@@ -19,7 +19,7 @@ from arena.games.kamisado.notation import (
     text_to_move,
     text_to_position,
 )
-from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, Position
+from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, Position, perft
 
 
 class KamisadoState(State):
@@ -124,6 +124,11 @@ class Kamisado(Game):
 
     def state_from_text(self, text: str) -> KamisadoState:
         return KamisadoState(text_to_position(text))
+
+    def perft(self, state: State, depth: int) -> int:
+        """Perft within the current round (the rules file's definition), on the fast core."""
+        assert isinstance(state, KamisadoState)
+        return perft(state.pos.copy(), depth)
 
     def start_text(self, variant: str | None = None) -> str:
         return START_TEXT.format(kind=variant or self.default_variant)

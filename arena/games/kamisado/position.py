@@ -398,10 +398,12 @@ def perft(pos: Position, depth: int) -> int:
     A round that ends before ``depth`` plies adds nothing; the last ply is counted,
     not played (bulk counting), as is usual for perft.
     """
+    if depth <= 0:
+        return 1
     if pos.phase != PLAY:
         return 0
-    if depth <= 1:
-        return pos.count_moves() if depth == 1 else 1
+    if depth == 1:
+        return pos.count_moves()
     total = 0
     make = pos.make
     unmake = pos.unmake

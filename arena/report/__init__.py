@@ -1,0 +1,1 @@
+"""Reports: terminal tables, Markdown and HTML, and the board pictures they use."""
