@@ -174,6 +174,23 @@ def test_free_leader_refused_after_a_loyalty_challenge() -> None:
     assert state.legal_actions() == ["stop"]  # the defender's leaders are no longer free
 
 
+def test_a_shown_card_can_be_shown_again_and_played_later() -> None:
+    state = GAME.state_from_scenario(
+        scenario(
+            "b01:mori:2 b02:mori:3",
+            "I24:mori:p I25:mori:p",
+            "b11:date:4",
+            "T01:loyalty T02:loyalty",
+        )
+    )
+    play(state, "deploy I24 b01", "challenge T01", "refute I25")  # 2-0
+    play(state, "stop")  # the defender cannot deploy
+    play(state, "deploy I25 b02", "challenge T02")
+    assert state.legal_actions() == ["decline"]  # I25 is gone now, no mori card left
+    play(state, "decline")
+    assert impacts(state) == (2, 3)
+
+
 def test_several_free_leaders_and_leader_with_a_card() -> None:
     state = GAME.state_from_scenario(
         scenario("b01:mori:1l b02:ukita:1l", "I24:mori:p", "b11:date:4", "T22:date:p")

@@ -83,7 +83,12 @@ class Scenario:
         return self.ishida if self.side(role) == "ishida" else self.tokugawa
 
     def validate(self) -> None:
-        """Reject what the rules cannot play, naming the problem."""
+        """Reject what the rules cannot play, naming the problem.
+
+        Ruling: each side has at least one block (a battle needs two armies); a
+        siege defender has at most two. In a siege, loyalty cards in hand are dead
+        and sword cards deploy like plain cards.
+        """
         if self.variant not in VARIANTS:
             raise GameError(f"unknown variant {self.variant!r} (known: {', '.join(VARIANTS)})")
         if self.attacker not in SIDES:

@@ -147,8 +147,11 @@ class SekigaharaState(State):
     def _act_actions(self, role: int) -> list[str]:
         """Free leaders, then card deployments in hand order, then ``stop``.
 
-        A double card lists every single block and every *ordered* pair of two
-        different matching blocks (the order is the scoring order).
+        Ruling: a double card lists every single block and every *ordered* pair
+        of two different matching blocks, because the rules score the two "one
+        after the other" and the order decides the casualty tie-break.
+        Ruling: Ishida Mitsunari, being a leader, may also come as a free leader.
+        A loyalty card deploys nothing (it has no mon, so not even an any-card block).
         """
         side = self.sides[role]
         actions = []
@@ -223,7 +226,8 @@ class SekigaharaState(State):
 
     def _do_challenge(self, role: int, act: Action) -> None:
         """Ruling: playing a loyalty challenge card counts as playing a card, so that
-        side may no longer deploy free leaders."""
+        side may no longer deploy free leaders. The loyalty card is spent whether or
+        not the challenge is refuted."""
         assert act.card is not None
         side = self.sides[role]
         side.hand.remove(act.card)
@@ -233,7 +237,8 @@ class SekigaharaState(State):
         self.phase = "refute"
 
     def _do_refute(self, role: int, act: Action) -> None:
-        """The shown card is revealed but stays in hand (it may be played later)."""
+        """The shown card is revealed but stays in hand; it may be played or shown
+        again later."""
         assert act.card is not None
         if act.card not in self.revealed_cards:
             self.revealed_cards.append(act.card)
