@@ -675,6 +675,10 @@ def test_random_play_ends_keeps_secrets_and_round_trips(
         assert_no_leak(state)
         text = state.to_text()
         assert GAME.state_from_text(text).to_text() == text
+        copy = state.clone()
+        assert copy.to_text() == text
+        assert copy.legal_actions() == state.legal_actions()
+        assert copy.observation(0) == state.observation(0)
         assert "\n" not in text and "\n" not in state.observation_text(0)
         legal = state.legal_actions()
         assert legal and len(set(legal)) == len(legal)
