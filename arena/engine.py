@@ -1,0 +1,712 @@
+"""One bot process on trio: start, handshake, requests with deadlines, kill.
+
+In the spirit of python-chess's ``chess/engine.py``: the transport knows nothing
+of the board, every exchange is one request and its answer under its own
+timeout, and everything that can go wrong with a foreign program surfaces as a
+typed exception carrying the reason the referee records:
+
+* :class:`EngineTimeout` (``reason == "time"``): no answer before the deadline;
+* :class:`EngineCrashed` (``"crash"``): the process exited, with code or signal;
+* :class:`EngineProtocolError` (``"protocol"``): unparseable or over-long line,
+  wrong message type or id, stdout closed while the process lives on.
+
+A faulted bot has lost its game, so the engine kills it at once (it should not
+keep burning the CPU other games are timed on) and keeps its stderr tail for the
+record; :meth:`Engine.start` or :meth:`Engine.restart` brings it back before its
+next game. One process serves many games (``newgame``).
+
+Processes run in their own session (process group), with a scrubbed
+environment and optional resource limits. Killing always targets the whole
+group, so a bot's helpers die with it. :class:`Engine` is an async context
+manager and the only way to get one running: leaving the block, normally or by
+cancellation, kills the group under a shielded, bounded cancel scope, so no
+bot outlives the arena.
+
+Timing: ``Reply.elapsed`` runs from the moment the request line has been
+written to the pipe until the answer line has been read, on trio's clock.
+That is exactly the interval the referee charges to the bot's clock.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import subprocess
+from collections import deque
+from contextlib import AbstractAsyncContextManager, suppress
+from dataclasses import dataclass, field
+from typing import ClassVar, NoReturn
+
+import msgspec
+import trio
+
+from arena.protocol import (
+    EXPECTED_ANSWER,
+    MAX_LINE,
+    PROTOCOL_VERSION,
+    Answer,
+    EndOfStream,
+    GameOver,
+    Go,
+    Hello,
+    Identity,
+    Info,
+    LineReader,
+    LineTooLong,
+    NewGame,
+    Ping,
+    ProtocolError,
+    Quit,
+    Request,
+    decode_bot_message,
+    encode_line,
+)
+
+_KEPT_ENV = ("PATH", "HOME", "LANG")
+_EXIT_DRAIN = 0.1
+"""After the process exits, how long a pending read may still drain the pipe."""
+_EOF_GRACE = 0.5
+"""After stdout closes, how long to wait for the exit that tells crash from misbehaviour."""
+_REAP_TIMEOUT = 2.0
+"""After SIGKILL, how long to wait for the kernel to report the exit."""
+
+
+# --------------------------------------------------------------------------
+# errors
+
+
+class EngineError(Exception):
+    """A bot fault. ``reason`` is the record's end reason; ``stderr_tail`` its last words."""
+
+    reason: ClassVar[str] = "protocol"
+
+    def __init__(self, message: str, *, engine: str = "", elapsed: float | None = None) -> None:
+        super().__init__(f"{engine}: {message}" if engine else message)
+        self.detail = message
+        self.engine = engine
+        self.elapsed = elapsed
+        """Seconds since the request was written, when the fault ended a request."""
+        self.stderr_tail = ""
+
+
+class EngineTimeout(EngineError):
+    """No answer within the deadline (or the bot would not even read its input)."""
+
+    reason = "time"
+
+
+class EngineCrashed(EngineError):
+    """The process is gone (or never started). ``signal`` names a fatal signal."""
+
+    reason = "crash"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        engine: str = "",
+        elapsed: float | None = None,
+        returncode: int | None = None,
+    ) -> None:
+        super().__init__(message, engine=engine, elapsed=elapsed)
+        self.returncode = returncode
+        self.signal: str | None = None
+        if returncode is not None and returncode < 0:
+            try:
+                self.signal = signal.Signals(-returncode).name
+            except ValueError:
+                self.signal = f"signal {-returncode}"
+
+
+class EngineProtocolError(EngineError):
+    """The bot broke the protocol: bad line, wrong answer, closed stdout, bad handshake."""
+
+    reason = "protocol"
+
+
+def describe_exit(returncode: int) -> str:
+    """``exited with code 3`` or ``killed by SIGSEGV``."""
+    if returncode < 0:
+        try:
+            return f"killed by {signal.Signals(-returncode).name}"
+        except ValueError:
+            return f"killed by signal {-returncode}"
+    return f"exited with code {returncode}"
+
+
+# --------------------------------------------------------------------------
+# configuration
+
+
+class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """``setrlimit`` limits applied in the child before ``exec``; ``None`` = inherit.
+
+    ``processes`` is RLIMIT_NPROC, which Linux counts per *user*, not per bot,
+    and ignores for root: run bots as a dedicated user for it to mean much.
+    ``core_bytes`` defaults to 0 so crashing bots leave no core files.
+    """
+
+    memory_bytes: int | None = None
+    cpu_seconds: int | None = None
+    processes: int | None = None
+    file_size: int | None = None
+    core_bytes: int | None = 0
+
+    def pairs(self) -> list[tuple[int, int, int]]:
+        """``(resource, soft, hard)`` triples, clamped to the arena's own hard limits.
+
+        Computed in the parent so the pre-exec function does nothing but
+        ``setrlimit`` calls (the child of a threaded parent must stay trivial).
+        """
+        wanted = [
+            (resource.RLIMIT_AS, self.memory_bytes),
+            (resource.RLIMIT_CPU, self.cpu_seconds),
+            (resource.RLIMIT_NPROC, self.processes),
+            (resource.RLIMIT_FSIZE, self.file_size),
+            (resource.RLIMIT_CORE, self.core_bytes),
+        ]
+        out = []
+        for res, value in wanted:
+            if value is None:
+                continue
+            hard = resource.getrlimit(res)[1]
+            if hard != resource.RLIM_INFINITY:
+                value = min(value, hard)
+            soft = value
+            if res == resource.RLIMIT_CPU and (hard == resource.RLIM_INFINITY or value < hard):
+                value += 1  # SIGXCPU at the soft limit, SIGKILL a second later
+            out.append((res, soft, value))
+        return out
+
+
+class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
+    """How to run one bot. Build from a TOML table with ``msgspec.convert``.
+
+    Timeouts are seconds. ``env`` is added to a scrubbed environment holding only
+    PATH, HOME and LANG, so bots see the same world on every machine.
+    """
+
+    name: str
+    command: list[str]
+    cwd: str | None = None
+    env: dict[str, str] = {}
+    limits: ResourceLimits = msgspec.field(default_factory=ResourceLimits)
+    max_line: int = MAX_LINE
+    handshake_timeout: float = 10.0
+    quit_timeout: float = 1.0
+    term_timeout: float = 0.5
+    stderr_lines: int = 64
+    stderr_bytes: int = 8192
+
+    def environment(self) -> dict[str, str]:
+        env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
+        env.update(self.env)
+        return env
+
+
+# --------------------------------------------------------------------------
+# stderr capture
+
+
+class StderrTail:
+    """The last lines a bot wrote to stderr, bounded in lines and bytes.
+
+    The drain must never stop reading, or a chatty bot would block on a full
+    pipe and lose on time for the arena's fault; so old lines are dropped
+    (and counted) instead.
+    """
+
+    def __init__(self, max_lines: int = 64, max_bytes: int = 8192) -> None:
+        self.max_lines = max_lines
+        self.max_bytes = max_bytes
+        self._lines: deque[bytes] = deque()
+        self._size = 0
+        self._partial = bytearray()
+        self.dropped = 0
+        """Lines (or line fragments) discarded to stay within bounds."""
+
+    def feed(self, data: bytes) -> None:
+        self._partial += data
+        if b"\n" in data:
+            *complete, rest = bytes(self._partial).split(b"\n")
+            self._partial = bytearray(rest)
+            for line in complete:
+                self._push(line)
+        if len(self._partial) > self.max_bytes:  # an endless line: keep its end
+            del self._partial[: len(self._partial) - self.max_bytes]
+            self.dropped += 1
+
+    def _push(self, line: bytes) -> None:
+        line = line[-self.max_bytes :]
+        self._lines.append(line)
+        self._size += len(line) + 1
+        while self._lines and (len(self._lines) > self.max_lines or self._size > self.max_bytes):
+            self._size -= len(self._lines.popleft()) + 1
+            self.dropped += 1
+
+    def clear(self) -> None:
+        self._lines.clear()
+        self._size = 0
+        self._partial.clear()
+        self.dropped = 0
+
+    def text(self) -> str:
+        lines = list(self._lines)
+        if self._partial:
+            lines.append(bytes(self._partial))
+        body = b"\n".join(lines).decode("utf-8", errors="replace")
+        if self.dropped:
+            return f"[... {self.dropped} earlier lines dropped]\n{body}"
+        return body
+
+
+# --------------------------------------------------------------------------
+# replies
+
+
+@dataclass(frozen=True, slots=True)
+class Reply:
+    """An answer, the ``info`` lines before it, and when it was sent and read."""
+
+    answer: Answer
+    infos: tuple[Info, ...]
+    sent_at: float
+    received_at: float
+
+    @property
+    def elapsed(self) -> float:
+        """Seconds from request written to answer read: what the clock charges."""
+        return self.received_at - self.sent_at
+
+    @property
+    def elapsed_ms(self) -> int:
+        return round(self.elapsed * 1000)
+
+
+@dataclass(eq=False)
+class _Process:
+    """One running incarnation of the bot and its background tasks."""
+
+    process: trio.Process
+    reader: LineReader
+    pgid: int
+    exited: trio.Event = field(default_factory=trio.Event)
+    stderr_done: trio.Event = field(default_factory=trio.Event)
+    watch_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    drain_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+
+    def cancel_tasks(self) -> None:
+        self.watch_scope.cancel()
+        self.drain_scope.cancel()
+
+
+# --------------------------------------------------------------------------
+# the engine
+
+
+class Engine:
+    """A bot process that can be started, questioned, restarted and killed.
+
+    ::
+
+        async with Engine(config) as engine:
+            identity = await engine.start("kamisado", "standard")
+            await engine.new_game(NewGame(...), timeout=5)
+            reply = await engine.go(Go(...), timeout=clock.budget(player))
+
+    Only one request is outstanding at a time. Ids are assigned here; the
+    ``id`` of messages passed in is ignored.
+    """
+
+    def __init__(self, config: EngineConfig) -> None:
+        self.config = config
+        self.identity: Identity | None = None
+        self.faulted: EngineError | None = None
+        """The fault that ended the last process, ``None`` while healthy."""
+        self.returncode: int | None = None
+        """Exit status of the last process once it is gone."""
+        self.starts = 0
+        self._tail = StderrTail(config.stderr_lines, config.stderr_bytes)
+        self._proc: _Process | None = None
+        self._nursery: trio.Nursery | None = None
+        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
+        self._next_id = 0
+        self._busy = False
+
+    # -- lifetime -------------------------------------------------------------
+
+    async def __aenter__(self) -> Engine:
+        self._nursery_cm = trio.open_nursery()
+        self._nursery = await self._nursery_cm.__aenter__()
+        return self
+
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool:
+        """Kill the group whatever happened; the body's exception passes through unchanged."""
+        cfg = self.config
+        budget = cfg.quit_timeout + cfg.term_timeout + _REAP_TIMEOUT + 1.0
+        assert self._nursery is not None and self._nursery_cm is not None
+        try:
+            with trio.CancelScope(shield=True, deadline=trio.current_time() + budget):
+                await self.stop(graceful=exc_type is None)
+        finally:
+            self._kill_group(signal.SIGKILL)
+            self._nursery.cancel_scope.cancel()
+            # Outside the shield: scopes must nest, and the background tasks are
+            # cancelled already, so the nursery closes at once.
+            nursery_cm, self._nursery, self._nursery_cm = self._nursery_cm, None, None
+            await nursery_cm.__aexit__(None, None, None)
+        return False
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def running(self) -> bool:
+        """A process exists and has not exited."""
+        return self._proc is not None and not self._proc.exited.is_set()
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.process.pid
+
+    @property
+    def pgid(self) -> int | None:
+        """The bot's process group (its session), the unit that is killed."""
+        return None if self._proc is None else self._proc.pgid
+
+    def stderr_tail(self, *, clear: bool = False) -> str:
+        """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game)."""
+        text = self._tail.text()
+        if clear:
+            self._tail.clear()
+        return text
+
+    async def start(self, game: str, variant: str) -> Identity:
+        """Spawn the process and shake hands, within ``handshake_timeout``.
+
+        Raises an :class:`EngineError` (the process is then already killed) if the
+        bot cannot be started, does not answer, speaks another protocol version
+        or does not support ``game``/``variant``.
+        """
+        if self._nursery is None:
+            raise RuntimeError("use 'async with Engine(config) as engine' before start()")
+        if self._proc is not None:
+            raise RuntimeError(f"{self.name}: already running; use restart()")
+        cfg = self.config
+        self.faulted = None
+        self.identity = None
+        self.returncode = None
+        limits = cfg.limits.pairs()
+        try:
+            process = await trio.lowlevel.open_process(
+                cfg.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                env=cfg.environment(),
+                cwd=cfg.cwd,
+                preexec_fn=_preexec(limits) if limits else None,
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
+            self.faulted = err
+            raise err from exc
+        self.starts += 1
+        # start_new_session makes the child a session and group leader: pgid == pid.
+        proc = _Process(process, LineReader(process.stdout, cfg.max_line), pgid=process.pid)
+        self._proc = proc
+        self._nursery.start_soon(self._watch_exit, proc)
+        self._nursery.start_soon(self._drain_stderr, proc)
+
+        hello = Hello(game=game, variant=variant, max_line=cfg.max_line)
+        reply = await self.request(hello, timeout=cfg.handshake_timeout)
+        ident = reply.answer
+        assert isinstance(ident, Identity)
+        if ident.protocol != PROTOCOL_VERSION:
+            await self._fault(
+                EngineProtocolError(
+                    f"speaks protocol version {ident.protocol}, arena speaks {PROTOCOL_VERSION}",
+                    engine=self.name,
+                )
+            )
+        if not ident.supports(game, variant):
+            await self._fault(
+                EngineProtocolError(
+                    f"does not support {game}/{variant} (it declared {ident.games})",
+                    engine=self.name,
+                )
+            )
+        self.identity = ident
+        return ident
+
+    async def restart(self, game: str, variant: str) -> Identity:
+        """Kill whatever runs (no grace if it faulted) and start afresh."""
+        await self.stop(graceful=self.faulted is None)
+        return await self.start(game, variant)
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """End the process: ``quit`` and a bounded wait, then SIGTERM, then SIGKILL.
+
+        The whole process group gets SIGKILL at the end in every case, so
+        children that ignore SIGTERM or outlive their parent die too. The
+        process is reaped and the stderr drain finishes (bounded) before return.
+        """
+        proc = self._proc
+        if proc is None:
+            return
+        cfg = self.config
+        try:
+            if graceful and not proc.exited.is_set():
+                with trio.move_on_after(cfg.quit_timeout):
+                    try:
+                        await proc.process.stdin.send_all(encode_line(Quit()))
+                        await proc.process.stdin.aclose()
+                    except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+                        pass
+                    await _wait_exit(proc)
+            if not proc.exited.is_set():
+                self._kill_group(signal.SIGTERM)
+                with trio.move_on_after(cfg.term_timeout):
+                    await _wait_exit(proc)
+        finally:
+            self._kill_group(signal.SIGKILL)
+            try:
+                with trio.move_on_after(_REAP_TIMEOUT):
+                    await _wait_exit(proc)
+                with trio.move_on_after(_EXIT_DRAIN):
+                    await proc.stderr_done.wait()  # the bot's last words
+            finally:
+                proc.cancel_tasks()
+                self.returncode = proc.process.returncode
+                with trio.CancelScope(shield=True):
+                    await proc.process.stdin.aclose()
+                    await proc.process.stdout.aclose()
+                    await proc.process.stderr.aclose()
+                self._proc = None
+
+    def _kill_group(self, sig: signal.Signals) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        # Already gone: ProcessLookupError (PermissionError: a zombie-only group on some systems).
+        with suppress(ProcessLookupError, PermissionError):
+            os.killpg(proc.pgid, sig)
+
+    async def _watch_exit(self, proc: _Process) -> None:
+        """Reap the process and announce its exit to any pending read."""
+        with proc.watch_scope:
+            await proc.process.wait()
+            proc.exited.set()
+
+    async def _drain_stderr(self, proc: _Process) -> None:
+        """Read stderr until EOF, always, so the bot can never block on it."""
+        stream = proc.process.stderr
+        with proc.drain_scope:
+            try:
+                while chunk := await stream.receive_some(65536):
+                    self._tail.feed(chunk)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                pass
+            finally:
+                proc.stderr_done.set()
+
+    # -- requests -------------------------------------------------------------
+
+    async def request(self, msg: Request, timeout: float) -> Reply:
+        """Send ``msg`` (with a fresh id) and wait for its answer.
+
+        ``timeout`` counts from the moment the line has been written; writing
+        itself is bounded by the same amount. ``info`` lines are collected into
+        the reply. Any fault kills the process and is raised as an
+        :class:`EngineError`; the engine then needs :meth:`restart`.
+        """
+        proc = self._proc
+        if proc is None:
+            raise RuntimeError(f"{self.name}: not running; call start() or restart()")
+        if self._busy:
+            raise RuntimeError(f"{self.name}: a request is already outstanding")
+        self._busy = True
+        try:
+            return await self._exchange(proc, msg, timeout)
+        finally:
+            self._busy = False
+
+    async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
+        """Tell the bot a new game starts; it answers ``ready``."""
+        return await self.request(msg, timeout)
+
+    async def go(self, msg: Go, timeout: float) -> Reply:
+        """Ask for a decision; ``reply.answer`` is an ``Action`` (legality is the referee's)."""
+        return await self.request(msg, timeout)
+
+    async def ping(self, timeout: float = 5.0) -> float:
+        """Round-trip time in seconds of a ``ping``; faults as for any request."""
+        return (await self.request(Ping(), timeout)).elapsed
+
+    async def notify(self, msg: GameOver | Quit, timeout: float = 1.0) -> None:
+        """Write a message that has no answer. A dead or stuck bot is ignored here:
+        the game is over, and its next request will report the fault.
+        """
+        proc = self._proc
+        if proc is None or proc.exited.is_set():
+            return
+        with trio.move_on_after(timeout):
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await proc.process.stdin.send_all(encode_line(msg))
+
+    async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
+        self._next_id += 1
+        msg = msgspec.structs.replace(msg, id=self._next_id)
+        expected = EXPECTED_ANSWER[type(msg)]
+        line = encode_line(msg)
+        with trio.move_on_after(timeout) as write_scope:
+            try:
+                await proc.process.stdin.send_all(line)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._closed_pipe(proc, "closed its stdin", None)
+        if write_scope.cancelled_caught:
+            await self._fault(
+                EngineTimeout(f"did not read its input for {timeout:.3f} s", engine=self.name)
+            )
+        sent_at = trio.current_time()
+        deadline = sent_at + timeout
+        infos: list[Info] = []
+        while True:
+            raw, received_at = await self._read_line(proc, deadline, sent_at)
+            try:
+                answer = decode_bot_message(raw)
+            except ProtocolError as exc:
+                await self._fault(
+                    EngineProtocolError(f"{exc} in line {raw[:200]!r}", engine=self.name),
+                    elapsed=received_at - sent_at,
+                )
+            if answer.id != msg.id:
+                await self._fault(
+                    EngineProtocolError(
+                        f"answered id {answer.id} ({_tag(answer)}), expected id {msg.id}",
+                        engine=self.name,
+                    ),
+                    elapsed=received_at - sent_at,
+                )
+            if isinstance(answer, Info):
+                infos.append(answer)
+                continue
+            if not isinstance(answer, expected):
+                await self._fault(
+                    EngineProtocolError(
+                        f"answered {_tag(msg)} with {_tag(answer)}, expected {_tag(expected)}",
+                        engine=self.name,
+                    ),
+                    elapsed=received_at - sent_at,
+                )
+            return Reply(answer, tuple(infos), sent_at, received_at)
+
+    async def _read_line(
+        self, proc: _Process, deadline: float, sent_at: float
+    ) -> tuple[bytes, float]:
+        """The next line before ``deadline``, or the fault that prevented it.
+
+        The read races the process's exit: once the bot is gone, the pipe gets
+        a short drain (an answer written just before exiting still counts),
+        since a grandchild holding stdout open would otherwise hide the crash
+        until the deadline.
+        """
+        result: bytes | Exception | None = None
+        received_at = 0.0
+        with trio.CancelScope(deadline=deadline) as scope:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_shorten_on_exit, proc, scope)
+                try:
+                    result = await proc.reader.receive_line()
+                    received_at = trio.current_time()
+                except (ProtocolError, EndOfStream, trio.BrokenResourceError) as exc:
+                    result = exc
+                nursery.cancel_scope.cancel()
+        now = trio.current_time()
+        if isinstance(result, bytes):
+            return result, received_at
+        if isinstance(result, LineTooLong):
+            await self._fault(EngineProtocolError(str(result), engine=self.name), now - sent_at)
+        if isinstance(result, ProtocolError):  # not raised by the reader today
+            await self._fault(EngineProtocolError(str(result), engine=self.name), now - sent_at)
+        if isinstance(result, EndOfStream | trio.BrokenResourceError):
+            await self._closed_pipe(proc, "closed its stdout", sent_at)
+        if proc.exited.is_set():
+            await self._crashed(proc, sent_at)
+        await self._fault(
+            EngineTimeout(f"no answer within {deadline - sent_at:.3f} s", engine=self.name),
+            now - sent_at,
+        )
+
+    async def _closed_pipe(self, proc: _Process, what: str, sent_at: float | None) -> NoReturn:
+        """A pipe closed: a crash if the process exits soon, else a protocol fault."""
+        with trio.move_on_after(_EOF_GRACE):
+            await proc.exited.wait()
+        if proc.exited.is_set():
+            await self._crashed(proc, sent_at)
+        elapsed = None if sent_at is None else trio.current_time() - sent_at
+        await self._fault(
+            EngineProtocolError(f"{what} but keeps running", engine=self.name), elapsed
+        )
+
+    async def _crashed(self, proc: _Process, sent_at: float | None) -> NoReturn:
+        rc = proc.process.returncode
+        elapsed = None if sent_at is None else trio.current_time() - sent_at
+        await self._fault(
+            EngineCrashed(describe_exit(rc), engine=self.name, returncode=rc), elapsed
+        )
+
+    async def _fault(self, exc: EngineError, elapsed: float | None = None) -> NoReturn:
+        """Record the fault, kill the bot (shielded: it must die even if we are
+        being cancelled; every wait inside is bounded), attach its stderr, raise."""
+        if elapsed is not None and exc.elapsed is None:
+            exc.elapsed = elapsed
+        self.faulted = exc
+        with trio.CancelScope(shield=True):
+            await self.stop(graceful=False)
+        exc.stderr_tail = self._tail.text()
+        raise exc
+
+
+async def _wait_exit(proc: _Process) -> None:
+    """Wait for (and reap) the process directly: the watch task may already be
+    cancelled when the engine is being torn down by a cancellation."""
+    await proc.process.wait()
+    proc.exited.set()
+
+
+async def _shorten_on_exit(proc: _Process, scope: trio.CancelScope) -> None:
+    await proc.exited.wait()
+    scope.deadline = min(scope.deadline, trio.current_time() + _EXIT_DRAIN)
+
+
+def _tag(msg: object) -> str:
+    cls = msg if isinstance(msg, type) else type(msg)
+    return str(cls.__struct_config__.tag)
+
+
+def _preexec(limits: list[tuple[int, int, int]]):
+    """The child-side hook: only ``setrlimit`` calls, all values computed beforehand."""
+
+    def apply() -> None:
+        for res, soft, hard in limits:
+            resource.setrlimit(res, (soft, hard))
+
+    return apply
+
+
+__all__ = [
+    "Engine",
+    "EngineConfig",
+    "EngineCrashed",
+    "EngineError",
+    "EngineProtocolError",
+    "EngineTimeout",
+    "Reply",
+    "ResourceLimits",
+    "StderrTail",
+    "describe_exit",
+]

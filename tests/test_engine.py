@@ -1,0 +1,501 @@
+"""The engine layer against REAL subprocesses: well-behaved and misbehaving bots.
+
+Every bot is one small Python script (written to ``tmp_path``) whose behaviour
+is chosen by its first argument. Each fault must surface as the right exception
+within its deadline plus one second, measured here with ``time.monotonic``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.clock import Clock, TimeControl
+from arena.engine import (
+    Engine,
+    EngineConfig,
+    EngineCrashed,
+    EngineError,
+    EngineProtocolError,
+    EngineTimeout,
+    ResourceLimits,
+    StderrTail,
+)
+from arena.protocol import (
+    Action,
+    ClockInfo,
+    GameOver,
+    Go,
+    Identity,
+    NewGame,
+    Ping,
+    Pong,
+    Ready,
+)
+
+START = "onvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
+SLACK = 1.0  # every fault must be reported within its deadline plus this
+
+BOT = r"""
+import json, os, signal, subprocess, sys, time
+
+mode = sys.argv[1]
+arg = sys.argv[2] if len(sys.argv) > 2 else ""
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+if mode == "exit_at_start":
+    sys.exit(3)
+if mode == "child_ignores_term":
+    # A helper that ignores SIGTERM and keeps our stdout open.
+    subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
+if mode == "ignore_quit":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    t = msg["type"]
+    if t == "hello":
+        send({"type": "identity", "id": msg["id"],
+              "protocol": 2 if mode == "bad_version" else msg["protocol"],
+              "name": "testbot", "author": "tests", "version": "1",
+              "games": ["chess"] if mode == "unsupported" else ["kamisado"]})
+    elif t == "newgame":
+        send({"type": "ready", "id": msg["id"]})
+    elif t == "ping":
+        send({"type": "pong", "id": msg["id"]})
+    elif t == "quit":
+        if mode == "ignore_quit":
+            continue
+        sys.exit(0)
+    elif t == "gameover":
+        print("game over:", msg["result"], msg["reason"], file=sys.stderr)
+    elif t == "go":
+        i = msg["id"]
+        if mode == "die_on_go":
+            sys.exit(7)
+        if mode == "abort_on_go":
+            os.abort()
+        if mode == "never_answer":
+            time.sleep(600)
+        if mode == "sleep":
+            time.sleep(float(arg))
+        if mode == "garbage":
+            sys.stdout.write("bestmove c1-c5\n"); sys.stdout.flush(); continue
+        if mode == "long_line":
+            block = "x" * 65536
+            for _ in range(160):  # 10 MiB, no newline
+                sys.stdout.write(block)
+            sys.stdout.flush(); time.sleep(600)
+        if mode == "stderr_flood":
+            for n in range(100000):
+                sys.stderr.write(f"debug line {n} " + "y" * 40 + "\n")
+            sys.stderr.flush()
+        if mode == "wrong_type":
+            send({"type": "pong", "id": i}); continue
+        if mode == "wrong_id":
+            send({"type": "action", "id": i + 1, "action": msg["legal"][0]}); continue
+        if mode == "close_stdout":
+            sys.stdout.close(); os.close(1); time.sleep(600)
+        if mode == "child_ignores_term":
+            os._exit(5)  # the helper still holds our stdout
+        send({"type": "info", "id": i, "depth": 1, "score": 0.25, "pv": [msg["legal"][0]]})
+        send({"type": "action", "id": i, "action": msg["legal"][0]})
+
+if mode == "ignore_quit":
+    time.sleep(600)  # not even the end of stdin makes it leave
+"""
+
+
+@pytest.fixture
+def bot_script(tmp_path: Path) -> Path:
+    path = tmp_path / "bot.py"
+    path.write_text(textwrap.dedent(BOT))
+    return path
+
+
+def config(script: Path, mode: str, *extra: str, **kw) -> EngineConfig:
+    defaults = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3)
+    defaults.update(kw)
+    return EngineConfig(name=mode, command=[sys.executable, str(script), mode, *extra], **defaults)
+
+
+def go_msg(legal=("c1-c5", "c1-c4")) -> Go:
+    clock = Clock(TimeControl.parse("10+0.1"))
+    return Go(
+        player=0,
+        position=START,
+        observation={"board": START.split()[0]},
+        history=[],
+        legal=list(legal),
+        clock=ClockInfo.from_clock(clock, 0),
+    )
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether any non-zombie process of group ``pgid`` exists (zombies may await
+    a reaper that is not ours to control)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+async def assert_group_dies(pgid: int) -> None:
+    # SIGKILL is asynchronous for non-children: allow the kernel a moment.
+    with trio.move_on_after(2):
+        while group_alive(pgid):
+            await trio.sleep(0.01)
+    assert not group_alive(pgid), f"process group {pgid} survived"
+
+
+async def expect_fault(engine: Engine, exc_type, timeout: float, msg: Go | None = None):
+    t0 = time.monotonic()
+    with pytest.raises(exc_type) as info:
+        await engine.go(msg or go_msg(), timeout=timeout)
+    took = time.monotonic() - t0
+    assert took < timeout + SLACK, f"{exc_type.__name__} took {took:.2f} s"
+    assert engine.faulted is info.value
+    assert not engine.running
+    return info.value
+
+
+# -- the happy path ----------------------------------------------------------
+
+
+async def test_full_session_and_reuse_across_games(bot_script):
+    async with Engine(config(bot_script, "normal")) as engine:
+        ident = await engine.start("kamisado", "standard")
+        assert isinstance(ident, Identity)
+        assert (ident.name, ident.author, ident.games) == ("testbot", "tests", ["kamisado"])
+        pgid = engine.pgid
+        assert pgid == engine.pid and os.getpgid(engine.pid) == pgid
+        for game in range(2):  # one process, two games
+            ng = NewGame(
+                game="kamisado",
+                variant="standard",
+                player=game % 2,
+                players=["a", "b"],
+                position=START,
+                time_control="10+0.1",
+            )
+            assert isinstance((await engine.new_game(ng, timeout=2)).answer, Ready)
+            reply = await engine.go(go_msg(), timeout=2)
+            assert reply.answer == Action(id=reply.answer.id, action="c1-c5")
+            assert [i.as_dict() for i in reply.infos] == [
+                {"depth": 1, "score": 0.25, "pv": ["c1-c5"]}
+            ]
+            assert 0 <= reply.elapsed < 1 and reply.elapsed_ms == round(reply.elapsed * 1000)
+            await engine.notify(GameOver(result="1-0", reason="home-row", winner=0))
+        assert await engine.ping(timeout=2) < 1
+        assert engine.pid == pgid  # never restarted
+        t0 = time.monotonic()
+        await engine.stop()
+        assert time.monotonic() - t0 < 0.5  # a bot that obeys quit needs no signals
+        assert engine.returncode == 0
+        assert "game over: 1-0 home-row" in engine.stderr_tail()
+        await assert_group_dies(pgid)
+
+
+async def test_ids_are_echoed_and_increase(bot_script):
+    async with Engine(config(bot_script, "normal")) as engine:
+        await engine.start("kamisado", "standard")
+        a = await engine.go(go_msg(), timeout=2)
+        b = await engine.request(go_msg(), timeout=2)
+        p = await engine.request(Ping(id=12345), timeout=2)  # the given id is replaced
+        assert a.answer.id < b.answer.id < p.answer.id < 100
+
+
+async def test_ping_answers_pong(bot_script):
+    async with Engine(config(bot_script, "normal")) as engine:
+        await engine.start("kamisado", "standard")
+        reply = await engine.request(Ping(), timeout=2)
+        assert isinstance(reply.answer, Pong)
+
+
+async def test_env_is_scrubbed(tmp_path, monkeypatch):
+    monkeypatch.setenv("ARENA_SECRET", "leak")
+    script = tmp_path / "envbot.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, os, sys
+            line = sys.stdin.readline()
+            msg = json.loads(line)
+            print(json.dumps(sorted(os.environ)), file=sys.stderr, flush=True)
+            print(json.dumps({"type": "identity", "id": msg["id"], "protocol": 1,
+                              "name": "env", "games": ["kamisado"]}), flush=True)
+            sys.stdin.readline()
+            """
+        )
+    )
+    cfg = EngineConfig(
+        name="env", command=[sys.executable, str(script)], env={"BOT_LEVEL": "3"}, quit_timeout=1
+    )
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        await engine.stop()
+        names = set(eval(engine.stderr_tail().strip().splitlines()[-1]))
+    assert "ARENA_SECRET" not in names and "BOT_LEVEL" in names
+    assert names <= {"PATH", "HOME", "LANG", "BOT_LEVEL", "LC_CTYPE"}
+
+
+async def test_resource_limits_are_applied(tmp_path):
+    script = tmp_path / "limits.py"
+    script.write_text(
+        textwrap.dedent(
+            """
+            import json, resource, sys
+            msg = json.loads(sys.stdin.readline())
+            lim = [resource.getrlimit(r)[0] for r in
+                   (resource.RLIMIT_AS, resource.RLIMIT_CPU, resource.RLIMIT_FSIZE,
+                    resource.RLIMIT_CORE)]
+            print(json.dumps({"type": "identity", "id": msg["id"], "protocol": 1,
+                              "name": "lim", "version": json.dumps(lim),
+                              "games": ["kamisado"]}), flush=True)
+            sys.stdin.readline()
+            """
+        )
+    )
+    limits = ResourceLimits(memory_bytes=2 << 30, cpu_seconds=100, file_size=1 << 20)
+    cfg = EngineConfig(name="lim", command=[sys.executable, str(script)], limits=limits)
+    async with Engine(cfg) as engine:
+        ident = await engine.start("kamisado", "standard")
+    assert eval(ident.version) == [2 << 30, 100, 1 << 20, 0]
+
+
+# -- faults at start ---------------------------------------------------------
+
+
+async def test_bot_that_exits_at_start_is_a_crash(bot_script):
+    async with Engine(config(bot_script, "exit_at_start", handshake_timeout=2)) as engine:
+        t0 = time.monotonic()
+        with pytest.raises(EngineCrashed) as info:
+            await engine.start("kamisado", "standard")
+        assert time.monotonic() - t0 < 2 + SLACK
+        assert info.value.returncode == 3 and info.value.signal is None
+        assert "exited with code 3" in str(info.value)
+        assert info.value.reason == "crash"
+
+
+async def test_missing_executable_is_a_crash(tmp_path):
+    cfg = EngineConfig(name="ghost", command=[str(tmp_path / "no-such-bot")])
+    async with Engine(cfg) as engine:
+        with pytest.raises(EngineCrashed, match="cannot start"):
+            await engine.start("kamisado", "standard")
+
+
+async def test_wrong_protocol_version_and_unsupported_game(bot_script):
+    for mode, fragment in [("bad_version", "protocol version 2"), ("unsupported", "support")]:
+        async with Engine(config(bot_script, mode)) as engine:
+            with pytest.raises(EngineProtocolError, match=fragment):
+                await engine.start("kamisado", "standard")
+            assert not engine.running
+
+
+# -- faults during a game ----------------------------------------------------
+
+
+async def test_bot_that_dies_mid_game_reports_exit_code(bot_script):
+    async with Engine(config(bot_script, "die_on_go")) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineCrashed, timeout=2)
+        assert err.returncode == 7 and "exited with code 7" in str(err)
+
+
+async def test_bot_killed_by_a_signal_reports_the_signal(bot_script):
+    async with Engine(config(bot_script, "abort_on_go")) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineCrashed, timeout=2)
+        assert err.signal == "SIGABRT" and "killed by SIGABRT" in str(err)
+
+
+async def test_bot_that_never_answers_times_out(bot_script):
+    async with Engine(config(bot_script, "never_answer")) as engine:
+        await engine.start("kamisado", "standard")
+        pgid = engine.pgid
+        err = await expect_fault(engine, EngineTimeout, timeout=0.5)
+        assert err.reason == "time" and err.elapsed == pytest.approx(0.5, abs=0.1)
+        await assert_group_dies(pgid)
+
+
+async def test_late_answer_is_a_timeout_and_engine_restarts(bot_script):
+    async with Engine(config(bot_script, "sleep", "1.0")) as engine:
+        await engine.start("kamisado", "standard")
+        first_pid = engine.pid
+        await expect_fault(engine, EngineTimeout, timeout=0.5)
+        await engine.restart("kamisado", "standard")
+        assert engine.running and engine.faulted is None and engine.pid != first_pid
+        reply = await engine.go(go_msg(), timeout=3)  # with time enough it answers
+        assert reply.elapsed == pytest.approx(1.0, abs=0.2)
+        assert engine.starts == 2
+
+
+async def test_non_json_output_is_a_protocol_error(bot_script):
+    async with Engine(config(bot_script, "garbage")) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineProtocolError, timeout=2)
+        assert "malformed" in str(err) and "bestmove" in str(err)
+        assert err.reason == "protocol"
+
+
+async def test_ten_megabyte_line_is_rejected_at_the_limit(bot_script):
+    cfg = config(bot_script, "long_line", max_line=1 << 20)
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineProtocolError, timeout=2)
+        assert "longer than 1048576 bytes" in str(err)
+
+
+async def test_stderr_flood_is_bounded_and_does_not_block(bot_script):
+    """~5 MB of stderr: the bot is not blocked, and only the tail is kept."""
+    cfg = config(bot_script, "stderr_flood", stderr_lines=64, stderr_bytes=8192)
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        reply = await engine.go(go_msg(), timeout=10)
+        assert isinstance(reply.answer, Action)
+        tail = engine.stderr_tail()
+        assert len(tail.encode()) <= 8192 + 100
+        assert tail.count("\n") <= 64 + 1
+        assert "debug line 99999 " in tail and "earlier lines dropped" in tail
+
+
+async def test_wrong_message_type_is_a_protocol_error(bot_script):
+    async with Engine(config(bot_script, "wrong_type")) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineProtocolError, timeout=2)
+        assert "answered go with pong, expected action" in str(err)
+
+
+async def test_wrong_id_is_a_protocol_error(bot_script):
+    async with Engine(config(bot_script, "wrong_id")) as engine:
+        await engine.start("kamisado", "standard")
+        err = await expect_fault(engine, EngineProtocolError, timeout=2)
+        assert "expected id" in str(err)
+
+
+async def test_closed_stdout_while_running_is_a_protocol_error(bot_script):
+    async with Engine(config(bot_script, "close_stdout")) as engine:
+        await engine.start("kamisado", "standard")
+        pgid = engine.pgid
+        err = await expect_fault(engine, EngineProtocolError, timeout=2)
+        assert "closed its stdout" in str(err)
+        await assert_group_dies(pgid)
+
+
+async def test_crash_is_seen_although_a_child_holds_stdout_and_group_is_killed(bot_script):
+    """The parent dies; its SIGTERM-ignoring helper keeps stdout open (no EOF).
+
+    The crash is still reported promptly (exit watch), and after the kill no
+    process of the group remains.
+    """
+    async with Engine(config(bot_script, "child_ignores_term")) as engine:
+        await engine.start("kamisado", "standard")
+        pgid = engine.pgid
+        err = await expect_fault(engine, EngineCrashed, timeout=2)
+        assert err.returncode == 5
+        await assert_group_dies(pgid)
+
+
+async def test_bot_ignoring_quit_and_sigterm_is_killed(bot_script):
+    cfg = config(bot_script, "ignore_quit", quit_timeout=0.5, term_timeout=0.3)
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        pgid = engine.pgid
+        t0 = time.monotonic()
+        await engine.stop()
+        assert time.monotonic() - t0 < 0.5 + 0.3 + SLACK
+        assert engine.returncode == -9  # neither quit nor SIGTERM worked
+        await assert_group_dies(pgid)
+
+
+async def test_context_manager_kills_group_on_cancellation(bot_script):
+    """Cancelled mid-request, leaving the block still kills the helper too."""
+    pgid = None
+    t0 = time.monotonic()
+    with trio.move_on_after(1.0):
+        async with Engine(config(bot_script, "child_ignores_term")) as engine:
+            await engine.start("kamisado", "standard")
+            pgid = engine.pgid
+            await engine.ping(timeout=2)
+            await trio.sleep_forever()
+    assert pgid is not None
+    assert time.monotonic() - t0 < 1.0 + SLACK
+    await assert_group_dies(pgid)
+
+
+async def test_context_manager_kills_on_exception_and_reraises_it(bot_script):
+    pgid = None
+    with pytest.raises(KeyError):
+        async with Engine(config(bot_script, "ignore_quit")) as engine:
+            await engine.start("kamisado", "standard")
+            pgid = engine.pgid
+            raise KeyError("referee bug")
+    await assert_group_dies(pgid)
+
+
+async def test_request_after_fault_requires_restart(bot_script):
+    async with Engine(config(bot_script, "die_on_go")) as engine:
+        await engine.start("kamisado", "standard")
+        with pytest.raises(EngineError):
+            await engine.go(go_msg(), timeout=2)
+        with pytest.raises(RuntimeError, match="restart"):
+            await engine.go(go_msg(), timeout=2)
+
+
+# -- fair timing -------------------------------------------------------------
+
+
+async def test_think_time_is_measured_fairly(bot_script):
+    """A bot sleeping 200 ms is charged 200 ms, give or take scheduling noise."""
+    async with Engine(config(bot_script, "sleep", "0.2")) as engine:
+        await engine.start("kamisado", "standard")
+        for _ in range(3):
+            reply = await engine.go(go_msg(), timeout=2)
+            assert 0.2 <= reply.elapsed < 0.2 + 0.03, reply.elapsed
+
+
+async def test_answer_inside_margin_is_not_flagged_end_to_end(bot_script):
+    """Remaining 200 ms, margin 150 ms, bot thinks 250 ms: late but tolerated."""
+    clock = Clock(TimeControl.parse("0.2 margin=0.15"))
+    async with Engine(config(bot_script, "sleep", "0.25")) as engine:
+        await engine.start("kamisado", "standard")
+        reply = await engine.go(go_msg(), timeout=clock.budget(0))
+        clock.start(0, reply.sent_at)
+        elapsed_ms, flagged = clock.stop(0, reply.received_at)
+        assert not flagged and 250 <= elapsed_ms < 330
+        assert clock.remaining_ms(0) == 0
+
+
+# -- stderr tail unit ---------------------------------------------------------
+
+
+def test_stderr_tail_bounds():
+    tail = StderrTail(max_lines=3, max_bytes=20)
+    tail.feed(b"one\ntwo\nthr")
+    tail.feed(b"ee\nfour\n")
+    assert tail.text() == "[... 1 earlier lines dropped]\ntwo\nthree\nfour"
+    tail.feed(b"z" * 100)  # an endless line keeps only its end
+    assert tail.text().endswith("z" * 20)
+    tail.clear()
+    assert tail.text() == ""
