@@ -98,5 +98,108 @@ def show(position: str | None, variant: str | None, game_name: str) -> None:
     console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", highlight=False)
 
 
+def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str]]:
+    """A built-in bot name (``random`` or ``builtin:random``) or a command line."""
+    import shlex
+    from pathlib import Path
+
+    from bots import builtin_names, resolve_builtin
+
+    name = spec.removeprefix("builtin:")
+    if name in builtin_names():
+        command = resolve_builtin(name)
+        if seed is not None:
+            command += ["--seed", str(seed)]
+        return name, command
+    try:
+        command = shlex.split(spec)
+    except ValueError as exc:
+        raise UserError(f"bot command {spec!r}: {exc}") from None
+    if not command:
+        raise UserError("empty bot command")
+    import shutil
+
+    exe = command[0]
+    found = Path(exe).is_file() if "/" in exe else shutil.which(exe) is not None
+    if not found:
+        raise UserError(f"bot {spec!r}: executable {exe!r} not found")
+    return Path(exe).stem, command
+
+
+@main.command()
+@click.argument("first")
+@click.argument("second")
+@click.option("--game", "game_name", default="kamisado", show_default=True)
+@click.option("--variant", default=None, help="Variant (Kamisado: single|standard|long|marathon).")
+@click.option("--tc", default="10+0.1", show_default=True, help="Time control, e.g. 10+0.1.")
+@click.option("--seed", type=int, default=None, help="Seed for built-in bots and the opening.")
+@click.option("--opening-plies", type=int, default=0, help="Random plies before the game.")
+@click.option("--max-plies", type=int, default=1000, show_default=True)
+@click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+@_friendly_errors
+def play(
+    first: str,
+    second: str,
+    game_name: str,
+    variant: str | None,
+    tc: str,
+    seed: int | None,
+    opening_plies: int,
+    max_plies: int,
+    quiet: bool,
+) -> None:
+    """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command."""
+    import random
+
+    import trio
+
+    from arena.clock import TimeControl
+    from arena.engine import Engine, EngineConfig
+    from arena.referee import MoveEvent, RefereeSettings, play_game
+
+    game = get_game(game_name)
+    variant = variant or game.default_variant
+    control = TimeControl.parse(tc)
+    opening = (
+        game.random_opening(variant, opening_plies, random.Random(seed))
+        if opening_plies
+        else game.new_state(variant)
+    )
+    specs = [_bot_command(spec, None if seed is None else seed + i)
+             for i, spec in enumerate((first, second))]  # fmt: skip
+    if specs[0][0] == specs[1][0]:
+        specs = [(f"{name}-{i + 1}", cmd) for i, (name, cmd) in enumerate(specs)]
+    roles = opening.player_names()
+
+    def show_action(event: MoveEvent) -> None:
+        if quiet:
+            return
+        forced = " (forced)" if event.forced else f" ({event.ms} ms)"
+        click.echo(f"{event.ply:4d}. {roles[event.player]:>8} {event.action}{forced}")
+
+    async def run() -> None:
+        async with (
+            Engine(EngineConfig(name=specs[0][0], command=specs[0][1])) as a,
+            Engine(EngineConfig(name=specs[1][0], command=specs[1][1])) as b,
+        ):
+            if not quiet:
+                click.echo(f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
+                           f"vs {b.name} ({roles[1]})")  # fmt: skip
+                click.echo(f"opening: {opening.to_text()}")
+            record = await play_game(
+                game, opening, [a, b], [control, control], variant=variant,
+                settings=RefereeSettings(max_plies=max_plies), on_action=show_action,
+            )  # fmt: skip
+        if not quiet:
+            click.echo(f"final: {record.final_position}")
+        detail = f" ({record.detail})" if record.detail else ""
+        click.echo(f"result {record.result} {record.reason}{detail}")
+        for name, tail in zip(record.players, record.stderr_tails, strict=True):
+            if tail and record.faulty is not None:
+                click.echo(f"stderr of {name}:\n{tail}", err=True)
+
+    trio.run(run)
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

@@ -1,0 +1,240 @@
+"""Plays one game between two engines on a rules-core state; every fault becomes a result.
+
+The referee is the only judge: it asks the bot whose decision it is, checks the
+answer against the rules core, charges the time the engine layer measured (request
+written to answer read) to that player's clock, and ends the game with a result
+and a reason whatever a bot does. Forced actions (a single legal action, such as a
+Kamisado zero-length move) are played without asking and cost no time.
+
+It knows nothing of storage or ratings: it returns a :class:`GameRecord`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import trio
+
+from arena.clock import Clock, TimeControl
+from arena.engine import Engine, EngineError
+from arena.games import Game, State
+from arena.protocol import Action, ClockInfo, GameOver, Go, NewGame
+from arena.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
+
+
+@dataclass(frozen=True, slots=True)
+class MoveEvent:
+    """What ``on_action`` receives after each action, for live displays."""
+
+    ply: int
+    player: int
+    action: str
+    ms: int
+    forced: bool
+    position: str
+
+
+@dataclass(frozen=True, slots=True)
+class RefereeSettings:
+    """Limits of one game. ``max_plies`` caps a game (then adjudicated a draw)."""
+
+    max_plies: int = 1000
+    newgame_timeout: float = 10.0
+
+
+def _clock_info(clocks: Sequence[Clock], player: int) -> ClockInfo:
+    """The wire clock for ``player``; each player may run under their own control."""
+    info = ClockInfo.from_clock(clocks[player], player)
+    both = [clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)]
+    return ClockInfo(
+        control=info.control,
+        remaining_ms=both,
+        increment_ms=info.increment_ms,
+        movetime_ms=info.movetime_ms,
+        moves_to_go=info.moves_to_go,
+        margin_ms=info.margin_ms,
+        budget_ms=info.budget_ms,
+    )
+
+
+class _Fault(Exception):
+    def __init__(self, player: int, reason: str, detail: str) -> None:
+        super().__init__(detail)
+        self.player = player
+        self.reason = reason
+        self.detail = detail
+
+
+async def play_game(
+    game: Game,
+    opening: State,
+    engines: Sequence[Engine],
+    controls: Sequence[TimeControl],
+    *,
+    variant: str,
+    settings: RefereeSettings | None = None,
+    on_action: Callable[[MoveEvent], None] | None = None,
+) -> GameRecord:
+    """Play ``opening`` to the end between ``engines[0]`` (player 0) and ``engines[1]``.
+
+    Engines that are not running (first game, or faulted in an earlier one) are
+    started first; a bot that cannot start loses the game with reason ``crash``.
+    The engines are left running for the next game unless they faulted.
+    """
+    settings = settings or RefereeSettings()
+    names = [e.name for e in engines]
+    state = opening.clone()
+    actions: list[ActionRecord] = []
+    clocks = [Clock(controls[0]), Clock(controls[1])]
+    started = time.time()
+    for engine in engines:
+        engine.stderr_tail(clear=True)
+
+    def finish(
+        score: float, reason: str, detail: str = "", faulty: int | None = None
+    ) -> GameRecord:
+        outcome = state.outcome()
+        return GameRecord(
+            game=game.name,
+            variant=variant,
+            players=names,
+            opening=opening.to_text(),
+            actions=actions,
+            score=score,
+            reason=reason,
+            detail=detail,
+            faulty=faulty,
+            final_position=state.to_text(),
+            outcome=dict(outcome.details) if outcome else {},
+            time_control=" | ".join(dict.fromkeys(str(c) for c in controls)),
+            stderr_tails=[e.stderr_tail() for e in engines],
+            started_at=started,
+            ended_at=time.time(),
+        )
+
+    try:
+        await _prepare(game, state, engines, controls, names, variant, settings)
+        while not state.is_terminal():
+            if len(actions) >= settings.max_plies:
+                record = finish(0.5, ADJUDICATED, f"ply cap of {settings.max_plies} reached")
+                break
+            await _one_decision(state, engines, clocks, actions)
+            if on_action is not None:
+                last = actions[-1]
+                on_action(
+                    MoveEvent(
+                        len(actions),
+                        last.player,
+                        last.action,
+                        last.ms,
+                        last.forced,
+                        state.to_text(),
+                    )  # fmt: skip
+                )
+        else:
+            outcome = state.outcome()
+            assert outcome is not None
+            record = finish(outcome.returns[0], outcome.reason)
+    except _Fault as fault:
+        score = 0.0 if fault.player == 0 else 1.0
+        record = finish(score, fault.reason, fault.detail, fault.player)
+    await _announce(engines, record)
+    return record
+
+
+async def _prepare(
+    game: Game,
+    state: State,
+    engines: Sequence[Engine],
+    controls: Sequence[TimeControl],
+    names: list[str],
+    variant: str,
+    settings: RefereeSettings,
+) -> None:
+    """Start whatever is not running and announce the new game to both bots."""
+    for player, engine in enumerate(engines):
+        try:
+            if not engine.running:
+                if engine.starts:
+                    await engine.restart(game.name, variant)
+                else:
+                    await engine.start(game.name, variant)
+            await engine.new_game(
+                NewGame(
+                    game=game.name,
+                    variant=variant,
+                    player=player,
+                    players=names,
+                    position=state.observation_text(player),
+                    time_control=str(controls[player]),
+                ),
+                timeout=settings.newgame_timeout,
+            )
+        except EngineError as exc:
+            raise _Fault(player, exc.reason, f"{engine.name}: {exc.detail}") from None
+
+
+async def _one_decision(
+    state: State,
+    engines: Sequence[Engine],
+    clocks: list[Clock],
+    actions: list[ActionRecord],
+) -> None:
+    player = state.current_player()
+    legal = state.legal_actions()
+    if len(legal) == 1:
+        state.apply_action(legal[0])
+        actions.append(ActionRecord(player, legal[0], 0, True))
+        return
+    engine = engines[player]
+    clock = clocks[player]
+    request = Go(
+        player=player,
+        position=state.observation_text(player),
+        observation=state.observation(player),
+        history=state.history(player),
+        legal=legal,
+        clock=_clock_info(clocks, player),
+    )
+    try:
+        reply = await engine.go(request, timeout=clock.budget(player))
+    except EngineError as exc:
+        if exc.reason == TIME:
+            clock.flagged = player
+        raise _Fault(player, exc.reason, f"{engine.name}: {exc.detail}") from None
+    clock.start(player, reply.sent_at)
+    elapsed_ms, flagged = clock.stop(player, reply.received_at)
+    answer = reply.answer
+    assert isinstance(answer, Action)
+    if flagged:
+        raise _Fault(player, TIME, f"{engine.name}: answered after {elapsed_ms} ms, out of time")
+    if answer.action not in legal:
+        # A bot that plays an illegal action is out of step with the game: restart it.
+        with trio.CancelScope(shield=True):
+            await engine.stop(graceful=False)
+        raise _Fault(player, ILLEGAL, f"{engine.name}: illegal action {answer.action!r}")
+    state.apply_action(answer.action)
+    info = None
+    if reply.infos:
+        last = reply.infos[-1]
+        info = {
+            k: v
+            for k in ("depth", "score", "pv", "nodes", "text")
+            if (v := getattr(last, k)) is not None
+        }
+    actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None))
+
+
+async def _announce(engines: Sequence[Engine], record: GameRecord) -> None:
+    """Tell both bots the game is over; a dead or stuck bot does not delay the arena."""
+    winner = {1.0: 0, 0.0: 1}.get(record.score)
+    message = GameOver(result=record.result, reason=record.reason, detail=record.detail,
+                       winner=winner)  # fmt: skip
+    for engine in engines:
+        if engine.running:
+            await engine.notify(message)
+
+
+__all__ = ["MoveEvent", "RefereeSettings", "play_game"]

@@ -1,0 +1,27 @@
+"""Built-in bots: each a standalone program speaking the protocol through ``arena.sdk``.
+
+``builtin:NAME`` in a tournament file or on the command line resolves here.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+
+BUILTIN: dict[str, tuple[str, str]] = {
+    "random": ("random_bot.py", "uniform over the legal actions (seedable with --seed)"),
+}
+"""name -> (script in this folder, one-line description)."""
+
+
+def builtin_names() -> list[str]:
+    return sorted(name for name in BUILTIN if (_HERE / BUILTIN[name][0]).exists())
+
+
+def resolve_builtin(name: str) -> list[str]:
+    """The command line of built-in bot ``name``; ``KeyError`` if there is none."""
+    if name not in BUILTIN:
+        raise KeyError(f"no built-in bot {name!r} (built-in: {', '.join(builtin_names())})")
+    return [sys.executable, str(_HERE / BUILTIN[name][0])]
