@@ -39,7 +39,7 @@ from arena.protocol import (
     Ready,
 )
 
-START = "onvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
+START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 SLACK = 1.0  # every fault must be reported within its deadline plus this
 
 BOT = r"""

@@ -38,7 +38,7 @@ from arena.protocol import (
     send_message,
 )
 
-START = "onvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
+START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 
 
 def _go() -> Go:
