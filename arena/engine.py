@@ -20,7 +20,9 @@ environment and optional resource limits. Killing always targets the whole
 group, so a bot's helpers die with it. :class:`Engine` is an async context
 manager and the only way to get one running: leaving the block, normally or by
 cancellation, kills the group under a shielded, bounded cancel scope, so no
-bot outlives the arena.
+bot outlives the arena. For the deaths no code survives (SIGKILL, a crash of
+the interpreter), Linux's ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL each
+bot when the arena goes (see :func:`_preexec`).
 
 Timing: ``Reply.elapsed`` runs from the moment the request line has been
 written to the pipe until the answer line has been read, on trio's clock.
@@ -29,11 +31,14 @@ That is exactly the interval the referee charges to the bot's clock.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import resource
 import signal
 import subprocess
+import sys
 from collections import deque
+from collections.abc import Callable
 from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
@@ -408,7 +413,7 @@ class Engine:
                 start_new_session=True,
                 env=cfg.environment(),
                 cwd=cfg.cwd,
-                preexec_fn=_preexec(limits) if limits else None,
+                preexec_fn=_preexec(limits),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
@@ -688,10 +693,50 @@ def _tag(msg: object) -> str:
     return str(cls.__struct_config__.tag)
 
 
-def _preexec(limits: list[tuple[int, int, int]]):
-    """The child-side hook: only ``setrlimit`` calls, all values computed beforehand."""
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` on Linux, looked up once in the parent; ``None`` elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def _preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
+    """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
+
+    1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
+       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs. The
+       "parent" the kernel watches is the *thread* that forked, not the process:
+       ``trio.lowlevel.open_process`` forks from the thread running trio (the main
+       thread), which lives as long as the arena, so this holds. Were bots ever
+       spawned from a worker thread, they would die when that thread ends.
+       The signal is not inherited by the bot's own children: a helper that
+       ignores the closing of its pipes may outlive a SIGKILLed arena (the
+       arena's normal exits kill the whole group instead).
+       If the arena died between ``fork`` and ``prctl``, the signal would never
+       come, so the child checks that its parent is still the one that forked it.
+    2. ``setrlimit`` for the configured resource limits.
+
+    No allocation-heavy work here: the child of a threaded parent must stay trivial.
+    """
+    prctl = _PRCTL
+    parent = os.getpid()
+    sigkill = int(signal.SIGKILL)
 
     def apply() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(127)
         for res, soft, hard in limits:
             resource.setrlimit(res, (soft, hard))
 

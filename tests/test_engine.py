@@ -8,6 +8,8 @@ within its deadline plus one second, measured here with ``time.monotonic``.
 from __future__ import annotations
 
 import os
+import signal
+import subprocess
 import sys
 import textwrap
 import time
@@ -33,6 +35,7 @@ from arena.protocol import (
     GameOver,
     Go,
     Identity,
+    LineReader,
     NewGame,
     Ping,
     Pong,
@@ -499,3 +502,45 @@ def test_stderr_tail_bounds():
     assert tail.text().endswith("z" * 20)
     tail.clear()
     assert tail.text() == ""
+
+
+# -- the arena dies ------------------------------------------------------------
+
+ARENA_THAT_DIES = r"""
+import sys, trio
+from arena.engine import Engine, EngineConfig
+
+async def main():
+    cfg = EngineConfig(name="orphan", command=[sys.executable, sys.argv[1], "ignore_quit"])
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        print(engine.pid, flush=True)
+        await trio.sleep_forever()
+
+trio.run(main)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+async def test_bot_dies_when_the_arena_is_sigkilled(bot_script, tmp_path):
+    """SIGKILL gives the arena no chance to clean up: the kernel must kill the bot.
+
+    The bot ignores the end of its stdin and SIGTERM, so only PR_SET_PDEATHSIG
+    can end it.
+    """
+    arena_script = tmp_path / "arena_that_dies.py"
+    arena_script.write_text(ARENA_THAT_DIES)
+    arena = await trio.lowlevel.open_process(
+        [sys.executable, str(arena_script), str(bot_script)], stdout=subprocess.PIPE
+    )
+    try:
+        with trio.fail_after(10):
+            line = await LineReader(arena.stdout).receive_line()
+        bot_pid = int(line)
+        assert group_alive(bot_pid)  # the bot leads its own group
+    finally:
+        arena.kill()
+        await arena.wait()
+        await arena.stdout.aclose()
+    assert arena.returncode == -signal.SIGKILL
+    await assert_group_dies(bot_pid)
