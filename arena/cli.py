@@ -201,5 +201,127 @@ def play(
     trio.run(run)
 
 
+async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # noqa: ANN001
+    """Run ``tournament``; the first Ctrl-C (or SIGTERM) abandons running games cleanly,
+    a second one kills every bot at once and exits."""
+    import os
+    import signal
+
+    import trio
+
+    run_scope = trio.CancelScope()
+
+    async def watch_signals(task_status=trio.TASK_STATUS_IGNORED) -> None:  # noqa: ANN001
+        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+            task_status.started()
+            count = 0
+            async for _ in signals:
+                count += 1
+                if count == 1:
+                    observer.stopping()
+                    run_scope.cancel()
+                else:
+                    if tournament.pool is not None:
+                        tournament.pool.kill_all()
+                    os._exit(130)
+
+    async with trio.open_nursery() as nursery:
+        await nursery.start(watch_signals)
+        with run_scope:
+            outcome = await tournament.run()
+        nursery.cancel_scope.cancel()
+    return (None if run_scope.cancelled_caught else outcome), run_scope.cancelled_caught
+
+
+@main.command("run")
+@click.argument("tournament_file", type=click.Path(dir_okay=False))
+@click.option("--results", "results_root", default="results", show_default=True,
+              help="Folder holding one sub-folder per tournament.")  # fmt: skip
+@click.option("--concurrency", "-j", type=click.IntRange(1), default=None,
+              help="Games at once (default: the file's, else the number of cores).")  # fmt: skip
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Resume even though the file's schedule changed (replaces the stored config).",
+)
+@click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
+@click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
+@_friendly_errors
+def run_command(
+    tournament_file: str,
+    results_root: str,
+    concurrency: int | None,
+    force: bool,
+    quiet: bool,
+    no_report: bool,
+) -> None:
+    """Run (or resume) the tournament described by TOURNAMENT_FILE."""
+    from pathlib import Path
+
+    import msgspec
+    import trio
+
+    from arena.config import load_config
+    from arena.live import LiveObserver, LogObserver
+    from arena.tournament import Tournament
+
+    config = load_config(tournament_file)
+    if concurrency is not None:
+        config = msgspec.structs.replace(config, concurrency=concurrency)
+    text = Path(tournament_file).read_text(encoding="utf-8")
+    observer = LogObserver() if quiet else LiveObserver()
+    tournament = Tournament(config, text, results_root=results_root, force=force, observer=observer)
+    try:
+        outcome, interrupted = trio.run(_run_until_signalled, tournament, observer)
+    finally:
+        if isinstance(observer, LiveObserver):
+            observer.close()
+        tournament.close()
+    progress = tournament.progress
+    if interrupted:
+        click.echo(
+            f"interrupted: {progress.done} of {progress.total} games stored in "
+            f"{tournament.directory}; run the same command again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    skipped = f" ({progress.skipped} skipped: disqualified bots)" if progress.skipped else ""
+    click.echo(
+        f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
+    )
+    if not no_report:
+        _report(tournament.directory, quiet=quiet)
+
+
+def _report(directory, *, quiet: bool = False) -> None:  # noqa: ANN001
+    """Write report.md and report.html and print the standings."""
+    try:
+        from arena.report.files import print_standings, write_reports
+    except ImportError:  # the report writer is not there yet
+        return
+    from rich.console import Console
+
+    data = write_reports(directory)
+    print_standings(data, Console())
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--output", "-o", default=None, help="Output file (default: RESULTS_DIR/games.jsonl)."
+)
+@_friendly_errors
+def export(results_dir: str, output: str | None) -> None:
+    """Write every stored game of RESULTS_DIR as one JSON line."""
+    from pathlib import Path
+
+    from arena.store import Store
+
+    out = Path(output) if output else Path(results_dir) / "games.jsonl"
+    with Store.open_existing(results_dir) as store:
+        count = store.export_jsonl(out)
+    click.echo(f"{count} games written to {out}")
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

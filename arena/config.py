@@ -404,7 +404,8 @@ class _Validator:
             argv = list(resolve(word))
         except (KeyError, ValueError, LookupError) as e:
             detail = e.args[0] if e.args else ""
-            raise self.fail(key, f"unknown built-in bot {word!r} {detail}".strip()) from None
+            known = f" ({detail})" if detail else ""
+            raise self.fail(key, f"unknown built-in bot {word!r}{known}") from None
         if not argv:
             raise self.fail(key, f"built-in bot {word!r} resolved to an empty command")
         return argv

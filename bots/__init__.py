@@ -21,7 +21,11 @@ def builtin_names() -> list[str]:
 
 
 def resolve_builtin(name: str) -> list[str]:
-    """The command line of built-in bot ``name``; ``KeyError`` if there is none."""
+    """The command line of built-in bot ``name`` (``random`` or ``builtin:random``).
+
+    Raises ``KeyError`` naming the built-in bots if there is none by that name.
+    """
+    name = name.removeprefix("builtin:")
     if name not in BUILTIN:
-        raise KeyError(f"no built-in bot {name!r} (built-in: {', '.join(builtin_names())})")
+        raise KeyError(f"known: {', '.join(builtin_names())}")
     return [sys.executable, str(_HERE / BUILTIN[name][0])]

@@ -1,0 +1,284 @@
+"""Tournaments end to end: the real ``arena run`` command, killed and resumed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.config import load_config
+from arena.games import get_game
+from arena.record import FAULT_REASONS
+from arena.schedule import build_schedule
+from arena.store import Store
+
+# A random bot that thinks a few milliseconds per move, so that a tournament is
+# still running when the test interrupts it.
+SLOW_RANDOM = """
+import random, sys, time
+from arena.sdk import run
+rng = random.Random(int(sys.argv[1]))
+def choose(request):
+    time.sleep(0.004)
+    return rng.choice(request.legal)
+run(choose, name="slow")
+"""
+
+
+def write_tournament(tmp_path: Path, games: int = 16, concurrency: int = 2) -> Path:
+    bot = tmp_path / "slow_bot.py"
+    bot.write_text(SLOW_RANDOM)
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        f"""
+name = "kill-test"
+variant = "single"
+tc = "5+0.1"
+games_per_pairing = {games}
+concurrency = {concurrency}
+seed = 7
+[openings]
+plies = 2
+[[bots]]
+name = "a"
+command = ["{sys.executable}", "{bot}", "1"]
+[[bots]]
+name = "b"
+command = ["{sys.executable}", "{bot}", "2"]
+[[bots]]
+name = "c"
+command = ["{sys.executable}", "{bot}", "3"]
+"""
+    )
+    return toml
+
+
+def arena_run(toml: Path, results: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(results),
+         "--quiet", "--no-report"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+
+
+def stored_count(db: Path) -> int:
+    if not db.exists():
+        return 0
+    try:
+        with sqlite3.connect(db, timeout=5) as conn:
+            return conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # the table is not created yet
+        return 0
+
+
+def wait_for_games(
+    db: Path, at_least: int, proc: subprocess.Popen[bytes], limit: float = 60
+) -> None:
+    """Poll the database until ``at_least`` games are stored (bounded by ``limit``)."""
+    deadline = time.monotonic() + limit
+    while stored_count(db) < at_least:
+        assert proc.poll() is None, proc.communicate()
+        assert time.monotonic() < deadline, "the tournament stored too few games in time"
+        time.sleep(0.02)
+
+
+def bot_processes(marker: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line mentions ``marker``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_no_bots(marker: str, limit: float = 5) -> None:
+    deadline = time.monotonic() + limit
+    while bot_processes(marker):
+        assert time.monotonic() < deadline, f"bot processes left: {bot_processes(marker)}"
+        time.sleep(0.02)
+
+
+def snapshot(directory: Path) -> dict[str, bytes]:
+    with Store.open_existing(directory) as store:
+        import msgspec
+
+        return {key: msgspec.json.encode(record) for key, record in store.items()}
+
+
+@pytest.mark.slow
+def test_sigkill_then_resume_stores_every_game_exactly_once(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path)
+    results = tmp_path / "results"
+    directory = results / "kill-test"
+    db = directory / "games.sqlite"
+    config = load_config(toml)
+    expected = {task.game_key(n) for task in build_schedule(config) for n in (1, 2)}
+    assert len(expected) == 3 * 16
+
+    proc = arena_run(toml, results)
+    wait_for_games(db, 5, proc)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    wait_no_bots(str(tmp_path / "slow_bot.py"))
+    before = snapshot(directory)
+    assert 5 <= len(before) < len(expected)
+
+    proc = arena_run(toml, results)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    assert f"{len(before)} already stored" in out.decode()
+
+    after = snapshot(directory)
+    assert set(after) == expected
+    for key, record in before.items():
+        assert after[key] == record, f"stored game {key} changed on resume"
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT key, count(*) FROM games GROUP BY key").fetchall()
+        assert all(n == 1 for _, n in rows)
+        assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    # A third run has nothing left to play.
+    proc = arena_run(toml, results)
+    out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    assert f"{len(expected)} of {len(expected)} games stored" in out.decode()
+
+
+@pytest.mark.slow
+def test_ctrl_c_leaves_no_bot_and_no_half_game(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path)
+    results = tmp_path / "results"
+    directory = results / "kill-test"
+    proc = arena_run(toml, results)
+    wait_for_games(directory / "games.sqlite", 3, proc)
+    started = time.monotonic()
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=15)
+    assert time.monotonic() - started < 5, "Ctrl-C took too long to stop the arena"
+    assert proc.returncode == 130
+    assert "run the same command again to resume" in err.decode()
+    assert "Traceback" not in err.decode()
+    assert not bot_processes(str(tmp_path / "slow_bot.py"))
+    game = get_game("kamisado")
+    with Store.open_existing(directory) as store:
+        assert store.integrity_check() == "ok"
+        records = list(store.records())
+    assert records
+    for record in records:
+        # Every stored game is whole: it reached the end of the rules or a verdict.
+        final = game.state_from_text(record.final_position)
+        assert final.is_terminal() or record.reason in FAULT_REASONS + ("adjudicated",)
+        replay = game.state_from_text(record.opening)
+        for action in record.actions:
+            replay.apply_action(action.action)
+        assert replay.to_text() == record.final_position
+
+
+@pytest.mark.slow
+def test_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
+    # A bot that ignores SIGTERM and quit keeps the first shutdown busy for a while;
+    # the second Ctrl-C must not wait for it.
+    toml = write_tournament(tmp_path)
+    results = tmp_path / "results"
+    proc = arena_run(toml, results)
+    wait_for_games(results / "kill-test" / "games.sqlite", 1, proc)
+    proc.send_signal(signal.SIGINT)
+    proc.send_signal(signal.SIGINT)
+    proc.communicate(timeout=10)
+    assert proc.returncode == 130
+    wait_no_bots(str(tmp_path / "slow_bot.py"))
+
+
+BAD_FILES = {
+    "missing executable": (
+        'name = "t"\n[[bots]]\nname = "a"\ncommand = "/no/such/bot"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        "bots[0]",
+    ),
+    "bad time control": (
+        'name = "t"\ntc = "fast"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        "tc",
+    ),
+    "unknown key": (
+        'name = "t"\ncolour = "red"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        "colour",
+    ),
+    "wrong type": (
+        'name = "t"\nseed = "x"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        "seed",
+    ),
+    "duplicate bot names": (
+        'name = "t"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "a"\ncommand = "builtin:random"\n',
+        "duplicate",
+    ),
+    "gauntlet without challenger": (
+        'name = "t"\nformat = "gauntlet"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        "challenger",
+    ),
+    "toml syntax": ('name = "t\n', "t.toml"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_FILES))
+def test_bad_tournament_file_is_one_readable_line(case: str, tmp_path: Path) -> None:
+    text, words = BAD_FILES[case]
+    toml = tmp_path / "t.toml"
+    toml.write_text(text)
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(tmp_path / "r")])
+    assert result.exit_code != 0
+    output = result.output.strip()
+    assert output.startswith("arena: error: "), output
+    assert "\n" not in output, output
+    assert words in output
+    assert "Traceback" not in output
+    assert not (tmp_path / "r").exists() or not any((tmp_path / "r").iterdir())
+
+
+def test_quick_example_runs_and_resumes(tmp_path: Path) -> None:
+    example = Path(__file__).parent.parent / "examples" / "quick.toml"
+    runner = CliRunner()
+    result = runner.invoke(main, ["run", str(example), "--results", str(tmp_path), "-q", "-j", "2"])
+    assert result.exit_code == 0, result.output
+    with Store.open_existing(tmp_path / "quick") as store:
+        total = store.count()
+        assert total == 2 * len(build_schedule(load_config(example)))
+        assert all(r.reason not in FAULT_REASONS for r in store.records())
+    again = runner.invoke(main, ["run", str(example), "--results", str(tmp_path), "-q"])
+    assert f"{total} already stored" in again.output
+    exported = runner.invoke(main, ["export", str(tmp_path / "quick")])
+    assert exported.exit_code == 0
+    lines = (tmp_path / "quick" / "games.jsonl").read_text().splitlines()
+    assert len(lines) == total
+
+
+def test_no_process_of_ours_left(tmp_path: Path) -> None:
+    """Sanity for the helpers above: the marker search finds a live process."""
+    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", str(tmp_path)],
+                             stdin=subprocess.PIPE)  # fmt: skip
+    try:
+        assert bot_processes(str(tmp_path)) == [child.pid]
+    finally:
+        child.kill()
+        child.wait()
+    assert bot_processes(str(tmp_path)) == []
+    assert os.getpid() not in bot_processes(str(tmp_path))
