@@ -1,0 +1,400 @@
+"""The referee against REAL subprocesses: every fault becomes the right result.
+
+Each misbehaving bot is one small Python script (written to ``tmp_path``) that
+misbehaves only in its *first* incarnation (a marker file in its state
+directory says it has run before). So every test checks three things in turn:
+
+1. the faulty game ends with the right ``reason``, ``detail``, ``faulty`` and
+   ``score``, within the fault's deadline plus one second of wall time;
+2. no process of the bot's group is left afterwards (the bot leads its own
+   session, so the pid it logs at start is its pgid);
+3. the next game with the *same* :class:`Engine` object starts a fresh process
+   (another pid, ``engine.starts`` incremented) and is played to its end.
+
+Bots play the first legal action, so games are deterministic and short
+(the ``single`` variant: one round, about 57 plies).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import textwrap
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.clock import TimeControl
+from arena.engine import Engine, EngineConfig
+from arena.games import get_game
+from arena.record import (
+    ADJUDICATED,
+    CRASH,
+    FAULT_REASONS,
+    ILLEGAL,
+    PROTOCOL,
+    TIME,
+    GameRecord,
+)
+from arena.referee import MoveEvent, RefereeSettings, play_game
+
+GAME = get_game("kamisado")
+VARIANT = "single"
+MOVETIME = 0.5
+TC = TimeControl.parse(f"movetime={MOVETIME}")
+DEADLINE = MOVETIME + TC.margin  # what a bot may take for one decision
+SLACK = 1.0  # every fault must end the game within its deadline plus this
+
+BOT = r"""
+import json, os, signal, subprocess, sys, time
+
+mode, state_dir, once = sys.argv[1], sys.argv[2], sys.argv[3] == "once"
+arg = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
+at = int(sys.argv[5]) if len(sys.argv) > 5 else 1  # which of its `go` requests goes wrong
+
+def path(name):
+    return os.path.join(state_dir, name)
+
+with open(path("pids"), "a") as f:
+    f.write(f"{os.getpid()}\n")
+if once and os.path.exists(path("marker")):
+    mode = "normal"  # behaved badly before: behave now
+open(path("marker"), "a").close()
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+if mode == "exit_at_start":
+    print("cannot start", file=sys.stderr, flush=True)
+    sys.exit(3)
+if mode == "child_hang":
+    # A helper that ignores SIGTERM (and holds our pipes); we hang on `go` below.
+    subprocess.Popen([sys.executable, "-c",
+        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
+if mode == "ignore_quit":
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+
+gos = 0
+for line in sys.stdin:
+    msg = json.loads(line)
+    t = msg["type"]
+    if t == "hello":
+        send({"type": "identity", "id": msg["id"], "protocol": 1, "name": "testbot",
+              "author": "tests", "version": "1", "games": ["kamisado"]})
+    elif t == "newgame":
+        send({"type": "ready", "id": msg["id"]})
+    elif t == "ping":
+        send({"type": "pong", "id": msg["id"]})
+    elif t == "quit":
+        if mode == "ignore_quit":
+            continue
+        sys.exit(0)
+    elif t == "go":
+        gos += 1
+        i, legal = msg["id"], msg["legal"]
+        with open(path("go.log"), "a") as f:
+            f.write(json.dumps(legal) + "\n")
+        if mode == "sleep_each":
+            time.sleep(arg)
+        if gos == at:
+            if mode == "exit":
+                print("about to exit", file=sys.stderr, flush=True)
+                sys.exit(7)
+            if mode == "sigkill":
+                os.kill(os.getpid(), signal.SIGKILL)
+            if mode == "sigsegv":
+                os.kill(os.getpid(), signal.SIGSEGV)
+            if mode in ("never_answer", "child_hang"):
+                time.sleep(600)
+            if mode == "sleep":
+                time.sleep(arg)
+            if mode == "garbage":
+                sys.stdout.write("bestmove c1-c5\n"); sys.stdout.flush(); continue
+            if mode == "long_line":
+                block = "x" * 65536
+                for _ in range(160):  # 10 MiB, no newline
+                    sys.stdout.write(block)
+                sys.stdout.flush(); time.sleep(600)
+            if mode == "stderr_flood":
+                for n in range(100000):
+                    sys.stderr.write(f"debug line {n} " + "y" * 40 + "\n")
+                sys.stderr.flush()
+            if mode == "illegal":
+                send({"type": "action", "id": i, "action": "b1-b9"}); continue
+            if mode == "wrong_type":
+                send({"type": "pong", "id": i}); continue
+            if mode == "close_stdout":
+                sys.stdout.close(); os.close(1); time.sleep(600)
+        send({"type": "action", "id": i, "action": legal[0]})
+
+if mode == "ignore_quit":
+    time.sleep(600)  # not even the end of its input makes it leave
+"""
+
+
+@dataclass
+class Bot:
+    """One test bot: its engine configuration and its state directory."""
+
+    config: EngineConfig
+    state_dir: Path
+
+    def pids(self) -> list[int]:
+        """Pids of every incarnation, in start order (each is also its pgid)."""
+        path = self.state_dir / "pids"
+        return [int(x) for x in path.read_text().split()] if path.exists() else []
+
+    def go_requests(self) -> list[list[str]]:
+        """The ``legal`` list of every ``go`` the bot received."""
+        path = self.state_dir / "go.log"
+        if not path.exists():
+            return []
+        return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+@pytest.fixture
+def make_bot(tmp_path: Path):
+    script = tmp_path / "bot.py"
+    script.write_text(textwrap.dedent(BOT))
+    count = 0
+
+    def make(mode: str, *, once: bool = True, arg: float = 0.0, at: int = 1, **kw) -> Bot:
+        nonlocal count
+        count += 1
+        state_dir = tmp_path / f"bot{count}-{mode}"
+        state_dir.mkdir()
+        command = [sys.executable, str(script), mode, str(state_dir)]
+        command += ["once" if once else "always", str(arg), str(at)]
+        settings = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3)
+        settings.update(kw)
+        return Bot(EngineConfig(name=f"{mode}{count}", command=command, **settings), state_dir)
+
+    return make
+
+
+@asynccontextmanager
+async def engines(*bots: Bot) -> AsyncIterator[list[Engine]]:
+    async with Engine(bots[0].config) as a, Engine(bots[1].config) as b:
+        yield [a, b]
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a non-zombie process of group ``pgid`` exists (zombies wait for a
+    reaper that is not ours to control)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_text()
+        except OSError:
+            continue
+        fields = stat.rsplit(")", 1)[1].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            return True
+    return False
+
+
+async def assert_group_dies(pgid: int) -> None:
+    # SIGKILL reaches grandchildren asynchronously: poll, with a deadline.
+    with trio.move_on_after(2):
+        while group_alive(pgid):
+            await trio.sleep(0.01)
+    assert not group_alive(pgid), f"process group {pgid} survived"
+
+
+@dataclass
+class Timed:
+    record: GameRecord
+    since_last_action: float
+    """Wall seconds from the last action played (or the game's start) to the end."""
+
+
+async def play(
+    engs: list[Engine],
+    control: TimeControl = TC,
+    settings: RefereeSettings | None = None,
+    opening_text: str | None = None,
+    variant: str = VARIANT,
+) -> Timed:
+    opening = GAME.state_from_text(opening_text) if opening_text else GAME.new_state(variant)
+    last = time.monotonic()
+
+    def on_action(event: MoveEvent) -> None:
+        nonlocal last
+        last = time.monotonic()
+
+    record = await play_game(
+        GAME, opening, engs, [control, control], variant=variant,
+        settings=settings, on_action=on_action,
+    )  # fmt: skip
+    return Timed(record, time.monotonic() - last)
+
+
+def assert_normal_end(record: GameRecord) -> None:
+    assert record.reason not in FAULT_REASONS and record.reason != ADJUDICATED, record
+    assert record.faulty is None and record.detail == ""
+    assert record.reason == "home-row"  # first-legal vs first-legal in a single round
+    assert record.score in (0.0, 1.0)
+
+
+async def assert_next_game_is_fresh(engs: list[Engine], side: int, bot: Bot) -> None:
+    """The same Engine object starts a new process and plays a whole game."""
+    first_pid = bot.pids()[0]
+    timed = await play(engs)
+    assert_normal_end(timed.record)
+    engine = engs[side]
+    assert engine.starts == 2
+    pids = bot.pids()
+    assert len(pids) == 2 and pids[1] != first_pid
+    assert engine.pid == pids[1] and engine.running
+    assert engs[1 - side].starts == 1  # the innocent opponent was never restarted
+
+
+# -- every fault ends the game against the faulty side -------------------------
+
+FAULTS = [
+    # (mode, options, side, reason, fragment of detail)
+    ("exit_at_start", {}, 0, CRASH, "exited with code 3"),
+    ("exit", {"at": 3}, 1, CRASH, "exited with code 7"),
+    ("sigkill", {"at": 2}, 0, CRASH, "killed by SIGKILL"),
+    ("sigsegv", {}, 1, CRASH, "killed by SIGSEGV"),
+    ("never_answer", {}, 0, TIME, "no answer within"),
+    ("sleep", {"arg": 1.0}, 1, TIME, "no answer within"),
+    ("garbage", {}, 0, PROTOCOL, "bestmove c1-c5"),
+    ("long_line", {}, 1, PROTOCOL, "longer than 1048576 bytes"),
+    ("illegal", {"at": 2}, 0, ILLEGAL, "illegal action 'b1-b9'"),
+    ("wrong_type", {}, 1, PROTOCOL, "answered go with pong, expected action"),
+    ("close_stdout", {}, 0, PROTOCOL, "closed its stdout"),
+    ("child_hang", {}, 1, TIME, "no answer within"),
+]
+
+
+@pytest.mark.parametrize(
+    ("mode", "options", "side", "reason", "fragment"), FAULTS, ids=[f[0] for f in FAULTS]
+)
+async def test_fault_ends_game_kills_bot_and_next_game_restarts(
+    make_bot, mode, options, side, reason, fragment
+):
+    faulty = make_bot(mode, **options)
+    good = make_bot("normal")
+    bots = [faulty, good] if side == 0 else [good, faulty]
+    async with engines(*bots) as engs:
+        timed = await play(engs)
+        record = timed.record
+        assert record.reason == reason, record
+        assert fragment in record.detail and faulty.config.name in record.detail, record.detail
+        assert record.faulty == side
+        assert record.score == (0.0 if side == 0 else 1.0)
+        assert timed.since_last_action < DEADLINE + SLACK, timed.since_last_action
+        assert not engs[side].running
+        # The opponent is untouched (not even started if the fault came first).
+        assert engs[1 - side].running or (side == 0 and engs[1].starts == 0)
+        (pgid,) = faulty.pids()
+        await assert_group_dies(pgid)
+        if mode == "exit":
+            assert "about to exit" in record.stderr_tails[side]
+        await assert_next_game_is_fresh(engs, side, faulty)
+
+
+async def test_stderr_flood_does_not_stop_the_game_and_its_tail_is_bounded(make_bot):
+    """~5 MB of stderr in one move: the game completes and the record keeps 8 KiB."""
+    flood = make_bot("stderr_flood", once=False, stderr_lines=64, stderr_bytes=8192)
+    good = make_bot("normal")
+    async with engines(flood, good) as engs:
+        timed = await play(engs, TimeControl.parse("movetime=5"))
+        assert_normal_end(timed.record)
+        tail = timed.record.stderr_tails[0]
+        assert "debug line" in tail and "earlier lines dropped" in tail
+        assert len(tail.encode()) <= 8192 + 100 and tail.count("\n") <= 64 + 1
+        assert timed.record.stderr_tails[1] == ""
+        assert engs[0].starts == 1
+
+
+async def test_bot_ignoring_quit_is_killed_and_restarted_for_the_next_game(make_bot):
+    """It plays well, but ignores ``quit``, SIGTERM and the end of its input."""
+    stubborn = make_bot("ignore_quit")
+    good = make_bot("normal")
+    async with engines(good, stubborn) as engs:
+        assert_normal_end((await play(engs)).record)
+        (pgid,) = stubborn.pids()
+        t0 = time.monotonic()
+        await engs[1].stop()
+        assert time.monotonic() - t0 < 0.5 + 0.3 + SLACK
+        assert engs[1].returncode == -9  # neither quit nor SIGTERM worked
+        await assert_group_dies(pgid)
+        await assert_next_game_is_fresh(engs, 1, stubborn)
+
+
+# -- time is charged fairly ---------------------------------------------------
+
+
+async def test_think_time_is_charged_fairly(make_bot):
+    """A bot sleeping 150 ms per move is charged 150 ms, give or take scheduling noise."""
+    sleeper = make_bot("sleep_each", once=False, arg=0.15)
+    good = make_bot("normal")
+    async with engines(sleeper, good) as engs:
+        timed = await play(engs, TimeControl.parse("10+0"), RefereeSettings(max_plies=12))
+    charged = [a.ms for a in timed.record.actions if a.player == 0 and not a.forced]
+    assert len(charged) >= 3
+    for ms in charged:
+        assert 150 <= ms < 150 + 30, charged
+
+
+async def test_answer_within_the_margin_is_not_flagged(make_bot):
+    """0.2 s for the game, 0.3 s margin; one answer after 0.35 s is late but tolerated."""
+    slow_once = make_bot("sleep", once=False, arg=0.35)
+    good = make_bot("normal")
+    async with engines(slow_once, good) as engs:
+        timed = await play(engs, TimeControl.parse("0.2+0 margin=0.3"))
+    assert_normal_end(timed.record)
+    first = next(a for a in timed.record.actions if a.player == 0 and not a.forced)
+    assert 350 <= first.ms < 350 + 30
+
+
+# -- the ply cap and forced actions ----------------------------------------------
+
+
+async def test_ply_cap_adjudicates_a_draw(make_bot):
+    a, b = make_bot("normal"), make_bot("normal")
+    async with engines(a, b) as engs:
+        timed = await play(engs, settings=RefereeSettings(max_plies=5))
+    record = timed.record
+    assert record.reason == ADJUDICATED and record.score == 0.5 and record.faulty is None
+    assert len(record.actions) == 5 and "5" in record.detail
+
+
+async def test_forced_actions_are_recorded_and_never_asked(make_bot):
+    """A single legal action is played by the referee: no ``go``, no time charged.
+
+    The opening is a position where Black's only action is a push (``h3-h4``);
+    the rest of the game brings zero-length moves of its own.
+    """
+    from kamisado_helpers import position_text
+
+    # A Sumo is worth a point, which would end a single round: play a standard match.
+    opening = position_text({"h3": "G+", "g4": "R", "h4": "y"}, required="g", kind="standard")
+    assert GAME.state_from_text(opening).legal_actions() == ["h3-h4"]
+    a, b = make_bot("normal"), make_bot("normal")
+    async with engines(a, b) as engs:
+        timed = await play(engs, opening_text=opening, variant="standard")
+    record = timed.record
+    assert record.reason not in FAULT_REASONS
+    assert record.actions[0].action == "h3-h4" and record.actions[0].forced
+    forced = [x for x in record.actions if x.forced]
+    assert len(forced) >= 2
+    assert all(x.ms == 0 for x in forced)
+    for player, bot in enumerate((a, b)):
+        asked = bot.go_requests()
+        assert len(asked) == sum(1 for x in record.actions if x.player == player and not x.forced)
+        assert all(len(legal) >= 2 for legal in asked)
