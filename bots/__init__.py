@@ -12,6 +12,9 @@ _HERE = Path(__file__).resolve().parent
 
 BUILTIN: dict[str, tuple[str, str]] = {
     "random": ("random_bot.py", "uniform over the legal actions (seedable with --seed)"),
+    "greedy": ("greedy_bot.py", "wins at once if it can, avoids handing over a win, else mobility"),
+    "mcts": ("mcts_bot.py", "UCT Monte-Carlo search with round playouts, time-managed"),
+    "alphabeta": ("alphabeta_bot.py", "iterative-deepening alpha-beta with TT and Kamisado eval"),
 }
 """name -> (script in this folder, one-line description)."""
 
