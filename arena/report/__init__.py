@@ -1,1 +1,51 @@
-"""Reports: terminal tables, Markdown and HTML, and the board pictures they use."""
+"""Reports: terminal tables, Markdown and HTML, and the board pictures they use.
+
+The entry points are imported lazily so that ``arena show``, which only needs
+``arena.report.boards``, does not pay for numpy, scipy and jinja2.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from arena.report.summary import ReportData
+
+__all__ = ["HTML_NAME", "MARKDOWN_NAME", "print_standings", "write_reports"]
+
+MARKDOWN_NAME = "report.md"
+HTML_NAME = "report.html"
+
+
+def write_reports(
+    store_dir: str | os.PathLike[str], *, anchor: tuple[str, float] | None = None
+) -> ReportData:
+    """Write ``report.md`` and ``report.html`` into the tournament directory.
+
+    Reads the results database in ``store_dir`` (``Store.open_existing``; raises
+    ``arena.store.StoreError`` if there is none) and returns the numbers the
+    reports show. ``anchor=(player, rating)`` fixes one bot's rating instead of a
+    pool average of 0.
+    """
+    from arena.report.html import write_html
+    from arena.report.markdown import write_markdown
+    from arena.report.summary import build_report
+    from arena.store import Store
+
+    directory = Path(store_dir)
+    with Store.open_existing(directory) as store:
+        data = build_report(store, anchor=anchor, directory=directory)
+        write_markdown(data, directory / MARKDOWN_NAME)
+        write_html(data, store.items(), directory / HTML_NAME)
+    return data
+
+
+def print_standings(data: ReportData, console: Console | None = None) -> None:
+    """Print the standings table (and first-move and fault lines) to ``console``."""
+    from arena.report.terminal import print_standings as _print
+
+    _print(data, console)

@@ -1,0 +1,97 @@
+"""``report.html``: one self-contained page with tables, a ratings plot and replays.
+
+Self-contained because a report is archived, mailed and opened offline: CSS,
+JavaScript and SVG are inline and nothing is fetched. The page is a Jinja2
+template shipped as package data (``templates/report.html.j2``) and rendered
+as a stream, so a tournament of thousands of games is never one string in
+memory. Each game's replay is a ``<script type="application/json">`` block that
+the browser parses only when the game is opened.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import jinja2
+
+from arena.record import GameRecord
+from arena.report import fmt
+from arena.report.boards import (
+    HEX,
+    INITIALS,
+    KAMISADO_SVG,
+    OWNER_FILL,
+    OWNER_TEXT,
+    kamisado_svg,
+)
+from arena.report.plots import rating_plot_svg
+from arena.report.replay import replay_json
+from arena.report.summary import GameRow, ReportData
+
+__all__ = ["embed_json", "write_html"]
+
+TEMPLATE = "report.html.j2"
+
+
+def embed_json(value: Any) -> str:
+    """Compact JSON safe inside ``<script>``: ``<`` is escaped so no ``</script>`` in
+    a bot's name or detail text can end the block early."""
+    text = json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+    return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("arena.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        keep_trailing_newline=True,
+    )
+
+
+def _games(
+    data: ReportData, records: Iterable[tuple[str, GameRecord]]
+) -> Iterator[tuple[GameRow, str]]:
+    """Each listed game with its replay JSON, computed as the page is written."""
+    by_key = {row.key: row for row in data.game_list}
+    for key, record in records:
+        row = by_key.get(key)
+        if row is not None:
+            yield row, embed_json(replay_json(record))
+
+
+def write_html(
+    data: ReportData, records: Iterable[tuple[str, GameRecord]], path: str | os.PathLike[str]
+) -> Path:
+    """Render the report for ``data`` with replays of ``records`` (``(key, record)``
+    pairs, as ``Store.items`` gives them) into ``path``, atomically."""
+    path = Path(path)
+    fault_bots: dict[str, int] = {}
+    for (bot, _), n in data.faults.items():
+        fault_bots[bot] = fault_bots.get(bot, 0) + n
+    style = {
+        **KAMISADO_SVG,
+        "hex": HEX,
+        "colours": {initial: colour for colour, initial in INITIALS.items()},
+        "owner_fill": OWNER_FILL,
+        "owner_text": OWNER_TEXT,
+    }
+    template = _environment().get_template(TEMPLATE)
+    stream = template.stream(
+        data=data,
+        fmt=fmt,
+        rating_plot=rating_plot_svg(data.standings),
+        fault_bots=fault_bots,
+        games=_games(data, records),
+        board_svg=kamisado_svg(),
+        kamisado_style=embed_json(style),
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    with tmp.open("w", encoding="utf-8") as f:
+        stream.dump(f)
+    os.replace(tmp, path)
+    return path

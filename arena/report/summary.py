@@ -1,0 +1,263 @@
+"""What a report says, computed once from the results database as a plain value.
+
+Every output (terminal, Markdown, HTML) is drawn from one ``ReportData`` so that
+they cannot disagree with each other, and so that tests can compare the numbers
+they print with numbers computed here from the database. Nothing in this module
+formats text for a reader; nothing in the writers reads the store.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import math
+import os
+from collections import Counter
+from dataclasses import dataclass, field
+
+from arena.rating import JointFit, joint_fit
+from arena.record import FAULT_REASONS, GameRecord
+from arena.store import Store
+
+__all__ = [
+    "CrossCell",
+    "GameRow",
+    "ReportData",
+    "Standing",
+    "build_report",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Standing:
+    """One line of the standings.
+
+    ``rating``/``error`` are the joint fit's Elo and the half-width of its 95 %
+    interval (``None`` when no game could be rated). ``los_next`` is the
+    likelihood that this player is stronger than the next-ranked one (``None``
+    for the last). ``faults`` counts the games this player lost by a fault.
+    """
+
+    rank: int
+    player: str
+    rating: float | None
+    error: float | None
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    faults: int
+    los_next: float | None
+
+    @property
+    def points(self) -> float:
+        return self.wins + 0.5 * self.draws
+
+    @property
+    def score_pct(self) -> float | None:
+        """Points per game in percent; ``None`` without games (not 0: nothing is known)."""
+        return None if self.games == 0 else 100.0 * self.points / self.games
+
+
+@dataclass(frozen=True, slots=True)
+class CrossCell:
+    """The row player's points and games against the column player."""
+
+    points: float
+    games: int
+
+    @property
+    def score_pct(self) -> float | None:
+        return None if self.games == 0 else 100.0 * self.points / self.games
+
+
+@dataclass(frozen=True, slots=True)
+class GameRow:
+    """One stored game as the game list shows it; ``index`` is its 1-based stored order."""
+
+    index: int
+    key: str
+    game: str
+    variant: str
+    players: tuple[str, str]
+    score: float
+    result: str
+    reason: str
+    detail: str
+    faulty_player: str | None
+    plies: int
+    seconds: float
+    opening: str
+    ms: tuple[int, int]
+    """Total thinking time of each player, from the action records."""
+
+
+@dataclass(frozen=True)
+class ReportData:
+    """Everything the reports show; plain values, independent of the store.
+
+    ``first_move`` and ``first_move_error`` are the fitted Elo bonus of the first
+    mover (player 0; in Kamisado, Black, who opens round 1) and its 95 % half-width;
+    ``first_mover_points``/``games`` give the raw score behind it. ``crosstable``
+    maps ``(row, column)`` to the row player's results against the column player,
+    for every pair that met. ``faults`` maps ``(bot at fault, reason)`` to a count.
+    """
+
+    tournament: str
+    created_at: str
+    generated_at: str
+    arena_version: str
+    games: int
+    players: tuple[str, ...]
+    """In standings order."""
+    standings: tuple[Standing, ...]
+    first_move: float | None
+    first_move_error: float | None
+    first_mover_points: float
+    crosstable: dict[tuple[str, str], CrossCell]
+    faults: dict[tuple[str, str], int]
+    fault_reasons: tuple[str, ...]
+    reasons: dict[str, int]
+    game_list: tuple[GameRow, ...]
+    anchor: tuple[str, float] | None = None
+    directory: str = ""
+    game_names: tuple[str, ...] = field(default=())
+
+    @property
+    def first_mover_score_pct(self) -> float | None:
+        return None if self.games == 0 else 100.0 * self.first_mover_points / self.games
+
+    def standing(self, player: str) -> Standing:
+        for s in self.standings:
+            if s.player == player:
+                return s
+        raise KeyError(player)
+
+
+def build_report(
+    store: Store, *, anchor: tuple[str, float] | None = None, directory: str | os.PathLike[str] = ""
+) -> ReportData:
+    """Read every game of ``store`` and compute the standings, tables and game list.
+
+    Every stored game counts, faults included (a fault is a loss: a bot that
+    crashes is weaker in the way that matters to a tournament). An ``anchor``
+    ``(player, rating)`` fixes that player's rating instead of a pool average of 0;
+    an anchor naming no player of this tournament is ignored rather than fatal,
+    so a report can always be written.
+    """
+    # One read of the records, not store.results() beside it: a tournament may be
+    # writing while we report, and the standings must match the game list.
+    items = list(store.items())
+    results = [(r.players[0], r.players[1], float(r.score)) for _, r in items]
+    faults: Counter[tuple[str, str]] = Counter(
+        (r.players[r.faulty], r.reason) for _, r in items if r.faulty is not None
+    )
+
+    players: list[str] = []
+    for p0, p1, _ in results:
+        for p in (p0, p1):
+            if p not in players:
+                players.append(p)
+
+    fit: JointFit | None = None
+    if results and len(players) >= 2:
+        use_anchor = anchor if anchor is not None and anchor[0] in players else None
+        fit = joint_fit(results, players=players, anchor=use_anchor)
+
+    tally: dict[str, list[int]] = {p: [0, 0, 0] for p in players}
+    cross: dict[tuple[str, str], list[float]] = {}
+    for p0, p1, score in results:
+        for me, other, mine in ((p0, p1, score), (p1, p0, 1.0 - score)):
+            slot = 0 if mine == 1.0 else 1 if mine == 0.0 else 2
+            tally[me][slot] += 1
+            cell = cross.setdefault((me, other), [0.0, 0])
+            cell[0] += mine
+            cell[1] += 1
+    fault_by_player: Counter[str] = Counter()
+    for (bot, _), n in faults.items():
+        fault_by_player[bot] += n
+
+    def sort_key(p: str) -> tuple[float, float, str]:
+        w, _, d = tally[p]
+        games = sum(tally[p])
+        pct = (w + 0.5 * d) / games if games else 0.0
+        rating = fit.rating(p).value if fit is not None else 0.0
+        return (-rating, -pct, p)
+
+    order = sorted(players, key=sort_key)
+    standings = []
+    for i, p in enumerate(order):
+        w, l, d = tally[p]
+        est = fit.rating(p) if fit is not None else None
+        nxt = order[i + 1] if i + 1 < len(order) else None
+        los = fit.superiority(p, nxt) if fit is not None and nxt is not None else None
+        standings.append(
+            Standing(
+                rank=i + 1,
+                player=p,
+                rating=_finite(est.value) if est else None,
+                error=_finite(est.error) if est else None,
+                games=w + l + d,
+                wins=w,
+                losses=l,
+                draws=d,
+                faults=fault_by_player[p],
+                los_next=_finite(los) if los is not None else None,
+            )
+        )
+
+    rows = tuple(_game_row(i + 1, key, r) for i, (key, r) in enumerate(items))
+    reason_counts = Counter(r.reason for _, r in items)
+    reasons = dict(sorted(reason_counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    present = {reason for _, reason in faults}
+    fault_reasons = tuple(r for r in FAULT_REASONS if r in present) + tuple(
+        sorted(present - set(FAULT_REASONS))
+    )
+    return ReportData(
+        tournament=store.tournament_name,
+        created_at=store.created_at,
+        generated_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
+        arena_version=store.arena_version,
+        games=len(results),
+        players=tuple(order),
+        standings=tuple(standings),
+        first_move=_finite(fit.first_move) if fit else None,
+        first_move_error=_finite(fit.first_move_error) if fit else None,
+        first_mover_points=sum(s for _, _, s in results),
+        crosstable={k: CrossCell(v[0], int(v[1])) for k, v in cross.items()},
+        faults=dict(sorted(faults.items())),
+        fault_reasons=fault_reasons,
+        reasons=reasons,
+        game_list=rows,
+        anchor=anchor if fit is not None and fit.anchor is not None else None,
+        directory=str(directory),
+        game_names=tuple(dict.fromkeys(r.game for _, r in items)),
+    )
+
+
+def _finite(x: float) -> float | None:
+    """NaN or infinity would print as nonsense and break JSON; show "unknown" instead."""
+    return x if math.isfinite(x) else None
+
+
+def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
+    ms = [0, 0]
+    for a in r.actions:
+        if a.player in (0, 1):
+            ms[a.player] += a.ms
+    p0, p1 = r.players[0], r.players[1]
+    return GameRow(
+        index=index,
+        key=key,
+        game=r.game,
+        variant=r.variant,
+        players=(p0, p1),
+        score=float(r.score),
+        result=r.result,
+        reason=r.reason,
+        detail=r.detail,
+        faulty_player=None if r.faulty is None else r.players[r.faulty],
+        plies=len(r.actions),
+        seconds=max(r.ended_at - r.started_at, 0.0),
+        opening=r.opening,
+        ms=(ms[0], ms[1]),
+    )
