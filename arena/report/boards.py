@@ -100,8 +100,10 @@ def kamisado_frame(observation: dict[str, Any]) -> dict[str, Any]:
     frame: dict[str, Any] = {}
     for t in observation["towers"]:
         frame[t["owner"][0] + INITIALS[t["colour"]]] = t["square"] + "+" * t["rank"]
-    frame["m"] = observation["to_move"]
-    frame["c"] = observation["required_colour"]
+    # Side and colour by initial: they change every ply, so every byte counts.
+    frame["m"] = observation["to_move"][0]
+    required = observation["required_colour"]
+    frame["c"] = None if required is None else INITIALS[required]
     frame["ph"] = observation["phase"]
     frame["s"] = [observation["scores"]["black"], observation["scores"]["gold"]]
     frame["r"] = observation["round"]
@@ -126,8 +128,8 @@ def kamisado_unframe(frame: dict[str, Any]) -> dict[str, Any]:
             )
     return {
         "towers": towers,
-        "to_move": frame["m"],
-        "required_colour": frame["c"],
+        "to_move": "black" if frame["m"] == "b" else "gold",
+        "required_colour": None if frame["c"] is None else _COLOUR_OF_INITIAL[frame["c"]],
         "phase": frame["ph"],
         "match": frame["x"],
         "target": frame["g"],

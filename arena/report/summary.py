@@ -161,7 +161,12 @@ def build_report(
     fit: JointFit | None = None
     if results and len(players) >= 2:
         use_anchor = anchor if anchor is not None and anchor[0] in players else None
-        fit = joint_fit(results, players=players, anchor=use_anchor)
+        try:
+            fit = joint_fit(results, players=players, anchor=use_anchor)
+        except ValueError:
+            # The prior keeps the fit defined for any data; should it still fail,
+            # the tables are worth writing without ratings.
+            fit = None
 
     tally: dict[str, list[int]] = {p: [0, 0, 0] for p in players}
     cross: dict[tuple[str, str], list[float]] = {}
