@@ -388,12 +388,14 @@ class Engine:
             self._tail.clear()
         return text
 
-    async def start(self, game: str, variant: str) -> Identity:
+    async def start(self, game: str, variant: str, *, check_identity: bool = True) -> Identity:
         """Spawn the process and shake hands, within ``handshake_timeout``.
 
         Raises an :class:`EngineError` (the process is then already killed) if the
         bot cannot be started, does not answer, speaks another protocol version
-        or does not support ``game``/``variant``.
+        or does not support ``game``/``variant``. ``check_identity=False`` skips
+        the last two checks: the compliance checker reports them itself and goes
+        on talking to the bot.
         """
         if self._nursery is None:
             raise RuntimeError("use 'async with Engine(config) as engine' before start()")
@@ -430,14 +432,14 @@ class Engine:
         reply = await self.request(hello, timeout=cfg.handshake_timeout)
         ident = reply.answer
         assert isinstance(ident, Identity)
-        if ident.protocol != PROTOCOL_VERSION:
+        if check_identity and ident.protocol != PROTOCOL_VERSION:
             await self._fault(
                 EngineProtocolError(
                     f"speaks protocol version {ident.protocol}, arena speaks {PROTOCOL_VERSION}",
                     engine=self.name,
                 )
             )
-        if not ident.supports(game, variant):
+        if check_identity and not ident.supports(game, variant):
             await self._fault(
                 EngineProtocolError(
                     f"does not support {game}/{variant} (it declared {ident.games})",

@@ -1,0 +1,392 @@
+"""Checks that a bot speaks the protocol before it is entered in a tournament.
+
+In the spirit of fastchess's compliance checker: a bot author runs
+``arena check-bot -- COMMAND...`` and gets one line per check, each passed or
+failed with the reason, instead of discovering in a tournament that the bot
+loses every game on a protocol fault. The checks drive the bot through the
+real :class:`~arena.engine.Engine`, so they see exactly what a tournament sees:
+
+* ``start``: the process starts and answers ``hello`` within the timeout;
+* ``identity``, ``protocol version``, ``supports game``: the handshake's content;
+* ``ping``: ``pong`` with the right id;
+* ``newgame``: ``ready``;
+* ``go: ...``: decisions in chosen positions, each answered with a legal
+  action: the start position, the second player's first move, and for Kamisado
+  a position with a Sumo push among the legal actions, a pending regroup choice
+  (``left``/``right``) and a marathon match well advanced (long history, high
+  Sumo ranks);
+* ``gameover``: the notification (sent after every ``go`` check's game) is
+  accepted silently (no unsolicited line, no exit), which a ``ping`` right
+  after each one proves;
+* ``quit``: the bot exits by itself, with status 0, within the quit timeout.
+
+A failed check does not stop the later ones: a faulted bot is killed (as the
+engine always does) and restarted for the next check. Only a bot that cannot be
+started at all fails everything after ``start``.
+"""
+
+from __future__ import annotations
+
+import random
+import shlex
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from arena.clock import Clock, TimeControl
+from arena.engine import Engine, EngineConfig, EngineError
+from arena.games import Game, State, get_game
+from arena.protocol import PROTOCOL_VERSION, Action, ClockInfo, GameOver, Go, NewGame
+
+QUIT_TIMEOUT = 1.0
+"""What protocol.md promises a bot for leaving after ``quit``."""
+
+# Hand-built Kamisado positions (see protocol.md and arena/games/kamisado/notation.py).
+KAMISADO_PUSH = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 1 -"
+"""Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
+KAMISADO_PUSH_ACTION = "d4-d5"
+KAMISADO_REGROUP = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"
+"""Black won the round and must choose how to regroup: ``left`` or ``right``."""
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One verdict: ``detail`` says what was seen (or why it failed)."""
+
+    name: str
+    passed: bool
+    detail: str
+
+    def line(self) -> str:
+        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
+        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
+
+
+@dataclass(frozen=True, slots=True)
+class Position:
+    """A decision to ask for: ``state`` has its decider to move, in ``variant``."""
+
+    name: str
+    state: State
+    variant: str
+
+
+def _advance_to_decision(state: State) -> State | None:
+    """Play forced actions until a real decision (two or more legal actions): the
+    referee never asks a bot for a forced one."""
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        if len(legal) > 1:
+            return state
+        state.apply_action(legal[0])
+    return None
+
+
+def _random_position(game: Game, variant: str, plies: int, seed: int) -> State:
+    """A deterministic decision up to ``plies`` random actions into ``variant``:
+    the deepest one seen, so games shorter than ``plies`` still give one."""
+    rng = random.Random(seed)
+    state = game.new_state(variant)
+    deepest = _advance_to_decision(state.clone())
+    for _ in range(plies):
+        if state.is_terminal():
+            break
+        state.apply_action(rng.choice(state.legal_actions()))
+        if not state.is_terminal() and len(state.legal_actions()) > 1:
+            deepest = state.clone()
+    if deepest is None:
+        raise RuntimeError(f"{game.name}/{variant} offers no decision at all")
+    return deepest
+
+
+def positions(game: Game) -> list[Position]:
+    """The decisions a bot must get right, the game's own tricky cases included."""
+    start = game.new_state(game.default_variant)
+    second = _advance_to_decision(start.clone())
+    if second is not None:
+        second.apply_action(second.legal_actions()[0])
+        second = _advance_to_decision(second)
+    out = [Position("go: start position", start, game.default_variant)]
+    if second is not None and second.current_player() != start.current_player():
+        out.append(Position("go: second player", second, game.default_variant))
+    if game.name == "kamisado":
+        push = game.state_from_text(KAMISADO_PUSH)
+        regroup = game.state_from_text(KAMISADO_REGROUP)
+        # Self-checks of the hand-built texts: they must test what they claim to.
+        if KAMISADO_PUSH_ACTION not in push.legal_actions() or len(push.legal_actions()) < 2:
+            raise RuntimeError(f"{KAMISADO_PUSH!r} no longer offers the push")
+        if regroup.legal_actions() != ["left", "right"]:
+            raise RuntimeError(f"{KAMISADO_REGROUP!r} no longer offers the regroup choice")
+        marathon = _random_position(game, "marathon", 150, 2026)
+        out += [
+            Position("go: Sumo push available", push, "standard"),
+            Position("go: regroup choice", regroup, "standard"),
+            Position("go: marathon match", marathon, "marathon"),
+        ]
+    else:
+        deep = game.variants[-1]
+        out.append(Position(f"go: {deep} game", _random_position(game, deep, 40, 2026), deep))
+    return out
+
+
+class _Session:
+    """The engine under test, restarted after any fault so later checks still run."""
+
+    def __init__(self, engine: Engine, game: Game, timeout: float) -> None:
+        self.engine = engine
+        self.game = game
+        self.timeout = timeout
+        self.start_error: str | None = None
+        self.gameover_error: str | None = None
+        """The first fault seen right after a ``gameover``, for the ``gameover`` check."""
+
+    async def ensure_running(self) -> str | None:
+        """``None`` when the bot runs (restarting it if needed), else why it cannot."""
+        if self.engine.running:
+            return None
+        if self.start_error is not None:
+            # Retrying a bot that failed its first handshake could cost the whole
+            # timeout per check; one verdict is enough.
+            return "not run: the bot did not start (see 'start')"
+        try:
+            await self.engine.stop(graceful=False)
+            await self.engine.start(self.game.name, self.game.default_variant, check_identity=False)
+        except EngineError as exc:
+            return f"not run: the bot could not be restarted ({_fault(exc)})"
+        return None
+
+    async def new_game(self, state: State, variant: str) -> None:
+        player = state.current_player()
+        await self.engine.new_game(
+            NewGame(
+                game=self.game.name,
+                variant=variant,
+                player=player,
+                players=["checker", self.engine.name][:: 1 if player == 1 else -1],
+                position=state.observation_text(player),
+                time_control=str(self._control()),
+            ),
+            timeout=self.timeout,
+        )
+
+    def _control(self) -> TimeControl:
+        return TimeControl(base=self.timeout)
+
+    async def game_over(self, message: GameOver) -> str | None:
+        """Send ``gameover`` and prove with a ``ping`` that the bot took it silently.
+
+        A bot that answers a notification, or exits on it, would spoil its next
+        game; blaming that game's check would mislead, so the fault is kept for
+        the ``gameover`` check (and the bot restarted for the next one).
+        """
+        await self.engine.notify(message)
+        try:
+            await self.engine.ping(timeout=self.timeout)
+        except EngineError as exc:
+            error = f"after gameover, ping failed: {_fault(exc)}"
+            self.gameover_error = self.gameover_error or error
+            return error
+        return None
+
+    async def decide(self, position: Position) -> Check:
+        """``newgame``, one ``go`` and a ``gameover``; passed if the answer is legal."""
+        if (why := await self.ensure_running()) is not None:
+            return Check(position.name, False, why)
+        state = position.state
+        player = state.current_player()
+        legal = state.legal_actions()
+        clock = Clock(self._control())
+        try:
+            await self.new_game(state, position.variant)
+            reply = await self.engine.go(
+                Go(
+                    player=player,
+                    position=state.observation_text(player),
+                    observation=state.observation(player),
+                    history=state.history(player),
+                    legal=legal,
+                    clock=ClockInfo.from_clock(clock, player),
+                ),
+                timeout=clock.budget(player),
+            )
+        except EngineError as exc:
+            return Check(position.name, False, _fault(exc))
+        answer = reply.answer
+        assert isinstance(answer, Action)
+        if answer.action in legal:
+            await self.game_over(GameOver(result="1/2-1/2", reason="adjudicated"))
+        else:
+            await self.engine.stop(graceful=False)  # out of step: start afresh
+            shown = " ".join(legal) if len(legal) <= 12 else " ".join(legal[:12]) + " ..."
+            return Check(
+                position.name,
+                False,
+                f"illegal action {answer.action!r}; legal were: {shown}",
+            )
+        return Check(
+            position.name,
+            True,
+            f"answered {answer.action!r} in {reply.elapsed_ms} ms "
+            f"({len(legal)} legal, {len(state.history(player))} actions of history)",
+        )
+
+
+def _fault(exc: EngineError) -> str:
+    """A fault as the record would show it, with the bot's last stderr line."""
+    text = f"{exc.reason}: {exc.detail}"
+    last = exc.stderr_tail.strip().splitlines()[-1:] if exc.stderr_tail else []
+    if last:
+        text += f" (last stderr line: {last[0][:200]})"
+    return text
+
+
+async def check_bot(
+    command: list[str], *, game: str = "kamisado", timeout: float = 5.0
+) -> list[Check]:
+    """Run every compliance check against the bot started by ``command``.
+
+    ``timeout`` bounds each answer (the handshake, ``newgame``, ``ping``) and is
+    the whole clock the bot sees in each ``go``. Never raises for a bot fault:
+    each one becomes a failed :class:`Check`. Raises ``GameError`` for an
+    unknown ``game``.
+    """
+    rules = get_game(game)
+    name = Path(command[0]).name if command else "bot"
+    config = EngineConfig(
+        name=name,
+        command=list(command),
+        handshake_timeout=timeout,
+        quit_timeout=QUIT_TIMEOUT,
+        term_timeout=0.5,
+    )
+    decisions = positions(rules)
+    checks: list[Check] = []
+    async with Engine(config) as engine:
+        session = _Session(engine, rules, timeout)
+        checks += await _handshake(session)
+        checks.append(await _ping(session))
+        checks.append(await _newgame(session))
+        for position in decisions:
+            checks.append(await session.decide(position))
+        checks.append(await _gameover(session))
+        checks.append(await _quit(session))
+    return checks
+
+
+async def _handshake(session: _Session) -> list[Check]:
+    engine, game = session.engine, session.game
+    t0 = trio.current_time()
+    try:
+        ident = await engine.start(game.name, game.default_variant, check_identity=False)
+    except EngineError as exc:
+        session.start_error = _fault(exc)
+        why = "not run: no identity"
+        return [
+            Check("start", False, session.start_error),
+            Check("identity", False, why),
+            Check("protocol version", False, why),
+            Check(f"supports {game.name}", False, why),
+        ]
+    ms = round((trio.current_time() - t0) * 1000)
+    missing = [f for f in ("author", "version") if not getattr(ident, f)]
+    identity = f"name {ident.name!r}, author {ident.author!r}, version {ident.version!r}"
+    if missing:
+        identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
+    version_ok = ident.protocol == PROTOCOL_VERSION
+    supports = ident.supports(game.name, game.default_variant)
+    return [
+        Check("start", True, f"started and answered hello in {ms} ms"),
+        Check("identity", True, identity),
+        Check(
+            "protocol version",
+            version_ok,
+            f"speaks version {ident.protocol}"
+            + ("" if version_ok else f", the arena speaks {PROTOCOL_VERSION}"),
+        ),
+        Check(
+            f"supports {game.name}",
+            supports,
+            f"declared games {ident.games}"
+            + ("" if supports else f": {game.name!r} missing, so it would never be offered it"),
+        ),
+    ]
+
+
+async def _ping(session: _Session) -> Check:
+    if (why := await session.ensure_running()) is not None:
+        return Check("ping", False, why)
+    try:
+        rtt = await session.engine.ping(timeout=session.timeout)
+    except EngineError as exc:
+        return Check("ping", False, _fault(exc))
+    return Check("ping", True, f"pong in {rtt * 1000:.1f} ms")
+
+
+async def _newgame(session: _Session) -> Check:
+    if (why := await session.ensure_running()) is not None:
+        return Check("newgame", False, why)
+    state = session.game.new_state(session.game.default_variant)
+    try:
+        await session.new_game(state, session.game.default_variant)
+    except EngineError as exc:
+        return Check("newgame", False, _fault(exc))
+    return Check("newgame", True, "ready")
+
+
+async def _gameover(session: _Session) -> Check:
+    """After ``gameover`` the bot must stay, say nothing, and answer the next request."""
+    if (why := await session.ensure_running()) is not None:
+        return Check("gameover", False, why)
+    error = await session.game_over(GameOver(result="1-0", reason="home-row", winner=0))
+    if session.gameover_error is not None:
+        return Check("gameover", False, session.gameover_error)
+    assert error is None
+    return Check("gameover", True, "accepted silently every time; the next ping was answered")
+
+
+async def _quit(session: _Session) -> Check:
+    """``quit`` must end the process by itself: no signal, status 0, within the timeout."""
+    if (why := await session.ensure_running()) is not None:
+        return Check("quit", False, why)
+    engine = session.engine
+    t0 = trio.current_time()
+    await engine.stop(graceful=True)
+    took = trio.current_time() - t0
+    rc = engine.returncode
+    if took >= QUIT_TIMEOUT:
+        how = "was killed" if rc is None or rc != 0 else "exited only after SIGTERM"
+        return Check(
+            "quit", False, f"still running {QUIT_TIMEOUT:g} s after quit; {how} (status {rc})"
+        )
+    if rc != 0:
+        return Check("quit", False, f"exited with status {rc} after quit, expected 0")
+    return Check("quit", True, f"exited with status 0 in {took * 1000:.0f} ms")
+
+
+def run_checks(
+    command: Sequence[str],
+    *,
+    game: str = "kamisado",
+    timeout: float = 5.0,
+    echo: Callable[[str], None] = print,
+) -> int:
+    """Synchronous entry point for ``arena check-bot``: print one line per check
+    and a summary; return the exit status (0 when every check passed, else 1)."""
+    started = time.monotonic()
+    checks = trio.run(lambda: check_bot(list(command), game=game, timeout=timeout))
+    for check in checks:
+        echo(check.line())
+    failed = [c.name for c in checks if not c.passed]
+    took = time.monotonic() - started
+    if failed:
+        echo(f"{len(failed)} of {len(checks)} checks failed ({', '.join(failed)}) in {took:.1f} s")
+        echo(f"command: {shlex.join(command)}")
+        return 1
+    echo(f"all {len(checks)} checks passed in {took:.1f} s")
+    return 0
+
+
+__all__ = ["Check", "Position", "check_bot", "positions", "run_checks"]

@@ -1,0 +1,138 @@
+"""The compliance checker against real bots: the built-in one passes, broken ones
+fail exactly the checks they break, and a failure does not stop later checks."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from arena.compliance import Check, check_bot, positions, run_checks
+from arena.games import get_game
+
+ROOT = Path(__file__).resolve().parent.parent
+RANDOM_BOT = [sys.executable, str(ROOT / "bots" / "random_bot.py"), "--seed", "1"]
+
+BROKEN = r"""
+import json, sys, time
+
+mode = sys.argv[1]
+if mode == "exit_at_start":
+    sys.exit(2)
+
+def send(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+for line in sys.stdin:
+    msg = json.loads(line)
+    t = msg["type"]
+    if t == "hello":
+        send({"type": "identity", "id": msg["id"],
+              "protocol": 2 if mode == "bad_identity" else 1,
+              "name": "broken", "author": "tests", "version": "0",
+              "games": ["chess"] if mode == "bad_identity" else ["kamisado"]})
+    elif t == "newgame":
+        send({"type": "ready", "id": msg["id"]})
+    elif t == "ping":
+        send({"type": "pong", "id": msg["id"]})
+    elif t == "gameover":
+        if mode == "chatty_gameover":
+            send({"type": "pong", "id": 0})
+    elif t == "quit":
+        if mode != "never_quit":
+            sys.exit(0)
+    elif t == "go":
+        legal = msg["legal"]
+        if mode == "crash_on_regroup" and legal == ["left", "right"]:
+            sys.exit(4)
+        action = "z9-z9" if mode == "illegal" else legal[-1]
+        send({"type": "action", "id": msg["id"], "action": action})
+if mode == "never_quit":
+    time.sleep(600)
+"""
+
+
+@pytest.fixture
+def broken(tmp_path: Path):
+    script = tmp_path / "broken.py"
+    script.write_text(textwrap.dedent(BROKEN))
+    return lambda mode: [sys.executable, str(script), mode]
+
+
+def failed(checks: list[Check]) -> set[str]:
+    return {c.name for c in checks if not c.passed}
+
+
+GO_CHECKS = {
+    "go: start position",
+    "go: second player",
+    "go: Sumo push available",
+    "go: regroup choice",
+    "go: marathon match",
+}
+ALL_CHECKS = [
+    "start",
+    "identity",
+    "protocol version",
+    "supports kamisado",
+    "ping",
+    "newgame",
+    *sorted(GO_CHECKS, key=lambda n: [p.name for p in positions(get_game("kamisado"))].index(n)),
+    "gameover",
+    "quit",
+]
+
+
+async def test_random_bot_passes_every_check():
+    checks = await check_bot(RANDOM_BOT)
+    assert [c.name for c in checks] == ALL_CHECKS
+    assert failed(checks) == set(), [c.line() for c in checks]
+    details = {c.name: c.detail for c in checks}
+    assert "'random'" in details["identity"]
+    assert "150 actions of history" in details["go: marathon match"]
+    assert "status 0" in details["quit"]
+
+
+def test_positions_cover_the_tricky_cases():
+    """The push and regroup positions offer what their names promise, and every
+    position is a real decision of its player."""
+    by_name = {p.name: p for p in positions(get_game("kamisado"))}
+    assert "d4-d5" in by_name["go: Sumo push available"].state.legal_actions()
+    assert by_name["go: regroup choice"].state.legal_actions() == ["left", "right"]
+    assert by_name["go: second player"].state.current_player() == 1
+    marathon = by_name["go: marathon match"]
+    assert marathon.variant == "marathon" and len(marathon.state.history(0)) >= 100
+    for p in by_name.values():
+        assert not p.state.is_terminal() and len(p.state.legal_actions()) >= 2
+
+
+@pytest.mark.parametrize(
+    ("mode", "expected_failures", "fragment"),
+    [
+        ("illegal", GO_CHECKS, "illegal action 'z9-z9'"),
+        ("never_quit", {"quit"}, "still running 1 s after quit"),
+        ("crash_on_regroup", {"go: regroup choice"}, "crash: exited with code 4"),
+        ("bad_identity", {"protocol version", "supports kamisado"}, "version 2"),
+        ("chatty_gameover", {"gameover"}, "protocol"),
+        ("exit_at_start", set(ALL_CHECKS), "exited with code 2"),
+    ],
+)
+async def test_broken_bot_fails_the_right_checks(broken, mode, expected_failures, fragment):
+    checks = await check_bot(broken(mode), timeout=3.0)
+    assert [c.name for c in checks] == ALL_CHECKS
+    assert failed(checks) == set(expected_failures), [c.line() for c in checks]
+    first_failure = next(c for c in checks if not c.passed)
+    assert fragment in first_failure.detail, first_failure.line()
+
+
+def test_run_checks_prints_one_line_per_check_and_returns_status(broken):
+    lines: list[str] = []
+    assert run_checks(RANDOM_BOT, echo=lines.append) == 0
+    assert len(lines) == len(ALL_CHECKS) + 1 and lines[-1].startswith("all 13 checks passed")
+    lines.clear()
+    assert run_checks(broken("illegal"), echo=lines.append, timeout=3.0) == 1
+    assert lines[6].startswith("FAIL go: start position: illegal action 'z9-z9'")
+    assert "5 of 13 checks failed" in lines[-2]
