@@ -1,0 +1,216 @@
+"""The built-in bots and the example bots in other languages.
+
+Bots play complete games through the real arena (engine subprocesses, referee,
+clocks) against ``random`` and must never lose by a fault: a lost game is fine,
+a forfeit is a bug. Their decision functions are also tested directly on
+hand-built positions, where the right answer is known.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.clock import TimeControl
+from arena.engine import Engine, EngineConfig
+from arena.games import get_game
+from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
+from arena.games.kamisado.position import PLAY
+from arena.record import FAULT_REASONS, GameRecord
+from arena.referee import play_game
+from bots import BUILTIN, resolve_builtin
+from bots.alphabeta_bot import Searcher
+from bots.greedy_bot import choose_move
+from bots.kamisado_eval import WIN_BOUND, winning_move
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "bots" / "examples"
+
+# (variant, time control, opening plies): a quick single round on a fixed move
+# time and a standard match on banked time, so both clock kinds are exercised.
+MATCHES = [("single", "movetime=0.05", 0), ("standard", "2+0.02", 2)]
+
+
+async def play_games(command: list[str], name: str, games_per_match: int = 4) -> list[GameRecord]:
+    """``command`` against ``random`` in every match of :data:`MATCHES`, both colours."""
+    game = get_game("kamisado")
+    rng = random.Random(11)
+    records = []
+    random_command = [*resolve_builtin("random"), "--seed", "5"]
+    async with (
+        Engine(EngineConfig(name=name, command=command)) as bot,
+        Engine(EngineConfig(name="random", command=random_command)) as rnd,
+    ):
+        for variant, tc, plies in MATCHES:
+            control = TimeControl.parse(tc)
+            for i in range(games_per_match):
+                opening = (
+                    game.random_opening(variant, plies, rng) if plies else game.new_state(variant)
+                )
+                engines = [bot, rnd] if i % 2 == 0 else [rnd, bot]
+                record = await play_game(
+                    game, opening, engines, [control, control], variant=variant
+                )
+                records.append(record)
+    return records
+
+
+def assert_clean(records: list[GameRecord], name: str) -> None:
+    for r in records:
+        assert r.reason not in FAULT_REASONS, (r.reason, r.detail, r.stderr_tails)
+        assert r.reason in ("home-row", "deadlock"), r.reason
+        assert r.players.count(name) == 1
+
+
+@pytest.mark.parametrize("name", ["greedy", "alphabeta", "mcts"])
+async def test_builtin_bot_plays_clean_games_against_random(name: str) -> None:
+    records = await play_games(resolve_builtin(name) + ["--seed", "1"], name)
+    assert_clean(records, name)
+    assert len(records) == 8
+    # A real bot beats random nearly always; allow one unlucky game.
+    won = sum((r.score == 1.0) == (r.players[0] == name) for r in records)
+    assert won >= 7, [(r.players, r.result) for r in records]
+    if name in ("alphabeta", "mcts"):
+        infos = [a.info for r in records for a in r.actions if a.info]
+        assert infos and all("pv" in info for info in infos)
+
+
+def test_builtin_registry_lists_the_ladder() -> None:
+    for name in ("random", "greedy", "alphabeta", "mcts"):
+        script, description = BUILTIN[name]
+        assert (ROOT / "bots" / script).exists()
+        assert description
+
+
+# ---------------------------------------------------------------- greedy
+
+# Found by exhaustive checks (see the asserts): Black to move in each.
+WIN_POSITIONS = [
+    ("1b3r1n/1R1v1G2/6g1/P5p1/8/1Y1o4/4Vy2/N5BO b p standard 0-0 1 -", "a5-a8"),
+    ("ob2yrg1/3p4/2v5/8/3n3O/8/NG6/2RYPVB1 b o standard 0-0 1 -", "h4-d8"),
+]
+AVOID_POSITIONS = [
+    "obv1yrgn/8/8/P5p1/8/8/8/NGRY1VBO b r standard 0-0 1 -",
+    "1bv1yrgn/8/o1R5/P5p1/8/8/8/NG1Y1VBO b g standard 0-0 1 -",
+]
+
+
+@pytest.mark.parametrize(("text", "win"), WIN_POSITIONS)
+def test_greedy_takes_an_immediate_win(text: str, win: str) -> None:
+    pos = text_to_position(text)
+    assert len(pos.legal_moves()) > 3
+    for seed in range(5):
+        move = choose_move(pos, random.Random(seed))
+        assert move_to_text(move)[-1] == win[-1] == "8"
+        pos.make(move)
+        assert pos.phase != PLAY and pos.last_winner == 0
+        pos.unmake()
+
+
+def losing_moves(text: str) -> set[str]:
+    """Moves after which the opponent can reach the home row at once."""
+    pos = text_to_position(text)
+    out = set()
+    for m in pos.legal_moves():
+        pos.make(m)
+        if pos.phase == PLAY and pos.side != 0 and winning_move(pos) >= 0:
+            out.add(move_to_text(m))
+        pos.unmake()
+    return out
+
+
+@pytest.mark.parametrize("text", AVOID_POSITIONS)
+def test_greedy_avoids_handing_over_an_immediate_win(text: str) -> None:
+    pos = text_to_position(text)
+    losing = losing_moves(text)
+    assert winning_move(pos) < 0
+    assert 2 <= len(losing) < len(pos.legal_moves())
+    for seed in range(20):
+        assert move_to_text(choose_move(pos, random.Random(seed))) not in losing
+
+
+def test_greedy_chooses_a_regroup() -> None:
+    pos = text_to_position("1b3r1n/1R1v1G2/6g1/P5p1/8/1Y1o4/4Vy2/N5BO b p standard 0-0 1 -")
+    pos.make(text_to_move("a5-a8"))
+    assert pos.legal_moves() == [text_to_move("left"), text_to_move("right")]
+    assert move_to_text(choose_move(pos, random.Random(1))) in ("left", "right")
+
+
+# ---------------------------------------------------------------- alphabeta
+
+# Black cannot win at once, but c1-c7 (and only it, checked exhaustively when
+# the position was found) leaves Gold only replies that hand Black a tower with
+# a free path to rank 8.
+FORCED_WIN = "2vpyrgn/4P3/3b4/o7/8/5V2/8/NGRY2BO b r single 0-0 1 -"
+
+
+def test_alphabeta_finds_a_forced_win_in_three_plies() -> None:
+    pos = text_to_position(FORCED_WIN)
+    assert winning_move(pos) < 0
+    searcher = Searcher()
+    move, value, depth = searcher.think(pos, time.monotonic() + 30, max_depth=3)
+    assert move_to_text(move) == "c1-c7"
+    assert value > WIN_BOUND
+    assert depth <= 3
+    assert text_to_position(FORCED_WIN).key() == pos.key()  # the search left it intact
+
+
+def test_alphabeta_regroup_choice_and_deadline() -> None:
+    pos = text_to_position("1b3r1n/1R1v1G2/6g1/P5p1/8/1Y1o4/4Vy2/N5BO b p standard 0-0 1 -")
+    pos.make(text_to_move("a5-a8"))
+    start = time.monotonic()
+    move, _, _ = Searcher().think(pos, start + 0.2)
+    assert time.monotonic() - start < 0.4
+    assert move_to_text(move) in ("left", "right")
+
+
+# ---------------------------------------------------------------- examples
+
+
+async def test_js_example_plays_clean_games() -> None:
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("node not found")
+    command = [node, str(EXAMPLES / "js" / "kamisado_bot.js"), "--seed", "3"]
+    assert_clean(await play_games(command, "example-js"), "example-js")
+
+
+async def test_c_example_builds_and_plays_clean_games(tmp_path: Path) -> None:
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "bot"
+    source = EXAMPLES / "c" / "kamisado_bot.c"
+    built = await trio.to_thread.run_sync(
+        lambda: subprocess.run(
+            [cc, "-std=c99", "-O2", "-Wall", "-o", str(exe), str(source)],
+            capture_output=True,
+            text=True,
+        )
+    )
+    assert built.returncode == 0, built.stderr
+    assert_clean(await play_games([str(exe), "--seed", "3"], "example-c"), "example-c")
+
+
+def test_c_example_reads_nested_json(tmp_path: Path) -> None:
+    """Braces, brackets and a decoy ``legal`` inside strings and nested values."""
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler")
+    exe = tmp_path / "bot"
+    source = EXAMPLES / "c" / "kamisado_bot.c"
+    subprocess.run([cc, "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+    line = (
+        '{"type":"go","id":7,"player":1,"position":"x","observation":'
+        '{"a":"}]\\"{","b":[1,{"legal":["zz"]}]},"history":[],'
+        '"legal":["b8-c7","b8-b1","left"],"clock":{"x":1}}\n'
+        '{"type":"quit"}\n'
+    )
+    out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, timeout=10)
+    assert out.stdout == '{"type":"action","id":7,"action":"b8-b1"}\n'
