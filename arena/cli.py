@@ -16,6 +16,7 @@ import click
 
 from arena import __version__
 from arena.games import GameError, get_game
+from arena.store import StoreError
 
 
 class UserError(click.ClickException):
@@ -32,7 +33,7 @@ def _friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
-        except (GameError, ValueError, OSError) as exc:
+        except (GameError, ValueError, OSError, StoreError) as exc:
             raise UserError(str(exc)) from None
 
     return wrapper
@@ -221,8 +222,7 @@ async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # 
                     observer.stopping()
                     run_scope.cancel()
                 else:
-                    if tournament.pool is not None:
-                        tournament.pool.kill_all()
+                    tournament.kill_all()
                     os._exit(130)
 
     async with trio.open_nursery() as nursery:
@@ -244,6 +244,12 @@ async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # 
     is_flag=True,
     help="Resume even though the file's schedule changed (replaces the stored config).",
 )
+@click.option(
+    "--workers",
+    type=click.IntRange(1),
+    default=None,
+    help="Worker processes (default: one per core, up to the concurrency; 1: in this process).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
 @_friendly_errors
@@ -251,6 +257,7 @@ def run_command(
     tournament_file: str,
     results_root: str,
     concurrency: int | None,
+    workers: int | None,
     force: bool,
     quiet: bool,
     no_report: bool,
@@ -290,19 +297,41 @@ def run_command(
         f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
     )
     if not no_report:
-        _report(tournament.directory, quiet=quiet)
+        _report(tournament.directory)
 
 
-def _report(directory, *, quiet: bool = False) -> None:  # noqa: ANN001
-    """Write report.md and report.html and print the standings."""
-    try:
-        from arena.report.files import print_standings, write_reports
-    except ImportError:  # the report writer is not there yet
-        return
+def _report(directory: object, anchor: tuple[str, float] | None = None) -> None:
+    """Write report.md and report.html into ``directory`` and print the standings."""
     from rich.console import Console
 
-    data = write_reports(directory)
-    print_standings(data, Console())
+    from arena.report import print_standings, write_reports
+
+    data = write_reports(directory, anchor=anchor)  # type: ignore[arg-type]
+    console = Console()
+    print_standings(data, console)
+    console.print(f"reports: {data.directory}/report.md, {data.directory}/report.html",
+                  highlight=False, soft_wrap=True)  # fmt: skip
+
+
+def _parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    name, sep, value = text.rpartition("=")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise UserError(f"--anchor must be NAME=RATING, got {text!r}") from None
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--anchor", default=None, help="Fix one bot's rating, e.g. random=0 (default: pool mean 0)."
+)
+@_friendly_errors
+def report(results_dir: str, anchor: str | None) -> None:
+    """Write report.md and report.html for RESULTS_DIR and print the standings."""
+    _report(results_dir, _parse_anchor(anchor))
 
 
 @main.command()

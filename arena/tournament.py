@@ -9,10 +9,10 @@ Guarantees, and how they are kept:
 * **Nothing doubled.** The schedule follows from the config alone; a rerun opens
   the same store, skips every stored game key and plays only the rest (the
   store also refuses a second row for a key).
-* **Bots reused, never leaked.** Each bot has a small pool of engines (one per
-  concurrent slot), all entered here in the runner's own task so that leaving
-  the runner, normally, by an error or by cancellation, kills every process
-  group.
+* **Bots reused, never leaked.** Games run in game slots (``arena/runner.py``)
+  with a pool of engines per bot, in this process or in one worker process per
+  core (``arena/workers.py``); leaving a run, normally, by an error or by
+  cancellation, kills every bot's process group, and workers die with the arena.
 
 The runner reports progress through a :class:`Observer`, so the live terminal
 view (``arena/live.py``) and quiet logs are interchangeable.
@@ -21,24 +21,21 @@ view (``arena/live.py``) and quiet logs are interchangeable.
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
-from collections.abc import Iterable, Sequence
-from contextlib import AsyncExitStack, suppress
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
-from arena.clock import TimeControl
 from arena.config import TournamentConfig
-from arena.engine import Engine, EngineConfig, ResourceLimits
 from arena.games import Game, get_game
 from arena.record import FAULT_REASONS, GameRecord
-from arena.referee import RefereeSettings, play_game
+from arena.runner import GameSlots, WorkItem
 from arena.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.store import Store, default_directory
-
-MB = 1 << 20
+from arena.workers import WorkerPool
 
 
 @dataclass(slots=True)
@@ -107,57 +104,6 @@ class Outcome:
     complete: bool
 
 
-def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
-    bot = config.bot(name)
-    limits = config.limits
-    return EngineConfig(
-        name=name,
-        command=bot.argv,
-        cwd=bot.cwd,
-        env=dict(bot.env),
-        limits=ResourceLimits(
-            memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
-            cpu_seconds=limits.cpu_seconds,
-            processes=limits.processes,
-            file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
-        ),
-    )
-
-
-class EnginePool:
-    """Idle engines per bot; a game borrows one of each of its two bots.
-
-    At most ``slots`` games run at once and a bot never plays itself, so
-    ``slots`` engines per bot always suffice. Running engines are preferred, to
-    reuse processes between games.
-    """
-
-    def __init__(self, engines: dict[str, list[Engine]]) -> None:
-        self._idle = engines
-        self.all = [e for pool in engines.values() for e in pool]
-
-    def take(self, name: str) -> Engine:
-        idle = self._idle[name]
-        for i, engine in enumerate(idle):
-            if engine.running:
-                return idle.pop(i)
-        return idle.pop()
-
-    def give_back(self, engine: Engine) -> None:
-        self._idle[engine.name].append(engine)
-
-    def kill_all(self) -> None:
-        """Last resort (second Ctrl-C): SIGKILL every bot process group now."""
-        import os
-        import signal
-
-        for engine in self.all:
-            pgid = engine.pgid
-            if pgid is not None:
-                with suppress(ProcessLookupError, PermissionError):
-                    os.killpg(pgid, signal.SIGKILL)
-
-
 class Tournament:
     """One tournament: its config, schedule, store and the state of a run."""
 
@@ -170,8 +116,13 @@ class Tournament:
         directory: str | Path | None = None,
         force: bool = False,
         observer: Observer | None = None,
+        config_path: str | Path = "tournament.toml",
+        workers: int | None = None,
     ) -> None:
         self.config = config
+        self.config_text = config_text
+        self.config_path = Path(config_path).resolve()
+        self.workers = workers
         self.game: Game = get_game(config.game)
         self.tasks: list[PairTask] = build_schedule(config, game=self.game)
         self.directory = (
@@ -185,11 +136,9 @@ class Tournament:
             force=force,
         )
         self.observer = observer or Observer()
-        self.controls = {bot.name: TimeControl.parse(config.time_control(bot.name))
-                         for bot in config.bots}  # fmt: skip
-        self.settings = RefereeSettings(max_plies=config.max_plies)
         self.progress = Progress(total=2 * len(self.tasks))
-        self.pool: EnginePool | None = None
+        self.slots: GameSlots | None = None
+        self.pool: WorkerPool | None = None
 
     # ------------------------------------------------------------------ policy
 
@@ -221,59 +170,66 @@ class Tournament:
 
     # ------------------------------------------------------------------ running
 
+    def plan(self, work: int) -> tuple[int, int]:
+        """(worker processes, game slots per process) for ``work`` pair tasks.
+
+        One process per core, up to the concurrency; ``workers = 1`` keeps every
+        game in this process (no worker start-up cost, easiest to debug).
+        """
+        concurrency = max(1, min(self.config.concurrency, work))
+        processes = self.workers or min(concurrency, os.cpu_count() or 1)
+        processes = max(1, min(processes, concurrency))
+        return processes, -(-concurrency // processes)
+
     async def run(self) -> Outcome:
         """Play every game not stored yet; return when all are stored or the run is cancelled."""
         for _key, record in self.store.items():
             self.progress.add(record, stored_before=True)
         for bot in self.config.bots:
             self._disqualified(bot.name)
-        work = self.pending()
+        work = [WorkItem(task, numbers) for task, numbers in self.pending()]
         self.observer.started(self.progress, self.config, self.directory)
-        slots = max(1, min(self.config.concurrency, len(work)))
-        limiter = trio.CapacityLimiter(slots)
-        async with AsyncExitStack() as stack:
-            engines: dict[str, list[Engine]] = {}
-            for bot in self.config.bots:
-                cfg = engine_config(self.config, bot.name)
-                engines[bot.name] = [
-                    await stack.enter_async_context(Engine(cfg)) for _ in range(slots)
-                ]
-            self.pool = EnginePool(engines)
-            async with trio.open_nursery() as nursery:
-                for task, numbers in work:
-                    nursery.start_soon(self._run_pair, task, numbers, limiter)
+        processes, slots = self.plan(len(work))
+        if processes == 1:
+            self.slots = GameSlots(self.config, slots)
+            send, receive = trio.open_memory_channel[WorkItem](len(work) + 1)
+            async with send:
+                for item in work:
+                    send.send_nowait(item)
+            await self.slots.run(receive, self._store_game, skip=self._disqualified)
+        else:
+            self.pool = WorkerPool(
+                self.config_text,
+                str(self.config_path),
+                processes=processes,
+                slots=slots,
+                on_record=self._store_game,
+                dispatchable=self._dispatchable,
+            )
+            await self.pool.run(work)
         complete = not self.pending()
         return Outcome(self.directory, self.progress, complete)
 
-    async def _run_pair(
-        self, task: PairTask, numbers: Sequence[int], limiter: trio.CapacityLimiter
-    ) -> None:
-        async with limiter:
-            assert self.pool is not None
-            opening = self.game.state_from_text(task.opening)
-            for number in numbers:
-                names = task.players(number)
-                if any(self._disqualified(n) for n in names):
-                    self.progress.skipped += 1
-                    continue
-                engines = [self.pool.take(n) for n in names]
-                try:
-                    record = await play_game(
-                        self.game,
-                        opening,
-                        engines,
-                        [self.controls[n] for n in names],
-                        variant=task.variant,
-                        settings=self.settings,
-                    )
-                finally:
-                    for engine in engines:
-                        self.pool.give_back(engine)
-                key = task.game_key(number)
-                # A finished game is stored even if the run is being cancelled.
-                await trio.to_thread.run_sync(self.store.add_game, key, task.key, record)
-                self.progress.add(record)
-                self.observer.game_finished(self.progress, key, record)
+    def _dispatchable(self, item: WorkItem) -> bool:
+        names = {item.task.a, item.task.b}
+        if any(self._disqualified(n) for n in names):
+            self.progress.skipped += len(item.numbers)
+            return False
+        return True
+
+    async def _store_game(self, key: str, pair_key: str, record: GameRecord) -> None:
+        # A finished game is stored even if the run is being cancelled: the thread
+        # is not abandoned on cancellation, so the transaction always completes.
+        await trio.to_thread.run_sync(self.store.add_game, key, pair_key, record)
+        self.progress.add(record)
+        self.observer.game_finished(self.progress, key, record)
+
+    def kill_all(self) -> None:
+        """Second Ctrl-C: SIGKILL every bot and worker now."""
+        if self.slots is not None and self.slots.pool is not None:
+            self.slots.pool.kill_all()
+        if self.pool is not None:
+            self.pool.kill_all()
 
     def close(self) -> None:
         self.store.close()

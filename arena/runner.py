@@ -1,0 +1,163 @@
+"""Plays pair tasks on one trio loop: game slots, engine pools, one record per finished game.
+
+This is the unit of execution that every backend shares. The tournament runs it
+in its own process (one worker) or in several worker processes
+(``arena/workers.py``), each fed pair tasks and handing back game records, so a
+pair task stays a plain value in and a plain record out.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+from collections.abc import Awaitable, Callable
+from contextlib import AsyncExitStack, suppress
+
+import msgspec
+import trio
+
+from arena.clock import TimeControl
+from arena.config import TournamentConfig
+from arena.engine import Engine, EngineConfig, ResourceLimits
+from arena.games import get_game
+from arena.record import GameRecord
+from arena.referee import RefereeSettings, play_game
+from arena.schedule import PairTask
+
+MB = 1 << 20
+
+
+class WorkItem(msgspec.Struct, frozen=True):
+    """A pair task and which of its two games still need playing."""
+
+    task: PairTask
+    numbers: list[int]
+
+
+Emit = Callable[[str, str, GameRecord], Awaitable[None]]
+"""``emit(game_key, pair_key, record)``: called once per finished game."""
+
+
+def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
+    bot = config.bot(name)
+    limits = config.limits
+    return EngineConfig(
+        name=name,
+        command=bot.argv,
+        cwd=bot.cwd,
+        env=dict(bot.env),
+        limits=ResourceLimits(
+            memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
+            cpu_seconds=limits.cpu_seconds,
+            processes=limits.processes,
+            file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
+        ),
+    )
+
+
+class EnginePool:
+    """Idle engines per bot; a game borrows one of each of its two bots.
+
+    At most ``slots`` games run at once and a bot never plays itself, so
+    ``slots`` engines per bot always suffice. Running engines are preferred, to
+    reuse processes between games.
+    """
+
+    def __init__(self, engines: dict[str, list[Engine]]) -> None:
+        self._idle = engines
+        self.all = [e for pool in engines.values() for e in pool]
+
+    def take(self, name: str) -> Engine:
+        idle = self._idle[name]
+        for i, engine in enumerate(idle):
+            if engine.running:
+                return idle.pop(i)
+        return idle.pop()
+
+    def give_back(self, engine: Engine) -> None:
+        self._idle[engine.name].append(engine)
+
+    def kill_all(self) -> None:
+        """Last resort (second Ctrl-C): SIGKILL every bot process group now."""
+        for engine in self.all:
+            pgid = engine.pgid
+            if pgid is not None:
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(pgid, signal.SIGKILL)
+
+
+class GameSlots:
+    """``slots`` concurrent game tasks pulling work items from a channel.
+
+    Engines are created (not started) up front and entered in the task that
+    calls :meth:`run`, so that leaving it — normally, by an error or by
+    cancellation — kills every bot process group.
+    """
+
+    def __init__(self, config: TournamentConfig, slots: int) -> None:
+        self.config = config
+        self.slots = slots
+        self.game = get_game(config.game)
+        self.controls = {bot.name: TimeControl.parse(config.time_control(bot.name))
+                         for bot in config.bots}  # fmt: skip
+        self.settings = RefereeSettings(max_plies=config.max_plies)
+        self.pool: EnginePool | None = None
+
+    async def run(
+        self,
+        work: trio.MemoryReceiveChannel[WorkItem],
+        emit: Emit,
+        *,
+        pair_done: Callable[[WorkItem], Awaitable[None]] | None = None,
+        skip: Callable[[str], bool] = lambda name: False,
+    ) -> None:
+        """Play every work item received until the channel closes.
+
+        ``skip(bot)`` is asked before each game: a disqualified bot's games are
+        not played. ``pair_done`` is awaited after each work item.
+        """
+        async with AsyncExitStack() as stack:
+            engines: dict[str, list[Engine]] = {}
+            for bot in self.config.bots:
+                cfg = engine_config(self.config, bot.name)
+                engines[bot.name] = [
+                    await stack.enter_async_context(Engine(cfg)) for _ in range(self.slots)
+                ]
+            self.pool = EnginePool(engines)
+            async with trio.open_nursery() as nursery:
+                for _ in range(self.slots):
+                    nursery.start_soon(self._slot, work.clone(), emit, pair_done, skip)
+            await work.aclose()
+
+    async def _slot(
+        self,
+        work: trio.MemoryReceiveChannel[WorkItem],
+        emit: Emit,
+        pair_done: Callable[[WorkItem], Awaitable[None]] | None,
+        skip: Callable[[str], bool],
+    ) -> None:
+        assert self.pool is not None
+        async with work:
+            async for item in work:
+                task = item.task
+                opening = self.game.state_from_text(task.opening)
+                for number in item.numbers:
+                    names = task.players(number)
+                    if any(skip(n) for n in names):
+                        continue
+                    engines = [self.pool.take(n) for n in names]
+                    try:
+                        record = await play_game(
+                            self.game,
+                            opening,
+                            engines,
+                            [self.controls[n] for n in names],
+                            variant=task.variant,
+                            settings=self.settings,
+                        )
+                    finally:
+                        for engine in engines:
+                            self.pool.give_back(engine)
+                    await emit(task.game_key(number), task.key, record)
+                if pair_done is not None:
+                    await pair_done(item)

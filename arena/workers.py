@@ -1,0 +1,265 @@
+"""Worker processes: the same game slots in several processes, so a tournament uses every core.
+
+One trio loop refereeing instant bots spends as much CPU per ply as the bots do,
+so a single arena process would cap a tournament at about one core. The parent
+therefore starts ``python -m arena.workers`` processes, each running
+:class:`~arena.runner.GameSlots`, and speaks to them in JSON lines (msgspec,
+the same framing as the bot protocol): it hands out work items, a few at a
+time, and receives each finished game record, which it alone stores. That keeps
+one writer of the results database, and a pair task a plain value in and a
+plain record out, as a cluster backend will need.
+
+Failure handling: a worker that dies loses only its unfinished games; their work
+items go back on the queue for the other workers. Workers run in their own
+session (a terminal's Ctrl-C reaches only the parent, which coordinates the
+shutdown) and die with the parent (``PR_SET_PDEATHSIG``), and their bots die
+with them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from collections import deque
+from collections.abc import Awaitable, Callable
+from contextlib import suppress
+
+import msgspec
+import trio
+
+from arena.config import parse_config
+from arena.engine import _preexec as child_preexec
+from arena.protocol import EndOfStream, LineReader
+from arena.record import GameRecord
+from arena.runner import GameSlots, WorkItem
+
+MAX_LINE = 64 << 20
+"""Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
+
+SHUTDOWN_TIMEOUT = 5.0
+"""How long a worker may take to kill its bots and exit once told to stop."""
+
+
+class Setup(msgspec.Struct, tag="setup", frozen=True):
+    config_text: str
+    config_path: str
+    slots: int
+
+
+class Work(msgspec.Struct, tag="work", frozen=True):
+    item: WorkItem
+
+
+class End(msgspec.Struct, tag="end", frozen=True):
+    """No more work: finish what you have, then exit."""
+
+
+class Result(msgspec.Struct, tag="record", frozen=True):
+    key: str
+    pair_key: str
+    record: GameRecord
+
+
+class PairDone(msgspec.Struct, tag="pair_done", frozen=True):
+    key: str
+
+
+ToWorker = Setup | Work | End
+FromWorker = Result | PairDone
+
+_to_worker = msgspec.json.Decoder(ToWorker)
+_from_worker = msgspec.json.Decoder(FromWorker)
+_encoder = msgspec.json.Encoder()
+
+
+def _line(msg: msgspec.Struct) -> bytes:
+    return _encoder.encode(msg) + b"\n"
+
+
+class WorkerError(RuntimeError):
+    """A worker process failed in a way that is not a bot's fault."""
+
+
+# --------------------------------------------------------------------------- worker side
+
+
+async def worker_main() -> None:
+    """Serve one parent over stdin/stdout until ``end`` (or until the parent goes)."""
+    stdin = trio.lowlevel.FdStream(os.dup(0))
+    stdout = trio.lowlevel.FdStream(os.dup(1))
+    reader = LineReader(stdin, MAX_LINE)
+    setup = _to_worker.decode(await reader.receive_line())
+    assert isinstance(setup, Setup)
+    config = parse_config(setup.config_text, setup.config_path)
+    slots = GameSlots(config, setup.slots)
+    lock = trio.Lock()
+    send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
+
+    async def write(msg: msgspec.Struct) -> None:
+        async with lock:
+            await stdout.send_all(_line(msg))
+
+    async def emit(key: str, pair_key: str, record: GameRecord) -> None:
+        await write(Result(key, pair_key, record))
+
+    async def pair_done(item: WorkItem) -> None:
+        await write(PairDone(item.task.key))
+
+    async with trio.open_nursery() as nursery:
+
+        async def feed() -> None:
+            async with send_work:
+                while True:
+                    try:
+                        msg = _to_worker.decode(await reader.receive_line())
+                    except EndOfStream:
+                        # The parent is gone or stopping: abandon running games.
+                        nursery.cancel_scope.cancel()
+                        return
+                    if isinstance(msg, End):
+                        return
+                    if isinstance(msg, Work):
+                        await send_work.send(msg.item)
+
+        nursery.start_soon(feed)
+        await slots.run(receive_work, emit, pair_done=pair_done)
+
+
+# --------------------------------------------------------------------------- parent side
+
+
+class WorkerPool:
+    """Runs work items on ``processes`` worker processes with ``slots`` games each."""
+
+    def __init__(
+        self,
+        config_text: str,
+        config_path: str,
+        *,
+        processes: int,
+        slots: int,
+        on_record: Callable[[str, str, GameRecord], Awaitable[None]],
+        dispatchable: Callable[[WorkItem], bool] = lambda item: True,
+    ) -> None:
+        self.setup = Setup(config_text, config_path, slots)
+        self.processes = processes
+        self.on_record = on_record
+        self.dispatchable = dispatchable
+        self.queue: deque[WorkItem] = deque()
+        self.pgids: set[int] = set()
+        self._wakeup = trio.Event()
+
+    async def run(self, items: list[WorkItem]) -> None:
+        """Play every item; return when all are done (re-queuing a dead worker's items)."""
+        self.queue.extend(items)
+        async with trio.open_nursery() as nursery:
+            for _ in range(self.processes):
+                nursery.start_soon(self._drive)
+
+    def kill_all(self) -> None:
+        """Second Ctrl-C: SIGKILL every worker (its bots die with it)."""
+        for pgid in list(self.pgids):
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(pgid, signal.SIGKILL)
+
+    def _next(self) -> WorkItem | None:
+        while self.queue:
+            item = self.queue.popleft()
+            if self.dispatchable(item):
+                return item
+        return None
+
+    async def _drive(self) -> None:
+        """Feed one worker process and collect its records; restart on its death.
+
+        A worker that dies three times in a row without finishing a game is a
+        fault of the arena or the machine, not of a bot: give up loudly.
+        """
+        failures = 0
+        while self.queue:
+            lost, progressed = await self._one_process()
+            if lost:
+                self.queue.extendleft(reversed(lost))
+                failures = 0 if progressed else failures + 1
+                if failures >= 3:
+                    raise WorkerError("a worker process died three times without finishing a game")
+
+    async def _one_process(self) -> tuple[list[WorkItem], bool]:
+        """Run one worker until the queue is empty.
+
+        Returns the items it did not finish and whether it finished any game.
+        """
+        process = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "arena.workers"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=child_preexec([]),
+        )
+        self.pgids.add(process.pid)
+        outstanding: dict[str, tuple[WorkItem, set[int]]] = {}
+        ended = False
+        progressed = False
+        try:
+            stdin = process.stdin
+            await stdin.send_all(_line(self.setup))
+
+            async def dispatch() -> None:
+                nonlocal ended
+                if ended:
+                    return
+                item = self._next()
+                if item is None:
+                    if not outstanding:
+                        ended = True
+                        await stdin.send_all(_line(End()))
+                    return
+                outstanding[item.task.key] = (item, set(item.numbers))
+                await stdin.send_all(_line(Work(item)))
+
+            for _ in range(2 * self.setup.slots):  # one queued per slot hides the round trip
+                await dispatch()
+            reader = LineReader(process.stdout, MAX_LINE)
+            while True:
+                try:
+                    msg = _from_worker.decode(await reader.receive_line())
+                except (EndOfStream, trio.BrokenResourceError):
+                    break
+                if isinstance(msg, Result):
+                    entry = outstanding.get(msg.pair_key)
+                    if entry is not None:
+                        entry[1].discard(int(msg.key.rsplit("/", 1)[1]))
+                    progressed = True
+                    await self.on_record(msg.key, msg.pair_key, msg.record)
+                else:
+                    outstanding.pop(msg.key, None)
+                    await dispatch()
+                    if not outstanding and not ended:
+                        ended = True
+                        await stdin.send_all(_line(End()))
+            await process.wait()
+            lost = [
+                WorkItem(item.task, sorted(left)) for item, left in outstanding.values() if left
+            ]
+            if lost and process.returncode == 0:
+                raise WorkerError(f"a worker exited leaving {len(lost)} pair tasks unfinished")
+            return lost, progressed
+        finally:
+            with trio.CancelScope(shield=True):
+                await process.stdin.aclose()  # EOF: the worker abandons its games
+                with trio.move_on_after(SHUTDOWN_TIMEOUT):
+                    await process.wait()
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)
+                await process.wait()
+                await process.stdout.aclose()
+            self.pgids.discard(process.pid)
+
+
+if __name__ == "__main__":
+    try:
+        trio.run(worker_main)
+    except KeyboardInterrupt:  # pragma: no cover - workers ignore the terminal's Ctrl-C
+        sys.exit(130)

@@ -1,0 +1,96 @@
+"""Tournament throughput: games per second of a round robin of instant bots.
+
+Runs the same round robin (three built-in random bots, standard matches) at
+concurrency 1 and 2 in one process and prints games per second, the speed-up
+(target >= 1.8 on 2 cores) and the arena's own CPU share: the arena process's CPU
+time against the bots' (reaped children's) CPU time.
+
+    python bench/tournament.py [--games-per-pairing 20] [--variant standard]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+from arena.config import parse_config
+from arena.tournament import Tournament
+
+TOML = """
+name = "bench-{concurrency}"
+variant = "{variant}"
+tc = "60+1"
+games_per_pairing = {games}
+concurrency = {concurrency}
+seed = 3
+[openings]
+plies = 2
+[[bots]]
+name = "r1"
+command = "builtin:random"
+args = ["--seed", "1"]
+[[bots]]
+name = "r2"
+command = "builtin:random"
+args = ["--seed", "2"]
+[[bots]]
+name = "r3"
+command = "builtin:random"
+args = ["--seed", "3"]
+"""
+
+
+def cpu(who: int) -> float:
+    usage = resource.getrusage(who)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run_once(concurrency: int, games: int, variant: str, root: Path) -> dict[str, float]:
+    text = TOML.format(concurrency=concurrency, games=games, variant=variant)
+    path = root / f"bench-{concurrency}.toml"
+    path.write_text(text)
+    tournament = Tournament(parse_config(text, path), text, results_root=root, config_path=path)
+    self_cpu, child_cpu = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
+    start = time.perf_counter()
+    outcome = trio.run(tournament.run)
+    wall = time.perf_counter() - start
+    tournament.close()
+    arena = cpu(resource.RUSAGE_SELF) - self_cpu
+    bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu
+    return {
+        "games": outcome.progress.played_now,
+        "wall": wall,
+        "rate": outcome.progress.played_now / wall,
+        "arena_cpu": arena,
+        "bots_cpu": bots,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games-per-pairing", type=int, default=20)
+    parser.add_argument("--variant", default="standard")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        results = {}
+        for concurrency in (1, 2):
+            r = run_once(concurrency, args.games_per_pairing, args.variant, Path(tmp))
+            results[concurrency] = r
+            share = r["arena_cpu"] / (r["arena_cpu"] + r["bots_cpu"])
+            print(
+                f"concurrency {concurrency}: {r['games']} games in {r['wall']:.2f} s = "
+                f"{r['rate']:.1f} games/s; arena CPU {r['arena_cpu']:.2f} s "
+                f"({r['arena_cpu'] / r['games'] * 1000:.1f} ms/game), bots CPU "
+                f"{r['bots_cpu']:.2f} s, arena share {100 * share:.0f}%"
+            )
+    ratio = results[2]["rate"] / results[1]["rate"]
+    print(f"speed-up at concurrency 2: {ratio:.2f}x (target >= 1.8 on 2 cores)")
+
+
+if __name__ == "__main__":
+    main()
