@@ -282,3 +282,36 @@ def test_no_process_of_ours_left(tmp_path: Path) -> None:
         child.wait()
     assert bot_processes(str(tmp_path)) == []
     assert os.getpid() not in bot_processes(str(tmp_path))
+
+
+def worker_pids(parent: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(stat[1]) == parent and b"arena.workers" in cmdline and stat[0] != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+@pytest.mark.slow
+def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path)
+    results = tmp_path / "results"
+    directory = results / "kill-test"
+    proc = arena_run(toml, results)
+    wait_for_games(directory / "games.sqlite", 3, proc)
+    workers = worker_pids(proc.pid)
+    assert len(workers) == 2
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err.decode()
+    config = load_config(toml)
+    expected = {task.game_key(n) for task in build_schedule(config) for n in (1, 2)}
+    assert set(snapshot(directory)) == expected
+    wait_no_bots(str(tmp_path / "slow_bot.py"))
