@@ -16,6 +16,7 @@ import click
 
 from arena import __version__
 from arena.games import GameError, get_game
+from arena.record import GameRecord
 from arena.store import StoreError
 
 
@@ -230,7 +231,8 @@ async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # 
         with run_scope:
             outcome = await tournament.run()
         nursery.cancel_scope.cancel()
-    return (None if run_scope.cancelled_caught else outcome), run_scope.cancelled_caught
+    interrupted = run_scope.cancel_called
+    return (None if interrupted else outcome), interrupted
 
 
 @main.command("run")
@@ -332,6 +334,127 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
 def report(results_dir: str, anchor: str | None) -> None:
     """Write report.md and report.html for RESULTS_DIR and print the standings."""
     _report(results_dir, _parse_anchor(anchor))
+
+
+@main.command()
+@click.argument("first")
+@click.argument("second")
+@click.option(
+    "--elo0", type=float, default=0.0, show_default=True, help="H0: FIRST is elo0 stronger."
+)
+@click.option(
+    "--elo1", type=float, default=5.0, show_default=True, help="H1: FIRST is elo1 stronger."
+)
+@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option("--model", type=click.Choice(["normalized", "logistic"]), default="normalized")
+@click.option("--game", "game_name", default="kamisado", show_default=True)
+@click.option("--variant", default=None)
+@click.option("--tc", default="10+0.1", show_default=True)
+@click.option("--max-games", type=click.IntRange(2), default=20000, show_default=True)
+@click.option("--opening-plies", type=click.IntRange(0), default=2, show_default=True)
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--concurrency", "-j", type=click.IntRange(1), default=None)
+@click.option("--name", default=None, help="Results folder name (default: sprt-FIRST-SECOND).")
+@click.option("--results", "results_root", default="results", show_default=True)
+@click.option("--quiet", "-q", is_flag=True)
+@_friendly_errors
+def sprt(
+    first: str,
+    second: str,
+    elo0: float,
+    elo1: float,
+    alpha: float,
+    beta: float,
+    model: str,
+    game_name: str,
+    variant: str | None,
+    tc: str,
+    max_games: int,
+    opening_plies: int,
+    seed: int,
+    concurrency: int | None,
+    name: str | None,
+    results_root: str,
+    quiet: bool,
+) -> None:
+    """Play pairs of FIRST against SECOND until an SPRT decides (stored, resumable)."""
+    import json
+    import os
+    from pathlib import Path
+
+    import trio
+
+    from arena.config import parse_config
+    from arena.live import LiveObserver, LogObserver
+    from arena.sprt import SprtState
+    from arena.store import Store
+    from arena.tournament import Tournament
+
+    (a, a_cmd), (b, b_cmd) = _bot_command(first, seed), _bot_command(second, seed + 1)
+    if a == b:
+        a, b = f"{a}-1", f"{b}-2"
+    name = name or f"sprt-{a}-{b}"
+    games = max_games + max_games % 2
+    text = "\n".join(
+        [
+            f"# arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
+            f"--alpha {alpha:g} --beta {beta:g} --model {model}",
+            f"name = {json.dumps(name)}",
+            f"game = {json.dumps(game_name)}",
+            *([f"variant = {json.dumps(variant)}"] if variant else []),
+            f"tc = {json.dumps(tc)}",
+            f"games_per_pairing = {games}",
+            f"seed = {seed}",
+            f"concurrency = {concurrency or os.cpu_count() or 1}",
+            "[openings]",
+            f"plies = {opening_plies}",
+            "[[bots]]",
+            f"name = {json.dumps(a)}",
+            f"command = {json.dumps(a_cmd)}",
+            "[[bots]]",
+            f"name = {json.dumps(b)}",
+            f"command = {json.dumps(b_cmd)}",
+            "",
+        ]
+    )
+    directory = Path(results_root) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "sprt.toml"
+    path.write_text(text, encoding="utf-8")
+    config = parse_config(text, path)
+    state = SprtState(a, elo0, elo1, alpha, beta, model)
+    try:
+        state.check()
+    except ValueError as exc:
+        hint = "; try smaller Elo bounds or --model logistic" if "bracket" in str(exc) else ""
+        raise UserError(f"--elo0 {elo0:g} --elo1 {elo1:g} ({model} model): {exc}{hint}") from None
+    if (directory / "games.sqlite").exists():
+        with Store.open_existing(directory) as store:
+            for p0, _p1, s1, s2 in store.pair_results():
+                state.add_pair(s1 + s2 if p0 == a else 2 - s1 - s2)
+
+    def decided(key: str, pair_key: str, record: GameRecord) -> bool:
+        return state.add_game(pair_key, record) and state.decision() != "continue"
+
+    observer = LogObserver() if quiet else LiveObserver()
+    tournament = Tournament(
+        config, text, directory=directory, observer=observer, config_path=path,
+        stop_when=decided,
+    )  # fmt: skip
+    interrupted = False
+    try:
+        if state.decision() == "continue":
+            _outcome, interrupted = trio.run(_run_until_signalled, tournament, observer)
+            interrupted = interrupted and not tournament.stopped_early
+    finally:
+        if isinstance(observer, LiveObserver):
+            observer.close()
+        tournament.close()
+    click.echo(state.summary())
+    if interrupted:
+        click.echo("interrupted: run the same command again to resume", err=True)
+        sys.exit(130)
 
 
 @main.command()

@@ -564,13 +564,23 @@ def _mle_normalized(scores: np.ndarray, probs: np.ndarray, mu_ref: float, t: flo
     one-dimensional Lagrange equation for ``theta``.
     """
     p = np.full(len(scores), 1.0 / len(scores))
+    with np.errstate(divide="ignore"):
+        return _fixed_point(scores, probs, mu_ref, t, p)
+
+
+def _fixed_point(
+    scores: np.ndarray, probs: np.ndarray, mu_ref: float, t: float, p: np.ndarray
+) -> np.ndarray:
     for _ in range(1000):
         mu = float(p @ scores)
-        sigma = math.sqrt(float(p @ (scores - mu) ** 2))
+        # Guard against rounding below zero when t asks for an extreme distribution.
+        sigma = math.sqrt(max(float(p @ (scores - mu) ** 2), 1e-18))
         phi = scores - mu_ref - 0.5 * t * sigma * (1.0 + ((scores - mu) / sigma) ** 2)
         lo, hi = -1.0 / phi.max(), -1.0 / phi.min()
         theta = _decreasing_root(lambda x, phi=phi: float(probs @ (phi / (1.0 + x * phi))), lo, hi)
         new = probs / (1.0 + theta * phi)
+        new = np.clip(new, 1e-300, None)
+        new /= new.sum()
         change = float(np.max(np.abs(new - p)))
         p = new
         if change < 1e-12:

@@ -23,7 +23,7 @@ from __future__ import annotations
 import math
 import os
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -118,11 +118,16 @@ class Tournament:
         observer: Observer | None = None,
         config_path: str | Path = "tournament.toml",
         workers: int | None = None,
+        stop_when: Callable[[str, str, GameRecord], bool] | None = None,
     ) -> None:
         self.config = config
         self.config_text = config_text
         self.config_path = Path(config_path).resolve()
         self.workers = workers
+        self.stop_when = stop_when
+        """Asked after each stored game; ``True`` ends the run early (e.g. an SPRT decided)."""
+        self.stopped_early = False
+        self._scope = trio.CancelScope()
         self.game: Game = get_game(config.game)
         self.tasks: list[PairTask] = build_schedule(config, game=self.game)
         self.directory = (
@@ -189,6 +194,12 @@ class Tournament:
             self._disqualified(bot.name)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
         self.observer.started(self.progress, self.config, self.directory)
+        with self._scope:
+            await self._play(work)
+        complete = not self.pending()
+        return Outcome(self.directory, self.progress, complete)
+
+    async def _play(self, work: list[WorkItem]) -> None:
         processes, slots = self.plan(len(work))
         if processes == 1:
             self.slots = GameSlots(self.config, slots)
@@ -207,8 +218,6 @@ class Tournament:
                 dispatchable=self._dispatchable,
             )
             await self.pool.run(work)
-        complete = not self.pending()
-        return Outcome(self.directory, self.progress, complete)
 
     def _dispatchable(self, item: WorkItem) -> bool:
         names = {item.task.a, item.task.b}
@@ -223,6 +232,9 @@ class Tournament:
         await trio.to_thread.run_sync(self.store.add_game, key, pair_key, record)
         self.progress.add(record)
         self.observer.game_finished(self.progress, key, record)
+        if self.stop_when is not None and self.stop_when(key, pair_key, record):
+            self.stopped_early = True
+            self._scope.cancel()
 
     def kill_all(self) -> None:
         """Second Ctrl-C: SIGKILL every bot and worker now."""

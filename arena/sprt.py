@@ -1,0 +1,84 @@
+"""Sequential probability ratio test between two bots, played as a resumable tournament.
+
+The test plays pairs of games (same opening, sides swapped) and after every
+finished pair updates the pentanomial counts and the log-likelihood ratio of
+H1 (the first bot is ``elo1`` stronger) against H0 (``elo0``), stopping as soon
+as it crosses a bound. Pairs are counted together because the two games of a
+pair share an opening: counting them as independent games would understate the
+variance. The games are stored like any tournament's, so an interrupted test
+resumes where it stopped and reaches the same decision from the same games.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from arena.rating import (
+    SprtDecision,
+    llr_pentanomial,
+    pentanomial_counts,
+    sprt_bounds,
+    sprt_decision,
+)
+from arena.record import GameRecord
+
+
+@dataclass(slots=True)
+class SprtState:
+    """Pentanomial counts of ``bot``'s pairs, and the test's verdict so far."""
+
+    bot: str
+    elo0: float
+    elo1: float
+    alpha: float = 0.05
+    beta: float = 0.05
+    model: str = "normalized"
+    pair_scores: list[float] = field(default_factory=list)
+    _partial: dict[str, float] = field(default_factory=dict)
+
+    def check(self) -> None:
+        """Raise ``ValueError`` now if the hypotheses cannot be tested (e.g. elo1 <= elo0)."""
+        llr_pentanomial((1, 1, 1, 1, 1), self.elo0, self.elo1, model=self.model)
+        sprt_bounds(self.alpha, self.beta)
+
+    def add_pair(self, score: float) -> None:
+        self.pair_scores.append(score)
+
+    def add_game(self, pair_key: str, record: GameRecord) -> bool:
+        """Count one game; return ``True`` when it completed a pair."""
+        points = record.score if record.players[0] == self.bot else 1.0 - record.score
+        if pair_key in self._partial:
+            self.pair_scores.append(self._partial.pop(pair_key) + points)
+            return True
+        self._partial[pair_key] = points
+        return False
+
+    @property
+    def pentanomial(self) -> tuple[int, int, int, int, int]:
+        return pentanomial_counts(self.pair_scores)
+
+    def llr(self) -> float:
+        if not self.pair_scores:
+            return 0.0
+        return llr_pentanomial(self.pentanomial, self.elo0, self.elo1, model=self.model)
+
+    def decision(self) -> SprtDecision:
+        return sprt_decision(self.llr(), self.alpha, self.beta)
+
+    def bounds(self) -> tuple[float, float]:
+        return sprt_bounds(self.alpha, self.beta)
+
+    def summary(self) -> str:
+        lower, upper = self.bounds()
+        decision = self.decision()
+        verdict = {
+            SprtDecision.H1: f"H1 accepted: {self.bot} is at least {self.elo1:g} Elo stronger",
+            SprtDecision.H0: f"H0 accepted: {self.bot} is not {self.elo1:g} Elo stronger "
+            f"(at most {self.elo0:g})",
+            SprtDecision.CONTINUE: "no decision yet (game cap reached or interrupted)",
+        }[decision]
+        return (
+            f"pairs {len(self.pair_scores)}, pentanomial (LL, LD, WL+DD, WD, WW) = "
+            f"{self.pentanomial}; LLR {self.llr():.2f} in ({lower:.2f}, {upper:.2f}) "
+            f"[{self.model}, elo0 {self.elo0:g}, elo1 {self.elo1:g}]: {verdict}"
+        )

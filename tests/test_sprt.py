@@ -1,0 +1,51 @@
+"""``arena sprt``: plays pairs until the test decides, stored and resumable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.rating import llr_pentanomial
+from arena.record import GameRecord
+from arena.sprt import SprtState
+from arena.store import Store
+
+
+def _record(first: str, second: str, score: float) -> GameRecord:
+    return GameRecord(
+        game="kamisado", variant="single", players=[first, second], opening="",
+        actions=[], score=score, reason="home-row",
+    )  # fmt: skip
+
+
+def test_pairs_are_scored_from_the_tested_bots_side() -> None:
+    state = SprtState("a", 0, 5)
+    assert not state.add_game("p1", _record("a", "b", 1.0))
+    assert state.add_game("p1", _record("b", "a", 1.0))  # a lost with the other side
+    assert not state.add_game("p2", _record("a", "b", 1.0))
+    assert state.add_game("p2", _record("b", "a", 0.0))  # a won both
+    assert state.pair_scores == [1.0, 2.0]
+    assert state.pentanomial == (0, 0, 1, 0, 1)
+    assert state.llr() == llr_pentanomial((0, 0, 1, 0, 1), 0, 5)
+
+
+def test_sprt_command_decides_and_resumes_without_playing_more(tmp_path: Path) -> None:
+    args = [
+        "sprt", "random", "random", "--elo0", "0", "--elo1", "300", "--model", "logistic",
+        "--variant", "single",
+        "--tc", "10+0.1", "--max-games", "400", "--results", str(tmp_path), "-q", "-j", "1",
+    ]  # fmt: skip
+    result = CliRunner().invoke(main, args)
+    assert result.exit_code == 0, result.output
+    last = result.output.strip().splitlines()[-1]
+    assert "accepted" in last, last
+    directory = tmp_path / "sprt-random-1-random-2"
+    with Store.open_existing(directory) as store:
+        played = store.count()
+    assert 2 <= played < 400  # it stopped at a bound, not at the cap
+    again = CliRunner().invoke(main, args)
+    assert again.output.strip().splitlines()[-1] == last
+    with Store.open_existing(directory) as store:
+        assert store.count() == played
