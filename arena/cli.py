@@ -337,6 +337,16 @@ def report(results_dir: str, anchor: str | None) -> None:
 
 
 @main.command()
+def bots() -> None:
+    """List the built-in bots (use them as NAME or builtin:NAME)."""
+    from bots import BUILTIN, builtin_names
+
+    width = max(map(len, builtin_names()), default=0)
+    for name in builtin_names():
+        click.echo(f"{name:<{width}}  {BUILTIN[name][1]}")
+
+
+@main.command()
 @click.argument("first")
 @click.argument("second")
 @click.option(

@@ -1,0 +1,41 @@
+"""``arena play`` and ``arena bots``: one game from the command line."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from arena.cli import main
+
+
+def test_bots_lists_the_builtin_ladder() -> None:
+    result = CliRunner().invoke(main, ["bots"])
+    assert result.exit_code == 0
+    assert "random" in result.output.split()
+    assert all("  " in line for line in result.output.splitlines())
+
+
+def test_play_prints_actions_and_result() -> None:
+    result = CliRunner().invoke(main, ["play", "random", "random", "--seed", "5", "--variant",
+                                       "single", "--tc", "5+0.1"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    assert lines[0].startswith("kamisado single, 5+0.1: random-1 (black) vs random-2 (gold)")
+    assert lines[-1] in ("result 1-0 home-row", "result 0-1 home-row", "result 1-0 deadlock",
+                         "result 0-1 deadlock")  # fmt: skip
+    assert any(". " in line and "black" in line for line in lines[2:-2])
+
+
+def test_play_reports_a_crashing_bot() -> None:
+    result = CliRunner().invoke(main, ["play", "random", "python3 -c 'raise SystemExit(3)'", "-q"])
+    assert result.exit_code == 0
+    assert "result 1-0 crash" in result.output
+    assert "exited with code 3" in result.output
+
+
+def test_play_missing_executable_is_one_line_error() -> None:
+    result = CliRunner().invoke(main, ["play", "random", "/no/such/bot"])
+    assert result.exit_code != 0
+    assert (
+        result.output.strip()
+        == "arena: error: bot '/no/such/bot': executable '/no/such/bot' not found"
+    )
