@@ -213,7 +213,7 @@ class Store:
                 )
                 raise ConfigMismatchError(
                     f"{self.path} holds {what} (created {created}); restore the original "
-                    "file, use another results directory, or force to continue anyway"
+                    "file, use another results directory, or run with --force to continue anyway"
                 )
             self._conn.execute(
                 "UPDATE tournament SET name = ?, config_toml = ?, fingerprint = ?,"
