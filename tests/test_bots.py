@@ -32,24 +32,38 @@ from bots.kamisado_eval import WIN_BOUND, winning_move
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "bots" / "examples"
 
-# (variant, time control, opening plies): a quick single round on a fixed move
-# time and a standard match on banked time, so both clock kinds are exercised.
-MATCHES = [("single", "movetime=0.05", 0), ("standard", "2+0.02", 2)]
+# (variant, time control, opening plies, games): a quick single round on a fixed
+# move time, standard matches on banked time, and the long and marathon matches
+# (Double and Triple Sumo pushes) once each way, so every match kind and both
+# clock kinds are exercised.
+MATCHES = [
+    ("single", "movetime=0.05", 0, 2),
+    ("standard", "2+0.02", 2, 4),
+    ("long", "movetime=0.03", 2, 2),
+    ("marathon", "3+0.02", 0, 2),
+]
+GAMES = sum(m[3] for m in MATCHES)
 
 
-async def play_games(command: list[str], name: str, games_per_match: int = 4) -> list[GameRecord]:
-    """``command`` against ``random`` in every match of :data:`MATCHES`, both colours."""
+async def play_games(command: list[str], name: str) -> list[GameRecord]:
+    """``command`` against ``random`` in every match of :data:`MATCHES`, both colours.
+
+    Fresh engines for each match kind keep every bot process short-lived (a few
+    seconds). Longer-lived bots were SIGKILLed after ~10 s here: the engine sets
+    PR_SET_PDEATHSIG, and trio forks from a worker thread that exits after 10 s
+    idle. Remove this split once arena/engine.py forks from a long-lived thread.
+    """
     game = get_game("kamisado")
     rng = random.Random(11)
     records = []
     random_command = [*resolve_builtin("random"), "--seed", "5"]
-    async with (
-        Engine(EngineConfig(name=name, command=command)) as bot,
-        Engine(EngineConfig(name="random", command=random_command)) as rnd,
-    ):
-        for variant, tc, plies in MATCHES:
-            control = TimeControl.parse(tc)
-            for i in range(games_per_match):
+    for variant, tc, plies, games in MATCHES:
+        control = TimeControl.parse(tc)
+        async with (
+            Engine(EngineConfig(name=name, command=command)) as bot,
+            Engine(EngineConfig(name="random", command=random_command)) as rnd,
+        ):
+            for i in range(games):
                 opening = (
                     game.random_opening(variant, plies, rng) if plies else game.new_state(variant)
                 )
@@ -72,10 +86,10 @@ def assert_clean(records: list[GameRecord], name: str) -> None:
 async def test_builtin_bot_plays_clean_games_against_random(name: str) -> None:
     records = await play_games(resolve_builtin(name) + ["--seed", "1"], name)
     assert_clean(records, name)
-    assert len(records) == 8
+    assert len(records) == GAMES
     # A real bot beats random nearly always; allow one unlucky game.
     won = sum((r.score == 1.0) == (r.players[0] == name) for r in records)
-    assert won >= 7, [(r.players, r.result) for r in records]
+    assert won >= GAMES - 1, [(r.players, r.result) for r in records]
     if name in ("alphabeta", "mcts"):
         infos = [a.info for r in records for a in r.actions if a.info]
         assert infos and all("pv" in info for info in infos)
