@@ -15,6 +15,7 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "greedy": ("greedy_bot.py", "wins at once if it can, avoids handing over a win, else mobility"),
     "mcts": ("mcts_bot.py", "UCT Monte-Carlo search with round playouts, time-managed"),
     "alphabeta": ("alphabeta_bot.py", "iterative-deepening alpha-beta with TT and Kamisado eval"),
+    "battle-greedy": ("battle_greedy_bot.py", "Sekigahara: greedy deploys, odds-based challenges"),
 }
 """name -> (script in this folder, one-line description)."""
 
