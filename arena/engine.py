@@ -58,7 +58,6 @@ from arena.protocol import (
     Identity,
     Info,
     LineReader,
-    LineTooLong,
     NewGame,
     Ping,
     ProtocolError,
@@ -300,6 +299,21 @@ class _Process:
     stderr_done: trio.Event = field(default_factory=trio.Event)
     watch_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     drain_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
+    read_scope: trio.CancelScope | None = None
+    """The scope of the read in progress, which an exit cuts short."""
+
+    def mark_exited(self) -> None:
+        """Announce the exit; a pending read gets only a short drain from now on.
+
+        Done by whoever reaps the process, rather than by a watcher task per read:
+        spawning a task (and a nursery) for every answer cost more than the pipe
+        round trip itself.
+        """
+        self.exited.set()
+        if self.read_scope is not None:
+            self.read_scope.deadline = min(
+                self.read_scope.deadline, trio.current_time() + _EXIT_DRAIN
+            )
 
     def cancel_tasks(self) -> None:
         self.watch_scope.cancel()
@@ -506,7 +520,7 @@ class Engine:
         """Reap the process and announce its exit to any pending read."""
         with proc.watch_scope:
             await proc.process.wait()
-            proc.exited.set()
+            proc.mark_exited()
 
     async def _drain_stderr(self, proc: _Process) -> None:
         """Read stderr until EOF, always, so the bot can never block on it."""
@@ -565,88 +579,88 @@ class Engine:
                 await proc.process.stdin.send_all(encode_line(msg))
 
     async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
+        """One request and its answer under a single cancel scope.
+
+        The scope first bounds the write (a bot that does not read its input) and
+        then, moved to ``sent_at + timeout``, the reads. One scope rather than one
+        per step: on the hot path each costs about as much as a pipe round trip's
+        own Python work. A fault found inside is raised from inside (``_fault``
+        shields its cleanup); the ends that leave the scope without a line
+        (deadline, closed pipe, reader error) are judged after it.
+        """
         self._next_id += 1
         msg = msgspec.structs.replace(msg, id=self._next_id)
         expected = EXPECTED_ANSWER[type(msg)]
         line = encode_line(msg)
-        with trio.move_on_after(timeout) as write_scope:
+        sent_at: float | None = None
+        stdin_closed = False
+        failure: Exception | None = None  # why the reader stopped without a line
+        infos: list[Info] = []
+        with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
             try:
-                await proc.process.stdin.send_all(line)
+                await _write(proc.process.stdin, line)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
-                await self._closed_pipe(proc, "closed its stdin", None)
-        if write_scope.cancelled_caught:
+                stdin_closed = True
+            else:
+                sent_at = trio.current_time()
+                scope.deadline = sent_at + timeout
+                proc.read_scope = scope  # an exit cuts the wait short (mark_exited)
+                if proc.exited.is_set():
+                    scope.deadline = min(scope.deadline, sent_at + _EXIT_DRAIN)
+                try:
+                    while True:
+                        try:
+                            raw = await proc.reader.receive_line()
+                        except (ProtocolError, EndOfStream, trio.BrokenResourceError) as exc:
+                            failure = exc
+                            break
+                        received_at = trio.current_time()
+                        answer = self._decode(raw, msg, expected)
+                        if isinstance(answer, EngineError):
+                            await self._fault(answer, received_at - sent_at)
+                        if isinstance(answer, Info):
+                            infos.append(answer)
+                            continue
+                        return Reply(answer, tuple(infos), sent_at, received_at)
+                finally:
+                    proc.read_scope = None
+        if stdin_closed:
+            await self._closed_pipe(proc, "closed its stdin", None)
+        if sent_at is None:
             await self._fault(
                 EngineTimeout(f"did not read its input for {timeout:.3f} s", engine=self.name)
             )
-        sent_at = trio.current_time()
-        deadline = sent_at + timeout
-        infos: list[Info] = []
-        while True:
-            raw, received_at = await self._read_line(proc, deadline, sent_at)
-            try:
-                answer = decode_bot_message(raw)
-            except ProtocolError as exc:
-                await self._fault(
-                    EngineProtocolError(f"{exc} in line {raw[:200]!r}", engine=self.name),
-                    elapsed=received_at - sent_at,
-                )
-            if answer.id != msg.id:
-                await self._fault(
-                    EngineProtocolError(
-                        f"answered id {answer.id} ({_tag(answer)}), expected id {msg.id}",
-                        engine=self.name,
-                    ),
-                    elapsed=received_at - sent_at,
-                )
-            if isinstance(answer, Info):
-                infos.append(answer)
-                continue
-            if not isinstance(answer, expected):
-                await self._fault(
-                    EngineProtocolError(
-                        f"answered {_tag(msg)} with {_tag(answer)}, expected {_tag(expected)}",
-                        engine=self.name,
-                    ),
-                    elapsed=received_at - sent_at,
-                )
-            return Reply(answer, tuple(infos), sent_at, received_at)
-
-    async def _read_line(
-        self, proc: _Process, deadline: float, sent_at: float
-    ) -> tuple[bytes, float]:
-        """The next line before ``deadline``, or the fault that prevented it.
-
-        The read races the process's exit: once the bot is gone, the pipe gets
-        a short drain (an answer written just before exiting still counts),
-        since a grandchild holding stdout open would otherwise hide the crash
-        until the deadline.
-        """
-        result: bytes | Exception | None = None
-        received_at = 0.0
-        with trio.CancelScope(deadline=deadline) as scope:
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(_shorten_on_exit, proc, scope)
-                try:
-                    result = await proc.reader.receive_line()
-                    received_at = trio.current_time()
-                except (ProtocolError, EndOfStream, trio.BrokenResourceError) as exc:
-                    result = exc
-                nursery.cancel_scope.cancel()
-        now = trio.current_time()
-        if isinstance(result, bytes):
-            return result, received_at
-        if isinstance(result, LineTooLong):
-            await self._fault(EngineProtocolError(str(result), engine=self.name), now - sent_at)
-        if isinstance(result, ProtocolError):  # not raised by the reader today
-            await self._fault(EngineProtocolError(str(result), engine=self.name), now - sent_at)
-        if isinstance(result, EndOfStream | trio.BrokenResourceError):
+        elapsed = trio.current_time() - sent_at
+        if isinstance(failure, ProtocolError):  # LineTooLong, the reader's only one
+            await self._fault(EngineProtocolError(str(failure), engine=self.name), elapsed)
+        if failure is not None:  # EndOfStream, BrokenResourceError
             await self._closed_pipe(proc, "closed its stdout", sent_at)
         if proc.exited.is_set():
             await self._crashed(proc, sent_at)
         await self._fault(
-            EngineTimeout(f"no answer within {deadline - sent_at:.3f} s", engine=self.name),
-            now - sent_at,
+            EngineTimeout(f"no answer within {timeout:.3f} s", engine=self.name), elapsed
         )
+
+    def _decode(self, raw: bytes, msg: Request, expected: type) -> Answer | Info | EngineError:
+        """The message in ``raw`` if it belongs to this request, else the fault to raise.
+
+        Plain (not async) on purpose: it runs for every line on the hot path.
+        """
+        try:
+            answer = decode_bot_message(raw)
+        except ProtocolError as exc:
+            return EngineProtocolError(f"{exc} in line {raw[:200]!r}", engine=self.name)
+        if answer.id != msg.id:
+            return EngineProtocolError(
+                f"answered id {answer.id} ({_tag(answer)}), expected id {msg.id}",
+                engine=self.name,
+            )
+        if not isinstance(answer, (expected, Info)):
+            return EngineProtocolError(
+                f"answered {_tag(msg)} with {_tag(answer)}, expected {_tag(expected)}",
+                engine=self.name,
+            )
+        return answer
 
     async def _closed_pipe(self, proc: _Process, what: str, sent_at: float | None) -> NoReturn:
         """A pipe closed: a crash if the process exits soon, else a protocol fault."""
@@ -678,16 +692,36 @@ class Engine:
         raise exc
 
 
+async def _write(stream: trio.abc.SendStream, data: bytes) -> None:
+    """``stream.send_all(data)``, minus one scheduler pass in the usual case.
+
+    trio's ``send_all`` yields to the scheduler before writing; on the hot path
+    that pass costs about a third of a whole pipe round trip. A request line
+    normally fits in the pipe, so try a non-blocking write first and fall back
+    to ``send_all`` for whatever did not fit. The read that always follows is a
+    checkpoint, so a request still yields (and can be cancelled) once per step.
+    Only the engine writes to the bot's stdin, and one request at a time.
+    """
+    if not isinstance(stream, trio.lowlevel.FdStream):  # not a Unix pipe
+        await stream.send_all(data)
+        return
+    try:
+        sent = os.write(stream.fileno(), data)
+    except BlockingIOError:
+        sent = 0
+    except BrokenPipeError as exc:
+        raise trio.BrokenResourceError from exc
+    except OSError as exc:  # EBADF: closed by us
+        raise trio.ClosedResourceError("stdin already closed") from exc
+    if sent < len(data):
+        await stream.send_all(memoryview(data)[sent:])
+
+
 async def _wait_exit(proc: _Process) -> None:
     """Wait for (and reap) the process directly: the watch task may already be
     cancelled when the engine is being torn down by a cancellation."""
     await proc.process.wait()
-    proc.exited.set()
-
-
-async def _shorten_on_exit(proc: _Process, scope: trio.CancelScope) -> None:
-    await proc.exited.wait()
-    scope.deadline = min(scope.deadline, trio.current_time() + _EXIT_DRAIN)
+    proc.mark_exited()
 
 
 def _tag(msg: object) -> str:

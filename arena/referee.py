@@ -11,6 +11,7 @@ It knows nothing of storage or ratings: it returns a :class:`GameRecord`.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -45,18 +46,27 @@ class RefereeSettings:
 
 
 def _clock_info(clocks: Sequence[Clock], player: int) -> ClockInfo:
-    """The wire clock for ``player``; each player may run under their own control."""
-    info = ClockInfo.from_clock(clocks[player], player)
-    both = [clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)]
+    """The wire clock for ``player``; each player may run under their own control.
+
+    Built directly rather than through ``ClockInfo.from_clock`` plus a copy: it
+    runs once per decision, and the control's text is cached per control.
+    """
+    clock = clocks[player]
+    tc = clock.control
     return ClockInfo(
-        control=info.control,
-        remaining_ms=both,
-        increment_ms=info.increment_ms,
-        movetime_ms=info.movetime_ms,
-        moves_to_go=info.moves_to_go,
-        margin_ms=info.margin_ms,
-        budget_ms=info.budget_ms,
+        control=_control_text(tc),
+        remaining_ms=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
+        increment_ms=round(tc.increment * 1000),
+        movetime_ms=None if tc.movetime is None else round(tc.movetime * 1000),
+        moves_to_go=clock.moves_to_go(player),
+        margin_ms=round(tc.margin * 1000),
+        budget_ms=clock.remaining_ms(player),
     )
+
+
+@functools.lru_cache(maxsize=64)
+def _control_text(control: TimeControl) -> str:
+    return str(control)
 
 
 class _Fault(Exception):

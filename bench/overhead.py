@@ -1,0 +1,277 @@
+"""Arena overhead: what one ply costs through the arena vs a raw pipe round trip.
+
+Both figures come from the same run, on the same machine, with the same kind of
+pipes driven by trio:
+
+* **arena ply**: games between two instant bots (each a tiny Python program
+  that answers the first legal action) played by the referee through
+  :class:`~arena.engine.Engine`. Wall time over non-forced plies, so it holds
+  everything the arena does per decision: legal actions, observation and
+  history, encoding the ``go``, the pipe both ways, decoding the answer, clocks,
+  the legality check and applying the action.
+* **raw round trip**: a Python process that echoes each line back, sent lines
+  of the same size as the average ``go`` message, read back by the same
+  :class:`~arena.protocol.LineReader`.
+
+The ratio (arena ply / raw round trip) says how much the arena adds on top of
+the unavoidable cost of asking a process. Target: at most 3.
+
+    python bench/overhead.py [--decisions 1000] [--rounds 7] [--variant standard]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import trio
+
+from arena.clock import Clock, TimeControl
+from arena.engine import Engine, EngineConfig
+from arena.games import Game, State, get_game
+from arena.protocol import ClockInfo, Go, LineReader, encode_line
+from arena.record import ActionRecord
+from arena.referee import RefereeSettings, play_game
+
+FIRST_LEGAL = r"""
+# Answers the first legal action without a JSON parser, relying on the compact
+# shape the arena writes (protocol.md, section 1: "type" first, then "id"), like
+# the C example bot: its own cost stays close to the echo process's, so the
+# ratio shows the arena's.
+import sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+for line in inp:
+    end = line.index(b'"', 9)
+    kind = line[9:end]
+    if kind == b"quit":
+        break
+    if kind == b"gameover":
+        continue
+    ident = line[end + 7 : line.find(b",", end + 7)]  # after '","id":'
+    if kind == b"go":
+        at = line.rindex(b'"legal":["') + 10
+        action = line[at : line.index(b'"', at)]
+        out.write(b'{"type":"action","id":' + ident + b',"action":"' + action + b'"}\n')
+    elif kind == b"hello":
+        out.write(b'{"type":"identity","id":' + ident + b',"protocol":1,"name":"first-legal",'
+                  b'"games":["kamisado"]}\n')
+    elif kind == b"newgame":
+        out.write(b'{"type":"ready","id":' + ident + b'}\n')
+    elif kind == b"ping":
+        out.write(b'{"type":"pong","id":' + line[end + 7 : line.index(b"}", end)] + b'}\n')
+    out.flush()
+"""
+
+ECHO = """
+import sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+for line in inp:
+    out.write(line)
+    out.flush()
+"""
+
+
+def rules_cost_us(game: Game, variant: str, repeat: int = 5) -> float:
+    """Microseconds per decision the rules core alone needs for what the referee
+    asks of it (observation text and fields, history, legal actions, applying
+    the action), replaying first-legal games in-process: the part of the arena's
+    cost that belongs to the game, not to the arena."""
+    best = float("inf")
+    for _ in range(repeat):
+        state, decisions = game.new_state(variant), 0
+        t0 = time.perf_counter()
+        while not state.is_terminal():
+            player = state.current_player()
+            legal = state.legal_actions()
+            if len(legal) > 1:
+                state.observation_text(player)
+                state.observation(player)
+                state.history(player)
+                decisions += 1
+            state.apply_action(legal[0])
+        best = min(best, (time.perf_counter() - t0) / decisions * 1e6)
+    return best
+
+
+def go_sizes(opening: State, actions: list[ActionRecord], control: TimeControl) -> list[int]:
+    """Bytes of each ``go`` line the referee wrote in a game (rebuilt by replay)."""
+    state, clock, sizes = opening.clone(), Clock(control), []
+    for x in actions:
+        if not x.forced:
+            go = Go(
+                player=x.player,
+                position=state.observation_text(x.player),
+                observation=state.observation(x.player),
+                history=state.history(x.player),
+                legal=state.legal_actions(),
+                clock=ClockInfo.from_clock(clock, x.player),
+            )
+            sizes.append(len(encode_line(go)))
+        state.apply_action(x.action)
+    return sizes
+
+
+@dataclass
+class Batch:
+    """One timed batch: operations, wall seconds, CPU seconds of this (arena) process."""
+
+    ops: int
+    wall: float
+    cpu: float
+
+    @property
+    def wall_us(self) -> float:
+        return self.wall / self.ops * 1e6
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu / self.ops * 1e6
+
+
+class Timer:
+    def __enter__(self) -> Timer:
+        self.wall, self.cpu = time.perf_counter(), time.process_time()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.wall = time.perf_counter() - self.wall
+        self.cpu = time.process_time() - self.cpu
+
+
+class ArenaRun:
+    """Two first-legal bots kept running across batches of whole games."""
+
+    def __init__(self, engines: list[Engine], variant: str) -> None:
+        self.engines = engines
+        self.variant = variant
+        self.game = get_game("kamisado")
+        self.control = TimeControl.parse("1000+0")
+        self.games = self.plies = 0
+
+    async def batch(self, min_decisions: int) -> tuple[Batch, list[int]]:
+        """Whole games until ``min_decisions`` non-forced plies; also the go line
+        sizes of the first game (rebuilt by replay, outside the timing)."""
+        decisions, wall, cpu, sizes = 0, 0.0, 0.0, []
+        while decisions < min_decisions:
+            opening = self.game.new_state(self.variant)
+            with Timer() as t:
+                record = await play_game(
+                    self.game, opening, self.engines, [self.control, self.control],
+                    variant=self.variant, settings=RefereeSettings(max_plies=2000),
+                )  # fmt: skip
+            wall, cpu = wall + t.wall, cpu + t.cpu
+            assert record.faulty is None, record
+            decisions += sum(1 for x in record.actions if not x.forced)
+            self.games += 1
+            self.plies += len(record.actions)
+            if not sizes:
+                sizes = go_sizes(opening, record.actions, self.control)
+        return Batch(decisions, wall, cpu), sizes
+
+
+async def raw_batch(proc: trio.Process, reader: LineReader, line: bytes, count: int) -> Batch:
+    """``count`` round trips of ``line`` through the echo process."""
+    with Timer() as t:
+        for _ in range(count):
+            await proc.stdin.send_all(line)
+            await reader.receive_line()
+    return Batch(count, t.wall, t.cpu)
+
+
+async def main_async(args: argparse.Namespace) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        bot, echo = Path(tmp, "first_legal.py"), Path(tmp, "echo.py")
+        bot.write_text(textwrap.dedent(FIRST_LEGAL))
+        echo.write_text(textwrap.dedent(ECHO))
+        configs = [
+            EngineConfig(name=f"first-legal-{i}", command=[sys.executable, str(bot)])
+            for i in (0, 1)
+        ]
+        async with Engine(configs[0]) as a, Engine(configs[1]) as b:
+            for engine in (a, b):
+                await engine.start("kamisado", args.variant)
+            arena = ArenaRun([a, b], args.variant)
+            _, sizes = await arena.batch(1)  # warm-up, and the size of a go line
+            size = round(statistics.mean(sizes))
+            line = b'{"type":"go","pad":"' + b"x" * max(0, size - 22) + b'"}\n'
+            proc = await trio.lowlevel.open_process(
+                [sys.executable, str(echo)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            )
+            reader = LineReader(proc.stdout)
+            try:
+                await raw_batch(proc, reader, line, 100)  # warm-up
+                arena_batches, raw_batches = [], []
+                for _ in range(args.rounds):  # interleaved: both see the same machine load
+                    arena_batches.append((await arena.batch(args.decisions))[0])
+                    raw_batches.append(await raw_batch(proc, reader, line, args.decisions))
+            finally:
+                with trio.CancelScope(shield=True):
+                    await proc.stdin.aclose()
+                    with trio.move_on_after(2):
+                        await proc.wait()
+                    proc.kill()
+                    await proc.wait()
+                    await proc.stdout.aclose()
+    report(args, arena, arena_batches, raw_batches, sizes, size)
+
+
+def report(
+    args: argparse.Namespace,
+    arena: ArenaRun,
+    arena_batches: list[Batch],
+    raw_batches: list[Batch],
+    sizes: list[int],
+    size: int,
+) -> None:
+    decisions = sum(b.ops for b in arena_batches)
+    print(
+        f"arena: {arena.games} {args.variant} games, {decisions} timed decisions in "
+        f"{args.rounds} batches; go line {size} bytes on average ({min(sizes)}-{max(sizes)})"
+    )
+
+    def figures(batches: list[Batch]) -> tuple[float, float, float]:
+        return (
+            min(b.wall_us for b in batches),
+            statistics.median(b.wall_us for b in batches),
+            statistics.median(b.cpu_us for b in batches),
+        )
+
+    a_best, a_med, a_cpu = figures(arena_batches)
+    r_best, r_med, r_cpu = figures(raw_batches)
+    print(
+        f"arena: {1e6 / a_best:,.0f} decisions/s; per decision {a_best:.0f} us best batch, "
+        f"{a_med:.0f} us median, arena CPU {a_cpu:.0f} us"
+    )
+    print(
+        f"raw:   {1e6 / r_best:,.0f} round trips/s; per {size}-byte echo round trip "
+        f"{r_best:.0f} us best batch, {r_med:.0f} us median, driver CPU {r_cpu:.0f} us"
+    )
+    print(
+        f"ratio: {a_best / r_best:.2f}x best, {a_med / r_med:.2f}x median "
+        f"(arena decision / raw round trip; target <= 3)"
+    )
+    rules = rules_cost_us(arena.game, args.variant)
+    print(
+        f"of which rules core: {rules:.0f} us per decision (observation text and fields, "
+        f"history, legal, apply); without it {(a_best - rules) / r_best:.2f}x best"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--decisions", type=int, default=1000, help="per batch (and round trips)")
+    parser.add_argument("--rounds", type=int, default=7, help="interleaved batches of each")
+    parser.add_argument("--variant", default="standard")
+    args = parser.parse_args()
+    trio.run(main_async, args)
+
+
+if __name__ == "__main__":
+    main()
