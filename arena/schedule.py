@@ -118,13 +118,15 @@ def draw_openings(config: TournamentConfig, count: int, game: Game | None = None
     """``count`` opening position texts, in task order.
 
     From the openings file (cycled), else ``plies`` random actions with a
-    generator seeded by the tournament seed, else the initial position.
+    generator seeded by the tournament seed, else the initial position. A game
+    whose openings are deals (``Game.deals_openings``, e.g. Sekigahara) is dealt
+    a seeded opening per task even with ``plies = 0``.
     """
     game = game or get_game(config.game)
     if config.openings.file is not None:
         positions = read_openings_file(config.openings.file)
         return [positions[i % len(positions)] for i in range(count)]
-    if config.openings.plies == 0:
+    if config.openings.plies == 0 and not game.deals_openings:
         start = game.new_state(config.variant).to_text()
         return [start] * count
     rng = random.Random(config.seed)

@@ -101,6 +101,10 @@ class Game(ABC):
     variants: ClassVar[Sequence[str]]
     default_variant: ClassVar[str]
     description: ClassVar[str] = ""
+    deals_openings: ClassVar[bool] = False
+    """``True`` when ``random_opening`` is a deal rather than a walk from one start
+    (hidden hands, as in Sekigahara): the tournament then deals every pair task its
+    own opening even with ``plies = 0``, since a single fixed deal would be one game."""
 
     @abstractmethod
     def new_state(self, variant: str | None = None) -> State:

@@ -19,6 +19,7 @@ class SekigaharaGame(Game):
     name: ClassVar[str] = "sekigahara"
     variants: ClassVar[tuple[str, ...]] = VARIANTS
     default_variant: ClassVar[str] = "battle"
+    deals_openings: ClassVar[bool] = True
     description: ClassVar[str] = (
         "Sekigahara battle: deploy blocks with cards, special attacks, loyalty challenges"
     )
