@@ -164,7 +164,7 @@ def play(
     control = TimeControl.parse(tc)
     opening = (
         game.random_opening(variant, opening_plies, random.Random(seed))
-        if opening_plies
+        if opening_plies or game.deals_openings
         else game.new_state(variant)
     )
     specs = [_bot_command(spec, None if seed is None else seed + i)

@@ -1,7 +1,7 @@
 """The Sekigahara battle: one attack between two armies, hidden blocks and hidden hands.
 
 The rules are ``/work/shared/rules/sekigahara-battle.md``; the action notation,
-position text and scenario format are in ``docs/sekigahara-notation.md``.
+position text and scenario format are in ``protocol.md`` (section 11).
 """
 
 from arena.games.sekigahara.game import GAME, SekigaharaGame

@@ -1,4 +1,4 @@
-"""The action notation of the Sekigahara battle (see ``docs/sekigahara-notation.md``).
+"""The action notation of the Sekigahara battle (see ``protocol.md`` (section 11)).
 
 Every decision is one short line of words separated by single spaces:
 
