@@ -72,35 +72,31 @@ def tower_token(tower: int, rank: int) -> str:
     return (letter if tower < 8 else letter.lower()) + "+" * rank
 
 
+_TOKENS = tuple(tuple(tower_token(t, r) for r in range(5)) for t in range(16))
+
+
 def position_to_text(pos: Position) -> str:
+    # Called once per decision by the referee: kept to table look-ups.
+    at = pos.at
+    rank = pos.rank
     rows = []
-    for r in range(7, -1, -1):
-        row = []
+    for base in range(56, -1, -8):
+        row = ""
         empty = 0
-        for f in range(8):
-            t = pos.at[f + 8 * r]
+        for t in at[base : base + 8]:
             if t < 0:
                 empty += 1
                 continue
             if empty:
-                row.append(str(empty))
+                row += str(empty)
                 empty = 0
-            row.append(tower_token(t, pos.rank[t]))
-        if empty:
-            row.append(str(empty))
-        rows.append("".join(row))
+            row += _TOKENS[t][rank[t]]
+        rows.append(row + str(empty) if empty else row)
     required = "-" if pos.required == FREE else COLOUR_LETTERS[pos.required].lower()
     pending = {PLAY: "-", OVER: "#"}.get(pos.phase) or PLAYER_LETTERS[pos.side]
-    return " ".join(
-        (
-            "/".join(rows),
-            PLAYER_LETTERS[pos.side],
-            required,
-            MATCH_KINDS[pos.kind],
-            f"{pos.score(0)}-{pos.score(1)}",
-            str(pos.round),
-            pending,
-        )
+    return (
+        f"{'/'.join(rows)} {PLAYER_LETTERS[pos.side]} {required} {MATCH_KINDS[pos.kind]} "
+        f"{pos.score(0)}-{pos.score(1)} {pos.round} {pending}"
     )
 
 
