@@ -544,3 +544,38 @@ async def test_bot_dies_when_the_arena_is_sigkilled(bot_script, tmp_path):
         await arena.stdout.aclose()
     assert arena.returncode == -signal.SIGKILL
     await assert_group_dies(bot_pid)
+
+
+ARENA_WITH_IDLE_THREADS = r"""
+import sys, trio
+import trio._core._thread_cache as thread_cache
+thread_cache.IDLE_TIMEOUT = 0.1  # trio's idle worker threads exit after this (10 s normally)
+from arena.engine import Engine, EngineConfig
+
+async def main():
+    cfg = EngineConfig(name="idle", command=[sys.executable, sys.argv[1], "normal"])
+    async with Engine(cfg) as engine:
+        await engine.start("kamisado", "standard")
+        # Idleness is the scenario here: trio's worker threads time out meanwhile.
+        await trio.to_thread.run_sync(lambda: None)
+        await trio.sleep(1.0)
+        print("alive" if engine.running else f"dead: {engine.returncode}", flush=True)
+        await engine.ping(timeout=2)
+        print("answers", flush=True)
+
+trio.run(main)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+async def test_bot_outlives_the_thread_pool_worker_that_spawned_it(bot_script, tmp_path):
+    """PR_SET_PDEATHSIG fires when the *thread* that forked exits. trio forks in
+    an idle-expiring worker thread, so the engine must fork from its own
+    long-lived thread, or every bot would die after 10 s of arena idleness."""
+    script = tmp_path / "idle_arena.py"
+    script.write_text(ARENA_WITH_IDLE_THREADS)
+    with trio.fail_after(15):
+        result = await trio.run_process(
+            [sys.executable, str(script), str(bot_script)], capture_stdout=True, check=False
+        )
+    assert result.stdout.decode().split() == ["alive", "answers"], result
