@@ -42,6 +42,7 @@ __all__ = [
 
 Positive = Annotated[int, Meta(ge=1)]
 Format = Literal["round-robin", "gauntlet"]
+Backend = Literal["local", "ray"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
 """Bot and tournament names: they appear in game keys (``r1:alpha:beta/1``), in
@@ -133,6 +134,10 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     max_plies: Positive = 1000
     limits: Limits = Limits()
     faults: Faults = Faults()
+    backend: Backend = "local"
+    """Where games run: this machine's worker processes, or a Ray cluster (the 'ray' extra)."""
+    ray_address: str | None = None
+    """A running Ray cluster (``HEAD:6379``) for ``backend = "ray"``; none starts a local one."""
 
     def bot(self, name: str) -> BotConfig:
         for bot in self.bots:
@@ -185,7 +190,7 @@ def _one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-_CHOICES = {"format": get_args(Format)}
+_CHOICES = {"format": get_args(Format), "backend": get_args(Backend)}
 """Literal-typed keys, whose msgspec error does not list the allowed values."""
 
 _PATH_RE = re.compile(r"^(?P<msg>.*) - at `\$(?P<path>[^`]*)`$", re.S)

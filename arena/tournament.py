@@ -26,6 +26,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import trio
 
@@ -36,6 +37,9 @@ from arena.runner import GameSlots, WorkItem
 from arena.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.store import Store, default_directory
 from arena.workers import WorkerPool
+
+if TYPE_CHECKING:
+    from arena.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -119,8 +123,19 @@ class Tournament:
         config_path: str | Path = "tournament.toml",
         workers: int | None = None,
         stop_when: Callable[[str, str, GameRecord], bool] | None = None,
+        backend: str | None = None,
+        address: str | None = None,
     ) -> None:
         self.config = config
+        self.backend = backend or config.backend
+        """``local`` (this machine's worker processes) or ``ray`` (``arena/raypool.py``)."""
+        self.address = address or config.ray_address
+        if self.backend == "ray":
+            from arena.raypool import require_ray
+
+            require_ray()  # fail before the first game: a one-line error if Ray is missing
+        elif self.backend != "local":
+            raise ValueError(f"unknown backend {self.backend!r} (expected 'local' or 'ray')")
         self.config_text = config_text
         self.config_path = Path(config_path).resolve()
         self.workers = workers
@@ -143,7 +158,7 @@ class Tournament:
         self.observer = observer or Observer()
         self.progress = Progress(total=2 * len(self.tasks))
         self.slots: GameSlots | None = None
-        self.pool: WorkerPool | None = None
+        self.pool: WorkerPool | RayPool | None = None
 
     # ------------------------------------------------------------------ policy
 
@@ -200,6 +215,20 @@ class Tournament:
         return Outcome(self.directory, self.progress, complete)
 
     async def _play(self, work: list[WorkItem]) -> None:
+        if self.backend == "ray":
+            from arena.raypool import RayPool
+
+            # Actors and slots follow the cluster's CPUs, not this machine's.
+            self.pool = RayPool(
+                self.config_text,
+                str(self.config_path),
+                processes=self.workers,
+                on_record=self._store_game,
+                dispatchable=self._dispatchable,
+                address=self.address,
+            )
+            await self.pool.run(work)
+            return
         processes, slots = self.plan(len(work))
         if processes == 1:
             self.slots = GameSlots(self.config, slots)

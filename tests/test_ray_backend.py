@@ -1,0 +1,260 @@
+"""The Ray backend (``arena/raypool.py``) on a local Ray instance with 2 CPUs.
+
+Ray starts once for the module (a few seconds) and is shut down at its end.
+The bots are deterministic functions of the position, so a tournament's stored
+games do not depend on which process played them, or in what order: the Ray
+run must store exactly what the local runner stores.
+"""
+
+from __future__ import annotations
+
+import logging
+import stat
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import trio  # noqa: E402
+from click.testing import CliRunner  # noqa: E402
+
+from arena.config import parse_config  # noqa: E402
+from arena.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
+from arena.record import GameRecord  # noqa: E402
+from arena.runner import WorkItem  # noqa: E402
+from arena.schedule import build_schedule  # noqa: E402
+from arena.store import Store  # noqa: E402
+from arena.tournament import Tournament  # noqa: E402
+
+# Picks its action from a stable hash of the position (and a per-bot salt), so
+# that the same position always gets the same answer, in any process.
+HASH_BOT = f"""#!{sys.executable}
+import sys, zlib
+from arena.sdk import run
+salt = sys.argv[1].encode() if len(sys.argv) > 1 else b""
+def choose(request):
+    legal = request.legal
+    return legal[zlib.crc32(salt + request.position.encode()) % len(legal)]
+run(choose, name="hash")
+"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def ray_instance():
+    """One local Ray instance for the whole module: starting Ray takes seconds."""
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
+             logging_level=logging.WARNING)  # fmt: skip
+    try:
+        yield
+    finally:
+        ray.shutdown()
+
+
+def write_tournament(
+    folder: Path, *, games: int = 4, bots: int = 3, name: str = "ray-test"
+) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    bot = folder / "hash_bot.py"
+    bot.write_text(HASH_BOT)
+    bot.chmod(bot.stat().st_mode | stat.S_IXUSR)
+    tables = "".join(
+        f'[[bots]]\nname = "h{i}"\ncommand = ["./hash_bot.py", "salt{i}"]\n' for i in range(bots)
+    )
+    toml = folder / "t.toml"
+    toml.write_text(
+        f"""
+name = "{name}"
+variant = "single"
+tc = "60+1"
+games_per_pairing = {games}
+concurrency = 2
+seed = 11
+[openings]
+plies = 2
+{tables}"""
+    )
+    return toml
+
+
+def tournament(toml: Path, results: Path, **kwargs: object) -> Tournament:
+    text = toml.read_text()
+    config = parse_config(text, toml)
+    return Tournament(config, text, results_root=results, config_path=toml, **kwargs)
+
+
+def stored(directory: Path) -> dict[str, tuple[object, ...]]:
+    """What must not depend on the backend: key, players, actions, score, reason."""
+    with Store.open_existing(directory) as store:
+        return {
+            key: (tuple(r.players), tuple(a.action for a in r.actions), r.score, r.reason)
+            for key, r in store.items()
+        }
+
+
+def bot_processes(marker: str) -> list[int]:
+    """Pids of live processes whose command line mentions ``marker``."""
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if marker in cmdline and state != "Z":
+            pids.append(int(entry.name))
+    return pids
+
+
+def wait_no_bots(marker: str, limit: float = 10) -> None:
+    deadline = time.monotonic() + limit
+    while bot_processes(marker):
+        assert time.monotonic() < deadline, f"bot processes left: {bot_processes(marker)}"
+        time.sleep(0.05)
+
+
+def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t")
+    local = tournament(toml, tmp_path / "local", workers=1)
+    local_outcome = trio.run(local.run)
+    local.close()
+    on_ray = tournament(toml, tmp_path / "ray", backend="ray")
+    ray_outcome = trio.run(on_ray.run)
+    on_ray.close()
+
+    assert local_outcome.complete and ray_outcome.complete
+    expected = stored(local_outcome.directory)
+    assert len(expected) == 12  # 3 pairings x 4 games
+    assert stored(ray_outcome.directory) == expected
+    assert ray_outcome.progress.done == ray_outcome.progress.played_now == 12
+    assert on_ray.pool is not None and not on_ray.pool.actors  # every actor retired
+    assert not {r for _, (_, _, _, r) in expected.items() if r in ("crash", "time", "protocol")}
+    wait_no_bots(str(tmp_path))
+
+
+def test_a_killed_actor_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=8)
+    run = tournament(toml, tmp_path / "results", backend="ray")
+    store_game = run._store_game
+    killed: list[object] = []
+
+    async def store_then_kill(key: str, pair_key: str, record: GameRecord) -> None:
+        await store_game(key, pair_key, record)
+        if run.progress.played_now == 3 and not killed:
+            assert run.pool is not None
+            killed.append(run.pool.actors[0])
+            ray.kill(run.pool.actors[0], no_restart=True)  # mid-batch: games are in flight
+
+    run._store_game = store_then_kill  # type: ignore[method-assign]
+    outcome = trio.run(run.run)
+    run.close()
+
+    assert killed and outcome.complete
+    config = parse_config(toml.read_text(), toml)
+    scheduled = {key for task in build_schedule(config) for key in task.game_keys}
+    assert len(scheduled) == 24
+    with Store.open_existing(outcome.directory) as store:
+        assert store.finished_keys() == scheduled
+        assert store.count() == 24
+    assert outcome.progress.done == outcome.progress.played_now == 24
+    assert sum(outcome.progress.reasons.values()) == 24
+    assert run.pool is not None and sum(run.pool.nodes.values()) >= 3  # a replacement started
+    assert run.pool.requeued > 0  # the killed actor had games in flight
+    wait_no_bots(str(tmp_path))
+
+
+def test_a_game_played_twice_is_reported_once(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    text = toml.read_text()
+    task = build_schedule(parse_config(text, toml))[0]
+    seen: list[str] = []
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        seen.append(key)
+
+    pool = RayPool(text, str(toml), processes=2, slots=1, on_record=on_record)
+    item = WorkItem(task, [1, 2])
+    trio.run(pool.run, [item, item])  # the same pair handed out twice
+    assert sorted(seen) == sorted(task.game_keys)
+    assert pool.duplicates == 2
+
+
+def test_a_bot_missing_on_a_node_is_one_line(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    text = toml.read_text()
+    config = parse_config(text, toml)
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        raise AssertionError("no game should be played")
+
+    pool = RayPool(text, str(toml), processes=1, on_record=on_record)
+    # The driver resolved the bot; now the (only) node does not have it.
+    (tmp_path / "t" / "hash_bot.py").unlink()
+    items = [WorkItem(task, [1, 2]) for task in build_schedule(config)]
+    with pytest.raises(RayBackendError) as info:
+        trio.run(pool.run, items)
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith("worker on node ")
+    assert f"cannot start bot h0: {tmp_path / 't' / 'hash_bot.py'} not found" in message
+    assert not pool.actors
+
+
+def test_without_ray_the_backend_is_a_one_line_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now fails
+    text = toml.read_text()
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        pass
+
+    with pytest.raises(RayUnavailableError, match=r"^the ray backend needs the 'ray' extra: "):
+        RayPool(text, str(toml), on_record=on_record)
+    with pytest.raises(ValueError) as info:
+        tournament(toml, tmp_path / "results", backend="ray")
+    assert str(info.value) == EXTRA_HINT
+    assert not (tmp_path / "results").exists()  # refused before opening a store
+
+    # The tournament file can ask for Ray too.
+    toml.write_text(toml.read_text().replace("seed = 11\n", 'seed = 11\nbackend = "ray"\n'))
+    with pytest.raises(RayUnavailableError):
+        tournament(toml, tmp_path / "results")
+
+
+def _cli_has_backend_option() -> bool:
+    from arena.cli import run_command
+
+    return any("--backend" in param.opts for param in run_command.params)
+
+
+@pytest.mark.skipif(not _cli_has_backend_option(), reason="arena run --backend not wired yet")
+def test_cli_backend_ray_without_ray_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from arena.cli import main
+
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    monkeypatch.setitem(sys.modules, "ray", None)
+    result = CliRunner().invoke(
+        main, ["run", str(toml), "--backend", "ray", "--results", str(tmp_path / "r"), "-q"]
+    )
+    assert result.exit_code != 0
+    assert result.output.strip().splitlines() == [f"arena: error: {EXTRA_HINT}"]
+
+
+def test_config_names_the_backend(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    text = toml.read_text().replace(
+        "seed = 11\n", 'seed = 11\nbackend = "ray"\nray_address = "head:6379"\n'
+    )
+    config = parse_config(text, toml)
+    assert (config.backend, config.ray_address) == ("ray", "head:6379")
+    bad = text.replace('backend = "ray"', 'backend = "cluster"')
+    with pytest.raises(ValueError, match=r"backend: invalid enum value 'cluster' \(expected one"):
+        parse_config(bad, toml)
