@@ -19,6 +19,7 @@ with them.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -66,8 +67,14 @@ class PairDone(msgspec.Struct, tag="pair_done", frozen=True):
     key: str
 
 
+class Usage(msgspec.Struct, tag="usage", frozen=True):
+    """The worker's own CPU seconds, sent last, so the arena can report its CPU share."""
+
+    cpu: float
+
+
 ToWorker = Setup | Work | End
-FromWorker = Result | PairDone
+FromWorker = Result | PairDone | Usage
 
 _to_worker = msgspec.json.Decoder(ToWorker)
 _from_worker = msgspec.json.Decoder(FromWorker)
@@ -125,6 +132,8 @@ async def worker_main() -> None:
 
         nursery.start_soon(feed)
         await slots.run(receive_work, emit, pair_done=pair_done)
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    await write(Usage(usage.ru_utime + usage.ru_stime))
 
 
 # --------------------------------------------------------------------------- parent side
@@ -149,6 +158,8 @@ class WorkerPool:
         self.dispatchable = dispatchable
         self.queue: deque[WorkItem] = deque()
         self.pgids: set[int] = set()
+        self.worker_cpu = 0.0
+        """CPU seconds the worker processes spent themselves (not their bots)."""
         self._wakeup = trio.Event()
 
     async def run(self, items: list[WorkItem]) -> None:
@@ -227,7 +238,9 @@ class WorkerPool:
                     msg = _from_worker.decode(await reader.receive_line())
                 except (EndOfStream, trio.BrokenResourceError):
                     break
-                if isinstance(msg, Result):
+                if isinstance(msg, Usage):
+                    self.worker_cpu += msg.cpu
+                elif isinstance(msg, Result):
                     entry = outstanding.get(msg.pair_key)
                     if entry is not None:
                         entry[1].discard(int(msg.key.rsplit("/", 1)[1]))

@@ -3,7 +3,7 @@
 Runs the same round robin (three built-in random bots, standard matches) at
 concurrency 1 and 2 in one process and prints games per second, the speed-up
 (target >= 1.8 on 2 cores) and the arena's own CPU share: the arena process's CPU
-time against the bots' (reaped children's) CPU time.
+time (its own and its worker processes') against the bots' CPU time.
 
     python bench/tournament.py [--games-per-pairing 20] [--variant standard]
 """
@@ -60,8 +60,9 @@ def run_once(concurrency: int, games: int, variant: str, root: Path) -> dict[str
     outcome = trio.run(tournament.run)
     wall = time.perf_counter() - start
     tournament.close()
-    arena = cpu(resource.RUSAGE_SELF) - self_cpu
-    bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu
+    workers = tournament.pool.worker_cpu if tournament.pool is not None else 0.0
+    arena = cpu(resource.RUSAGE_SELF) - self_cpu + workers
+    bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu - workers
     return {
         "games": outcome.progress.played_now,
         "wall": wall,
