@@ -14,7 +14,12 @@ pipes driven by trio:
   :class:`~arena.protocol.LineReader`.
 
 The ratio (arena ply / raw round trip) says how much the arena adds on top of
-the unavoidable cost of asking a process. Target: at most 3.
+the unavoidable cost of asking a process. Target: at most 3. Batches of both
+are interleaved so they see the same machine; the best batch is the figure to
+compare (the median shows the noise). The bot reads the ``go`` line without a
+JSON parser so that its own work stays close to the echo's, and the last line
+separates the rules core's share (observation text and fields, legal actions),
+which belongs to the game rather than to the arena.
 
     python bench/overhead.py [--decisions 1000] [--rounds 7] [--variant standard]
 """
@@ -22,6 +27,7 @@ the unavoidable cost of asking a process. Target: at most 3.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import subprocess
 import sys
@@ -256,6 +262,12 @@ def report(
     print(
         f"ratio: {a_best / r_best:.2f}x best, {a_med / r_med:.2f}x median "
         f"(arena decision / raw round trip; target <= 3)"
+    )
+    load = os.getloadavg()[0]
+    print(
+        f"load average {load:.2f} on {os.cpu_count()} CPUs: other processes slow the raw "
+        "round trip (wake-up latency) more than the arena's CPU-bound work, so the ratio "
+        "is only meaningful on a quiet machine"
     )
     rules = rules_cost_us(arena.game, args.variant)
     print(
