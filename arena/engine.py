@@ -22,7 +22,7 @@ manager and the only way to get one running: leaving the block, normally or by
 cancellation, kills the group under a shielded, bounded cancel scope, so no
 bot outlives the arena. For the deaths no code survives (SIGKILL, a crash of
 the interpreter), Linux's ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL each
-bot when the arena goes (see :func:`_preexec`).
+bot when the arena goes (see :func:`arena.process.child_preexec`).
 
 Timing: ``Reply.elapsed`` runs from the moment the request line has been
 written to the pipe until the answer line has been read, on trio's clock.
@@ -31,16 +31,11 @@ That is exactly the interval the referee charges to the bot's clock.
 
 from __future__ import annotations
 
-import ctypes
 import os
 import resource
 import signal
 import subprocess
-import sys
-import threading
 from collections import deque
-from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractAsyncContextManager, suppress
 from dataclasses import dataclass, field
 from typing import ClassVar, NoReturn
@@ -48,6 +43,7 @@ from typing import ClassVar, NoReturn
 import msgspec
 import trio
 
+from arena.process import ChildProcess, child_preexec, spawn
 from arena.protocol import (
     EXPECTED_ANSWER,
     MAX_LINE,
@@ -294,7 +290,7 @@ class Reply:
 class _Process:
     """One running incarnation of the bot and its background tasks."""
 
-    process: trio.Process
+    process: ChildProcess
     reader: LineReader
     pgid: int
     exited: trio.Event = field(default_factory=trio.Event)
@@ -423,8 +419,12 @@ class Engine:
         self.returncode = None
         limits = cfg.limits.pairs()
         try:
-            process = await _spawn(
-                cfg.command, env=cfg.environment(), cwd=cfg.cwd, preexec=_preexec(limits)
+            process = spawn(
+                cfg.command,
+                env=cfg.environment(),
+                cwd=cfg.cwd,
+                start_new_session=True,
+                preexec_fn=child_preexec(limits),
             )
         except (OSError, subprocess.SubprocessError) as exc:
             err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
@@ -722,129 +722,6 @@ async def _wait_exit(proc: _Process) -> None:
 def _tag(msg: object) -> str:
     cls = msg if isinstance(msg, type) else type(msg)
     return str(cls.__struct_config__.tag)
-
-
-# --------------------------------------------------------------------------
-# spawning
-
-_spawner: ThreadPoolExecutor | None = None
-_spawner_lock = threading.Lock()
-
-
-def _spawner_thread() -> ThreadPoolExecutor:
-    """The one thread that forks every bot, alive as long as the arena process.
-
-    PR_SET_PDEATHSIG (see :func:`_preexec`) kills the child when the *thread*
-    that forked it exits, not the process. ``trio.lowlevel.open_process`` forks
-    in one of trio's worker threads, which exit after 10 s of idleness: every
-    bot would be SIGKILLed ten seconds after the last spawn. A
-    ``ThreadPoolExecutor`` thread never idles out; it ends only at interpreter
-    exit, when taking the bots along is what we want.
-    """
-    global _spawner
-    with _spawner_lock:
-        if _spawner is None:
-            _spawner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="arena-bot-spawner")
-        return _spawner
-
-
-async def _spawn(
-    command: list[str], *, env: dict[str, str], cwd: str | None, preexec: Callable[[], None]
-) -> trio.Process:
-    """``trio.lowlevel.open_process`` with pipes on all three streams and its own
-    session, but forked from :func:`_spawner_thread`.
-
-    The wait for the fork is shielded (it takes milliseconds): a cancellation
-    arriving meanwhile must not leave a spawned process nobody owns.
-    Raises ``OSError``/``SubprocessError`` as ``open_process`` would.
-    """
-    # os.pipe() gives (read end, write end), both non-inheritable: only the copies
-    # Popen dup2's onto 0, 1 and 2 reach the bot. It reads stdin, writes the others.
-    stdin_child, stdin_parent = os.pipe()
-    stdout_parent, stdout_child = os.pipe()
-    stderr_parent, stderr_child = os.pipe()
-    try:
-        future = _spawner_thread().submit(
-            subprocess.Popen,
-            command,
-            stdin=stdin_child,
-            stdout=stdout_child,
-            stderr=stderr_child,
-            start_new_session=True,
-            env=env,
-            cwd=cwd,
-            preexec_fn=preexec,
-        )
-        token = trio.lowlevel.current_trio_token()
-        done = trio.Event()
-        future.add_done_callback(lambda _: token.run_sync_soon(done.set))
-        with trio.CancelScope(shield=True):
-            await done.wait()
-        popen = future.result()
-    except BaseException:
-        for fd in (stdin_parent, stdout_parent, stderr_parent):
-            os.close(fd)
-        raise
-    finally:
-        for fd in (stdin_child, stdout_child, stderr_child):
-            os.close(fd)
-    # trio.Process has no public constructor; _create is how open_process builds one.
-    return trio.Process._create(  # type: ignore[attr-defined]
-        popen,
-        trio.lowlevel.FdStream(stdin_parent),
-        trio.lowlevel.FdStream(stdout_parent),
-        trio.lowlevel.FdStream(stderr_parent),
-    )
-
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _load_prctl() -> Callable[..., int] | None:
-    """libc's ``prctl`` on Linux, looked up once in the parent; ``None`` elsewhere."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        libc = ctypes.CDLL(None, use_errno=True)
-        return libc.prctl
-    except (OSError, AttributeError):
-        return None
-
-
-_PRCTL = _load_prctl()
-
-
-def _preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
-    """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
-
-    1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
-       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs. The
-       "parent" the kernel watches is the *thread* that forked, not the process;
-       hence :func:`_spawn` forks from one long-lived thread (trio's own
-       ``open_process`` forks in a worker thread that exits when idle for 10 s,
-       which would take every bot with it).
-       The signal is not inherited by the bot's own children: a helper that
-       ignores the closing of its pipes may outlive a SIGKILLed arena (the
-       arena's normal exits kill the whole group instead).
-       If the arena died between ``fork`` and ``prctl``, the signal would never
-       come, so the child checks that its parent is still the one that forked it.
-    2. ``setrlimit`` for the configured resource limits.
-
-    No allocation-heavy work here: the child of a threaded parent must stay trivial.
-    """
-    prctl = _PRCTL
-    parent = os.getpid()
-    sigkill = int(signal.SIGKILL)
-
-    def apply() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
-            if os.getppid() != parent:
-                os._exit(127)
-        for res, soft, hard in limits:
-            resource.setrlimit(res, (soft, hard))
-
-    return apply
 
 
 __all__ = [

@@ -21,7 +21,6 @@ from __future__ import annotations
 import os
 import resource
 import signal
-import subprocess
 import sys
 from collections import deque
 from collections.abc import Awaitable, Callable
@@ -31,7 +30,7 @@ import msgspec
 import trio
 
 from arena.config import parse_config
-from arena.engine import _preexec as child_preexec
+from arena.process import child_preexec, spawn
 from arena.protocol import EndOfStream, LineReader
 from arena.record import GameRecord
 from arena.runner import GameSlots, WorkItem
@@ -202,10 +201,9 @@ class WorkerPool:
 
         Returns the items it did not finish and whether it finished any game.
         """
-        process = await trio.lowlevel.open_process(
+        process = spawn(
             [sys.executable, "-m", "arena.workers"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
+            stderr=None,  # a worker's own errors go straight to the arena's stderr
             start_new_session=True,
             preexec_fn=child_preexec([]),
         )
@@ -215,6 +213,7 @@ class WorkerPool:
         progressed = False
         try:
             stdin = process.stdin
+            assert stdin is not None
             await stdin.send_all(_line(self.setup))
 
             async def dispatch() -> None:
@@ -261,6 +260,7 @@ class WorkerPool:
             return lost, progressed
         finally:
             with trio.CancelScope(shield=True):
+                assert process.stdin is not None and process.stdout is not None
                 await process.stdin.aclose()  # EOF: the worker abandons its games
                 with trio.move_on_after(SHUTDOWN_TIMEOUT):
                     await process.wait()

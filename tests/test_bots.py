@@ -48,21 +48,19 @@ GAMES = sum(m[3] for m in MATCHES)
 async def play_games(command: list[str], name: str) -> list[GameRecord]:
     """``command`` against ``random`` in every match of :data:`MATCHES`, both colours.
 
-    Fresh engines for each match kind keep every bot process short-lived (a few
-    seconds). Longer-lived bots were SIGKILLed after ~10 s here: the engine sets
-    PR_SET_PDEATHSIG, and trio forks from a worker thread that exits after 10 s
-    idle. Remove this split once arena/engine.py forks from a long-lived thread.
+    The same two processes play every game, across match kinds, as in a
+    tournament: a bot must handle ``newgame`` for any variant it declared.
     """
     game = get_game("kamisado")
     rng = random.Random(11)
     records = []
     random_command = [*resolve_builtin("random"), "--seed", "5"]
-    for variant, tc, plies, games in MATCHES:
-        control = TimeControl.parse(tc)
-        async with (
-            Engine(EngineConfig(name=name, command=command)) as bot,
-            Engine(EngineConfig(name="random", command=random_command)) as rnd,
-        ):
+    async with (
+        Engine(EngineConfig(name=name, command=command)) as bot,
+        Engine(EngineConfig(name="random", command=random_command)) as rnd,
+    ):
+        for variant, tc, plies, games in MATCHES:
+            control = TimeControl.parse(tc)
             for i in range(games):
                 opening = (
                     game.random_opening(variant, plies, rng) if plies else game.new_state(variant)
@@ -72,6 +70,7 @@ async def play_games(command: list[str], name: str) -> list[GameRecord]:
                     game, opening, engines, [control, control], variant=variant
                 )
                 records.append(record)
+        assert bot.starts == 1, "the bot was restarted: it faulted somewhere"
     return records
 
 

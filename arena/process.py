@@ -1,0 +1,188 @@
+"""Child processes spawned from the main thread, with trio streams and an async wait.
+
+Why not ``trio.lowlevel.open_process``: it forks from one of trio's worker
+threads, and Linux's ``PR_SET_PDEATHSIG`` (which the arena sets so that bots and
+workers die with it, even on SIGKILL) fires when the *thread* that forked
+exits, not the process. Trio retires idle worker threads after ten seconds, so
+every bot would be killed ten seconds after its spawning thread went idle.
+Forking here, from the thread running trio (the main thread, alive as long as
+the arena), keeps the death signal meaningful. The fork itself blocks the event
+loop for a millisecond or two, once per process start.
+
+Waiting uses a pidfd where the kernel has one (Linux 5.3+), so no thread sits in
+``waitpid``; elsewhere a worker thread waits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Mapping, Sequence
+
+import trio
+
+PIPE = subprocess.PIPE
+
+
+class ChildProcess:
+    """A running child: ``stdin``/``stdout``/``stderr`` trio streams (when piped),
+    ``pid``, ``returncode`` (``None`` while it runs) and ``await wait()``."""
+
+    def __init__(
+        self,
+        popen: subprocess.Popen[bytes],
+        stdin: trio.lowlevel.FdStream | None,
+        stdout: trio.lowlevel.FdStream | None,
+        stderr: trio.lowlevel.FdStream | None,
+    ) -> None:
+        self._popen = popen
+        self.stdin = stdin
+        self.stdout = stdout
+        self.stderr = stderr
+        self._lock = trio.Lock()
+        self._pidfd: int | None = None
+        pidfd_open = getattr(os, "pidfd_open", None)
+        if pidfd_open is not None:
+            try:
+                self._pidfd = pidfd_open(popen.pid)
+            except OSError:  # an old kernel, or already reaped
+                self._pidfd = None
+
+    @property
+    def pid(self) -> int:
+        return self._popen.pid
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.poll()
+
+    async def wait(self) -> int:
+        """Wait for the exit (and reap); safe to call from several tasks at once."""
+        async with self._lock:
+            if self._popen.poll() is None:
+                if self._pidfd is not None:
+                    await trio.lowlevel.wait_readable(self._pidfd)
+                    self._popen.wait()
+                else:
+                    await trio.to_thread.run_sync(self._popen.wait, abandon_on_cancel=True)
+            self._close_pidfd()
+        code = self._popen.returncode
+        assert code is not None
+        return code
+
+    def _close_pidfd(self) -> None:
+        if self._pidfd is not None:
+            trio.lowlevel.notify_closing(self._pidfd)
+            os.close(self._pidfd)
+            self._pidfd = None
+
+    def send_signal(self, sig: int) -> None:
+        self._popen.send_signal(sig)
+
+    async def aclose_streams(self) -> None:
+        for stream in (self.stdin, self.stdout, self.stderr):
+            if stream is not None:
+                await stream.aclose()
+
+
+def spawn(
+    command: Sequence[str],
+    *,
+    stdin: int | None = PIPE,
+    stdout: int | None = PIPE,
+    stderr: int | None = PIPE,
+    cwd: str | None = None,
+    env: Mapping[str, str] | None = None,
+    start_new_session: bool = False,
+    preexec_fn: Callable[[], None] | None = None,
+) -> ChildProcess:
+    """Start ``command`` now, from the calling (main) thread; raises ``OSError`` on failure.
+
+    ``PIPE`` for a stream gives the parent a non-blocking trio stream for it.
+    """
+    ours: list[int] = []
+    theirs: list[int] = []
+    child: dict[str, int | None] = {}
+    for name, how, child_reads in (("stdin", stdin, True), ("stdout", stdout, False),
+                                   ("stderr", stderr, False)):  # fmt: skip
+        if how == PIPE:
+            r, w = os.pipe()
+            child[name], parent = (r, w) if child_reads else (w, r)
+            ours.append(parent)
+            theirs.append(child[name])  # type: ignore[arg-type]
+        else:
+            child[name] = how
+            ours.append(-1)
+    try:
+        popen = subprocess.Popen(
+            list(command),
+            stdin=child["stdin"],
+            stdout=child["stdout"],
+            stderr=child["stderr"],
+            cwd=cwd,
+            env=env,
+            start_new_session=start_new_session,
+            preexec_fn=preexec_fn,
+        )
+    except BaseException:
+        for fd in ours + theirs:
+            if fd >= 0:
+                os.close(fd)
+        raise
+    for fd in theirs:
+        os.close(fd)
+    streams = [trio.lowlevel.FdStream(fd) if fd >= 0 else None for fd in ours]
+    return ChildProcess(popen, *streams)
+
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _load_prctl() -> Callable[..., int] | None:
+    """libc's ``prctl`` on Linux, looked up once in the parent; ``None`` elsewhere."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        return libc.prctl
+    except (OSError, AttributeError):
+        return None
+
+
+_PRCTL = _load_prctl()
+
+
+def child_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
+    """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
+
+    1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
+       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs. The
+       "parent" the kernel watches is the *thread* that forked, not the process;
+       hence :func:`spawn` forks from the thread running trio (see the module
+       docstring).
+       The signal is not inherited by the bot's own children: a helper that
+       ignores the closing of its pipes may outlive a SIGKILLed arena (the
+       arena's normal exits kill the whole group instead).
+       If the arena died between ``fork`` and ``prctl``, the signal would never
+       come, so the child checks that its parent is still the one that forked it.
+    2. ``setrlimit`` for the configured resource limits.
+
+    No allocation-heavy work here: the child of a threaded parent must stay trivial.
+    """
+    prctl = _PRCTL
+    parent = os.getpid()
+    sigkill = int(signal.SIGKILL)
+
+    def apply() -> None:
+        if prctl is not None:
+            prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
+            if os.getppid() != parent:
+                os._exit(127)
+        for res, soft, hard in limits:
+            resource.setrlimit(res, (soft, hard))
+
+    return apply
