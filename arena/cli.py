@@ -336,6 +336,19 @@ def report(results_dir: str, anchor: str | None) -> None:
     _report(results_dir, _parse_anchor(anchor))
 
 
+@main.command("check-bot", context_settings={"ignore_unknown_options": True})
+@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option("--game", "game_name", default="kamisado", show_default=True)
+@click.option("--timeout", type=float, default=5.0, show_default=True, help="Seconds per check.")
+@_friendly_errors
+def check_bot(command: tuple[str, ...], game_name: str, timeout: float) -> None:
+    """Check that a bot speaks the protocol: arena check-bot -- COMMAND..."""
+    from arena.compliance import run_checks
+
+    get_game(game_name)
+    sys.exit(run_checks(list(command), game=game_name, timeout=timeout, echo=click.echo))
+
+
 @main.command()
 def bots() -> None:
     """List the built-in bots (use them as NAME or builtin:NAME)."""
