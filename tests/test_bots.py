@@ -227,3 +227,31 @@ def test_c_example_reads_nested_json(tmp_path: Path) -> None:
     )
     out = subprocess.run([str(exe)], input=line, capture_output=True, text=True, timeout=10)
     assert out.stdout == '{"type":"action","id":7,"action":"b8-b1"}\n'
+
+
+def _example_commands(tmp_path: Path) -> dict[str, list[str]]:
+    commands: dict[str, list[str]] = {}
+    node = shutil.which("node")
+    if node is not None:
+        commands["js"] = [node, str(EXAMPLES / "js" / "kamisado_bot.js")]
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is not None:
+        exe = tmp_path / "bot"
+        source = EXAMPLES / "c" / "kamisado_bot.c"
+        subprocess.run([cc, "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+        commands["c"] = [str(exe)]
+    return commands
+
+
+@pytest.mark.parametrize("language", ["js", "c"])
+def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    command = _example_commands(tmp_path).get(language)
+    if command is None:
+        pytest.skip(f"no {'node' if language == 'js' else 'C compiler'} on this machine")
+    result = CliRunner().invoke(main, ["check-bot", "--", *command])
+    assert result.exit_code == 0, result.output
+    assert "all 13 checks passed" in result.output
