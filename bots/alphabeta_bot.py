@@ -226,6 +226,7 @@ class Searcher:
             return moves[0], 0, 0
         order = self.order(moves, -1, 0)
         best_move, best_value, reached = order[0], 0, 0
+        base = pos.made
         start = time.monotonic()
         for depth in range(1, max_depth + 1):
             alpha = -INF
@@ -246,6 +247,8 @@ class Searcher:
                         iter_best, iter_value = m, v
                         alpha = max(alpha, v)
             except Timeout:
+                # The search stopped deep in the tree: take back what it made.
+                pos.unmake_to(base)
                 # The previous best was searched first, so a move that beat it
                 # in the unfinished iteration is at least as good.
                 if iter_best >= 0 and iter_best != best_move and iter_value > best_value:

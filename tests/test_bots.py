@@ -255,3 +255,35 @@ def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["check-bot", "--", *command])
     assert result.exit_code == 0, result.output
     assert "all 13 checks passed" in result.output
+
+
+@pytest.mark.parametrize("cut_at", [3, 50, 400, 2000])
+def test_alphabeta_timeout_leaves_the_position_intact(cut_at: int) -> None:
+    """A search cut off deep in the tree must take back every move it made.
+
+    Found by the ladder: the principal variation was read from a position the
+    abandoned search had left half-played, and the bot crashed. The deadline is
+    simulated by raising ``Timeout`` at the ``cut_at``-th node, wherever it is.
+    """
+    from bots.alphabeta_bot import Timeout
+
+    class CutSearcher(Searcher):
+        calls = 0
+
+        def search(self, depth: int, alpha: int, beta: int, ply: int) -> int:
+            self.calls += 1
+            if self.calls == cut_at:
+                raise Timeout
+            return super().search(depth, alpha, beta, ply)
+
+    game = get_game("kamisado")
+    rng = random.Random(3)
+    for _ in range(10):
+        pos = game.random_opening("standard", 6, rng).pos.copy()
+        before = pos.key()
+        searcher = CutSearcher()
+        move, _, depth = searcher.think(pos, time.monotonic() + 60)
+        assert pos.key() == before
+        assert move in pos.legal_moves()
+        assert searcher.pv(move, max(depth, 1))[0] == move
+        assert pos.key() == before

@@ -374,6 +374,16 @@ class Position:
         if promoted >= 0:
             self.rank[promoted] -= 1
 
+    @property
+    def made(self) -> int:
+        """How many ``make`` calls are not taken back yet."""
+        return len(self._undo)
+
+    def unmake_to(self, made: int) -> None:
+        """Take back moves until ``made`` remain: unwinds a search abandoned mid-tree."""
+        while len(self._undo) > made:
+            self.unmake()
+
     # ------------------------------------------------------------------ misc
 
     def max_rank(self) -> int:
