@@ -12,9 +12,9 @@ Shape of the exchange, and why:
 
 * An actor keeps **one trio loop in a thread for its whole life**, so its bot
   processes stay alive across every game it plays (starting a bot costs more
-  than many games of an instant bot). The loop's thread is also the thread that
-  forks the bots, which matters for ``PR_SET_PDEATHSIG``: a killed actor takes
-  its bots with it.
+  than many games of an instant bot). Bots are forked from a thread that lives
+  as long as that loop (see ``arena/engine.py``), so ``PR_SET_PDEATHSIG`` holds
+  here too: a killed actor takes its bots with it.
 * The driver sends **batches** of work items (msgspec bytes) to
   ``play``, a streaming generator method (``num_returns="streaming"``), which
   yields each finished game as soon as it ends. Two batches are in flight per
@@ -291,12 +291,16 @@ def _no_sigterm_warning(record: logging.LogRecord) -> bool:
     return "SIGTERM handler is not set" not in record.getMessage()
 
 
-def _next_ref(generator: Any) -> Any:
-    """The next object ref of a streaming generator, or None at its end (blocking)."""
+def _next_result(ray: ModuleType, generator: Any) -> bytes | None:
+    """The next item of a streaming generator, or None at its end (blocking).
+
+    One thread hop per game for both the wait and the fetch.
+    """
     try:
-        return next(generator)
+        ref = next(generator)
     except StopIteration:
         return None
+    return ray.get(ref)
 
 
 class RayPool:
@@ -400,8 +404,21 @@ class RayPool:
         """Join the cluster at ``address`` or start a local instance; True if we started it."""
         ray = self.ray
         if ray.is_initialized():
+            if self.working_dir is not None and not ray.get_runtime_context().runtime_env.get(
+                "working_dir"
+            ):
+                raise RayBackendError(
+                    "a Ray working directory must be given when connecting to Ray, and this "
+                    "process was connected already without one"
+                )
             return False
         options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+        if self.working_dir is not None:
+            # Ray uploads a local folder only for the whole job (ray.init), not per actor.
+            options["runtime_env"] = {
+                "working_dir": self.working_dir,
+                "excludes": WORKING_DIR_EXCLUDES,
+            }
         # Called in a thread on purpose (Ray's SIGTERM handler would replace the
         # arena's own); hush Ray's warning that it therefore installs none.
         logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
@@ -438,11 +455,6 @@ class RayPool:
             "scheduling_strategy": "SPREAD",
             "max_restarts": 0,
         }
-        if self.working_dir is not None:
-            options["runtime_env"] = {
-                "working_dir": self.working_dir,
-                "excludes": WORKING_DIR_EXCLUDES,
-            }
         config = _encoder.encode(self.config) if self.rebase is None else b""
         actor = self._actor_class.options(**options).remote(
             config, self.config_text, self.rebase, self._slots_each
@@ -526,8 +538,8 @@ class RayPool:
                 generator = actor.play.options(num_returns="streaming").remote(
                     _encoder.encode(batch)
                 )
-                while (ref := await self._wait(_next_ref, generator)) is not None:
-                    result = _result_decoder.decode(await self._wait(ray.get, ref))
+                while (data := await self._wait(_next_result, ray, generator)) is not None:
+                    result = _result_decoder.decode(data)
                     left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
                     state["progressed"] = True
                     await self._deliver(result)

@@ -9,6 +9,7 @@ run must store exactly what the local runner stores.
 from __future__ import annotations
 
 import logging
+import os
 import stat
 import sys
 import time
@@ -258,3 +259,54 @@ def test_config_names_the_backend(tmp_path: Path) -> None:
     bad = text.replace('backend = "ray"', 'backend = "cluster"')
     with pytest.raises(ValueError, match=r"backend: invalid enum value 'cluster' \(expected one"):
         parse_config(bad, toml)
+
+
+# Run in a fresh process: Ray ships a local working directory only when it is
+# given to ray.init, and the module's instance is already up without one.
+WORKING_DIR_DRIVER = """
+import json, sys
+from pathlib import Path
+import trio
+from arena.config import parse_config
+from arena.raypool import RayPool
+from arena.runner import WorkItem
+from arena.schedule import build_schedule
+
+toml = Path(sys.argv[1])
+text = toml.read_text()
+tails = {}
+
+async def on_record(key, pair_key, record):
+    tails[key] = [record.reason, record.stderr_tails]
+
+pool = RayPool(text, str(toml), processes=1, on_record=on_record, working_dir=str(toml.parent))
+trio.run(pool.run, [WorkItem(t, [1, 2]) for t in build_schedule(parse_config(text, toml))])
+print(json.dumps(tails))
+"""
+
+
+def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(tmp_path: Path) -> None:
+    import json
+    import subprocess
+
+    project = tmp_path / "project"
+    toml = write_tournament(project, games=2, bots=2)
+    bot = project / "hash_bot.py"
+    # The bot names the file it runs from, on stderr, which the record keeps.
+    bot.write_text(bot.read_text().replace(
+        "run(choose", "sys.stderr.write(__file__ + '\\n'); sys.stderr.flush()\nrun(choose"
+    ))  # fmt: skip
+    driver = tmp_path / "driver.py"
+    driver.write_text(WORKING_DIR_DRIVER)
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    proc = subprocess.run([sys.executable, str(driver), str(toml)], capture_output=True,
+                          text=True, timeout=120, env=env)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    tails = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(tails) == 2
+    assert not {reason for reason, _ in tails.values()} & {"crash", "protocol", "time"}
+    # A bot writes its path once, at start: into the tail of the first game it plays.
+    ran = {t.strip() for _, stderr_tails in tails.values() for t in stderr_tails if t.strip()}
+    assert ran
+    for path in ran:
+        assert path.endswith("/hash_bot.py") and not path.startswith(str(project)), path
