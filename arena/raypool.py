@@ -115,7 +115,7 @@ class Result(msgspec.Struct, frozen=True, array_like=True):
 
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
-_result_decoder = msgspec.msgpack.Decoder(Result)
+_results_decoder = msgspec.msgpack.Decoder(list[Result])
 
 
 def _one_line(text: str) -> str:
@@ -195,7 +195,13 @@ class GameActor:
     # -- playing ------------------------------------------------------------------------
 
     def play(self, batch: bytes) -> Iterator[bytes]:
-        """Play a batch of work items; yield each finished game (``Result`` bytes) at once."""
+        """Play a batch of work items; yield each finished game at once.
+
+        Each item yielded is a msgpack list of ``Result``: the games finished
+        since the last one. Usually that is one game; when games end faster than
+        Ray streams them, bundling keeps Ray's per-item cost from capping the
+        rate, without ever holding back a finished game.
+        """
         items = _items_decoder.decode(batch)
         self._start_loop()
         results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
@@ -209,13 +215,22 @@ class GameActor:
         for item in items:
             trio.from_thread.run_sync(self._send.send_nowait, item, trio_token=self._token)
         while waiting:
-            kind, payload = results.get()
-            if kind == "record":
-                yield payload
-            elif kind == "done":
-                waiting.discard(payload)
-            else:
-                raise RuntimeError(payload)
+            ready: list[msgspec.Raw] = []
+            message = results.get()
+            while True:
+                kind, payload = message
+                if kind == "record":
+                    ready.append(msgspec.Raw(payload))
+                elif kind == "done":
+                    waiting.discard(payload)
+                else:
+                    raise RuntimeError(payload)
+                try:
+                    message = results.get_nowait()
+                except queue.Empty:
+                    break
+            if ready:
+                yield _encoder.encode(ready)
 
     def close(self) -> None:
         """No more work: let the slots finish, quit every bot, end the loop."""
@@ -360,6 +375,8 @@ class RayPool:
         self.nodes: dict[str, int] = {}
         """Node name -> actors started there, for messages and tests."""
         self.started_ray = False
+        self.startup_seconds = 0.0
+        """Connecting, starting the first actors and checking their nodes (for benchmarks)."""
         self._limiter = trio.CapacityLimiter(8)
         self._actor_class: Any = None
         self._actor_cpus = 1.0
@@ -372,6 +389,7 @@ class RayPool:
         self.queue.extend(items)
         if not self.queue:
             return
+        started = trio.current_time()
         # ray.init cannot be interrupted half-way: wait for it even when cancelled.
         self.started_ray = await trio.to_thread.run_sync(self._connect)
         try:
@@ -381,6 +399,7 @@ class RayPool:
             # Check every node before the first game, outside any nursery, so
             # that a missing bot is one plain error.
             await self._check(actors)
+            self.startup_seconds = trio.current_time() - started
             async with trio.open_nursery() as nursery:
                 for actor in actors:
                     nursery.start_soon(self._drive, actor)
@@ -539,10 +558,10 @@ class RayPool:
                     _encoder.encode(batch)
                 )
                 while (data := await self._wait(_next_result, ray, generator)) is not None:
-                    result = _result_decoder.decode(data)
-                    left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
-                    state["progressed"] = True
-                    await self._deliver(result)
+                    for result in _results_decoder.decode(data):
+                        left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
+                        state["progressed"] = True
+                        await self._deliver(result)
             except lost_errors:
                 state["died"] = True
                 lost = [WorkItem(item.task, sorted(n)) for item, n in left.values() if n]

@@ -68,8 +68,8 @@ RUNS = [
 
 def run_once(
     label: str, backend: str, slots: int, games: int, variant: str, root: Path
-) -> tuple[int, float]:
-    """(games played, wall seconds) of one fresh tournament."""
+) -> tuple[int, float, float]:
+    """(games played, wall seconds, Ray start-up seconds) of one fresh tournament."""
     text = TOML.format(label=label, variant=variant, games=games, concurrency=slots)
     path = root / f"{label}.toml"
     path.write_text(text)
@@ -86,7 +86,8 @@ def run_once(
     wall = time.perf_counter() - start
     tournament.close()
     assert outcome.complete, f"{label}: not every game was stored"
-    return outcome.progress.played_now, wall
+    startup = getattr(tournament.pool, "startup_seconds", 0.0)
+    return outcome.progress.played_now, wall, startup
 
 
 def main() -> None:
@@ -103,29 +104,31 @@ def main() -> None:
     ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
              logging_level=logging.WARNING)  # fmt: skip
     print(f"ray.init (local instance, 2 CPUs): {time.perf_counter() - start:.2f} s")
-    results: dict[str, tuple[int, float]] = {}
+    results: dict[str, tuple[int, float, float]] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for round_ in range(args.repeat):
                 for label, backend, slots in RUNS:
-                    games, wall = run_once(
+                    games, wall, startup = run_once(
                         f"{label}-{round_}", backend, slots, args.games_per_pairing,
                         args.variant, Path(tmp),
                     )  # fmt: skip
                     if label not in results or wall < results[label][1]:
-                        results[label] = (games, wall)
-        for label, (games, wall) in results.items():
-            print(f"{label:8} {games:4d} games in {wall:6.2f} s: {games / wall:7.1f} games/s")
+                        results[label] = (games, wall, startup)
+        for label, (games, wall, startup) in results.items():
+            extra = f" (of which {startup:.2f} s actor start-up and bot check)" if startup else ""
+            print(f"{label:8} {games:4d} games in {wall:6.2f} s: "
+                  f"{games / wall:7.1f} games/s{extra}")  # fmt: skip
     finally:
         ray.shutdown()
 
     def rate(label: str) -> float:
-        games, wall = results[label]
+        games, wall, _ = results[label]
         return games / wall
 
-    def per_game_ms(label: str) -> float:
-        games, wall = results[label]
-        return 1000 * wall / games
+    def per_game_ms(label: str, *, steady: bool = False) -> float:
+        games, wall, startup = results[label]
+        return 1000 * (wall - (startup if steady else 0.0)) / games
 
     print("load average after: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     print(f"ray-1 / local-1: {rate('ray-1') / rate('local-1'):.2f} of the local rate")
@@ -133,9 +136,11 @@ def main() -> None:
     print(f"ray-2 / ray-1:   {rate('ray-2') / rate('ray-1'):.2f}x (speed-up from a second actor)")
     print(f"local-2 / local-1: {rate('local-2') / rate('local-1'):.2f}x")
     for n in (1, 2):
-        extra = per_game_ms(f"ray-{n}") - per_game_ms(f"local-{n}")
-        print(f"overhead Ray adds with {n} slot(s): {extra:+.2f} ms of wall time per game "
-              f"({per_game_ms(f'local-{n}'):.2f} -> {per_game_ms(f'ray-{n}'):.2f} ms)")  # fmt: skip
+        local, ray_all = per_game_ms(f"local-{n}"), per_game_ms(f"ray-{n}")
+        ray_steady = per_game_ms(f"ray-{n}", steady=True)
+        print(f"overhead Ray adds with {n} slot(s): {ray_all - local:+.2f} ms of wall time per "
+              f"game ({local:.2f} -> {ray_all:.2f} ms); {ray_steady - local:+.2f} ms without "
+              "actor start-up")  # fmt: skip
 
 
 if __name__ == "__main__":
