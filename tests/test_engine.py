@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from procs import assert_group_dies, group_alive
 
 from arena.clock import Clock, TimeControl
 from arena.engine import (
@@ -142,34 +143,6 @@ def go_msg(legal=("c1-c5", "c1-c4")) -> Go:
         legal=list(legal),
         clock=ClockInfo.from_clock(clock, 0),
     )
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether any non-zombie process of group ``pgid`` exists (zombies may await
-    a reaper that is not ours to control)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-async def assert_group_dies(pgid: int) -> None:
-    # SIGKILL is asynchronous for non-children: allow the kernel a moment.
-    with trio.move_on_after(2):
-        while group_alive(pgid):
-            await trio.sleep(0.01)
-    assert not group_alive(pgid), f"process group {pgid} survived"
 
 
 async def expect_fault(engine: Engine, exc_type, timeout: float, msg: Go | None = None):

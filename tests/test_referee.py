@@ -18,7 +18,6 @@ Bots play the first legal action, so games are deterministic and short
 from __future__ import annotations
 
 import json
-import os
 import sys
 import textwrap
 import time
@@ -28,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-import trio
+from procs import assert_group_dies
 
 from arena.clock import TimeControl
 from arena.engine import Engine, EngineConfig
@@ -183,34 +182,6 @@ def make_bot(tmp_path: Path):
 async def engines(*bots: Bot) -> AsyncIterator[list[Engine]]:
     async with Engine(bots[0].config) as a, Engine(bots[1].config) as b:
         yield [a, b]
-
-
-def group_alive(pgid: int) -> bool:
-    """Whether a non-zombie process of group ``pgid`` exists (zombies wait for a
-    reaper that is not ours to control)."""
-    try:
-        os.killpg(pgid, 0)
-    except ProcessLookupError:
-        return False
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            stat = Path(f"/proc/{entry}/stat").read_text()
-        except OSError:
-            continue
-        fields = stat.rsplit(")", 1)[1].split()
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            return True
-    return False
-
-
-async def assert_group_dies(pgid: int) -> None:
-    # SIGKILL reaches grandchildren asynchronously: poll, with a deadline.
-    with trio.move_on_after(2):
-        while group_alive(pgid):
-            await trio.sleep(0.01)
-    assert not group_alive(pgid), f"process group {pgid} survived"
 
 
 @dataclass

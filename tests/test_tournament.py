@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from procs import children_with, live_with, wait_none_with
 
 from arena.cli import main
 from arena.config import load_config
@@ -91,29 +92,6 @@ def wait_for_games(
         time.sleep(0.02)
 
 
-def bot_processes(marker: str) -> list[int]:
-    """Pids of live (non-zombie) processes whose command line mentions ``marker``."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            pids.append(int(entry.name))
-    return pids
-
-
-def wait_no_bots(marker: str, limit: float = 5) -> None:
-    deadline = time.monotonic() + limit
-    while bot_processes(marker):
-        assert time.monotonic() < deadline, f"bot processes left: {bot_processes(marker)}"
-        time.sleep(0.02)
-
-
 def snapshot(directory: Path) -> dict[str, bytes]:
     with Store.open_existing(directory) as store:
         import msgspec
@@ -135,7 +113,7 @@ def test_sigkill_then_resume_stores_every_game_exactly_once(tmp_path: Path) -> N
     wait_for_games(db, 5, proc)
     proc.send_signal(signal.SIGKILL)
     proc.wait(timeout=10)
-    wait_no_bots(str(tmp_path / "slow_bot.py"))
+    wait_none_with(str(tmp_path / "slow_bot.py"))
     before = snapshot(directory)
     assert 5 <= len(before) < len(expected)
 
@@ -173,7 +151,7 @@ def test_ctrl_c_leaves_no_bot_and_no_half_game(tmp_path: Path) -> None:
     assert proc.returncode == 130
     assert "run the same command again to resume" in err.decode()
     assert "Traceback" not in err.decode()
-    assert not bot_processes(str(tmp_path / "slow_bot.py"))
+    assert not live_with(str(tmp_path / "slow_bot.py"))
     game = get_game("kamisado")
     with Store.open_existing(directory) as store:
         assert store.integrity_check() == "ok"
@@ -201,7 +179,7 @@ def test_second_ctrl_c_exits_at_once(tmp_path: Path) -> None:
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=10)
     assert proc.returncode == 130
-    wait_no_bots(str(tmp_path / "slow_bot.py"))
+    wait_none_with(str(tmp_path / "slow_bot.py"))
 
 
 BAD_FILES = {
@@ -276,27 +254,12 @@ def test_no_process_of_ours_left(tmp_path: Path) -> None:
     child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", str(tmp_path)],
                              stdin=subprocess.PIPE)  # fmt: skip
     try:
-        assert bot_processes(str(tmp_path)) == [child.pid]
+        assert live_with(str(tmp_path)) == [child.pid]
     finally:
         child.kill()
         child.wait()
-    assert bot_processes(str(tmp_path)) == []
-    assert os.getpid() not in bot_processes(str(tmp_path))
-
-
-def worker_pids(parent: int) -> list[int]:
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-            cmdline = (entry / "cmdline").read_bytes()
-        except OSError:
-            continue
-        if int(stat[1]) == parent and b"arena.workers" in cmdline and stat[0] != "Z":
-            pids.append(int(entry.name))
-    return pids
+    assert live_with(str(tmp_path)) == []
+    assert os.getpid() not in live_with(str(tmp_path))
 
 
 @pytest.mark.slow
@@ -306,7 +269,7 @@ def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
     directory = results / "kill-test"
     proc = arena_run(toml, results)
     wait_for_games(directory / "games.sqlite", 3, proc)
-    workers = worker_pids(proc.pid)
+    workers = children_with(proc.pid, "arena.workers")
     assert len(workers) == 2
     os.kill(workers[0], signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
@@ -314,4 +277,4 @@ def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
     config = load_config(toml)
     expected = {task.game_key(n) for task in build_schedule(config) for n in (1, 2)}
     assert set(snapshot(directory)) == expected
-    wait_no_bots(str(tmp_path / "slow_bot.py"))
+    wait_none_with(str(tmp_path / "slow_bot.py"))

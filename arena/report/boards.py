@@ -6,22 +6,15 @@ from typing import Any
 
 from rich.text import Text
 
-# Square colours of the Kamisado board, rank 8 first (as in the rules file).
-KAMISADO_ROWS = (
-    "orange blue purple pink yellow red green brown",
-    "red orange pink green blue yellow brown purple",
-    "green pink orange red purple brown yellow blue",
-    "pink purple blue orange brown green red yellow",
-    "yellow red green brown orange blue purple pink",
-    "blue yellow brown purple red orange pink green",
-    "purple brown yellow blue green pink orange red",
-    "brown green red yellow pink purple blue orange",
+from arena.games.kamisado.board import COLOUR_LETTERS, COLOURS, SQUARE_COLOUR
+
+# The board's square colours and the colour letters are facts of the game, not
+# of a position: take them from the rules core's public tables, rank 8 first.
+KAMISADO_ROWS = tuple(
+    " ".join(COLOURS[SQUARE_COLOUR[8 * r + f]] for f in range(8)) for r in range(7, -1, -1)
 )
 # Colour initials, distinct for colour-blind readers (V: purple/violet, N: brown).
-INITIALS = {
-    "orange": "O", "blue": "B", "purple": "V", "pink": "P",
-    "yellow": "Y", "red": "R", "green": "G", "brown": "N",
-}  # fmt: skip
+INITIALS = dict(zip(COLOURS, COLOUR_LETTERS, strict=True))
 HEX = {
     "orange": "#f28c28", "blue": "#2f6fd6", "purple": "#7b3fa0", "pink": "#f19cbb",
     "yellow": "#f4d03f", "red": "#d63a2f", "green": "#3c9a4a", "brown": "#7b4a26",

@@ -1,0 +1,63 @@
+"""Looking at live processes through /proc, for tests that must prove nothing leaked."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import trio
+
+
+def processes() -> Iterator[tuple[int, str, int, int, bytes]]:
+    """``(pid, state, parent pid, process group, command line)`` of every process."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            cmdline = (entry / "cmdline").read_bytes()
+        except OSError:
+            continue  # gone while we looked
+        yield int(entry.name), fields[0], int(fields[1]), int(fields[2]), cmdline
+
+
+def group_alive(pgid: int) -> bool:
+    """Whether a non-zombie process of group ``pgid`` exists (zombies may wait for
+    a reaper that is not ours to control)."""
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    return any(group == pgid and state != "Z" for _, state, _, group, _ in processes())
+
+
+async def assert_group_dies(pgid: int, limit: float = 2) -> None:
+    """SIGKILL reaches grandchildren asynchronously: poll, with a deadline."""
+    with trio.move_on_after(limit):
+        while group_alive(pgid):
+            await trio.sleep(0.01)
+    assert not group_alive(pgid), f"process group {pgid} survived"
+
+
+def live_with(marker: str) -> list[int]:
+    """Pids of live (non-zombie) processes whose command line mentions ``marker``."""
+    needle = marker.encode()
+    return [pid for pid, state, _, _, cmd in processes() if needle in cmd and state != "Z"]
+
+
+def children_with(parent: int, marker: str) -> list[int]:
+    needle = marker.encode()
+    return [
+        pid for pid, state, ppid, _, cmd in processes()
+        if ppid == parent and needle in cmd and state != "Z"
+    ]  # fmt: skip
+
+
+def wait_none_with(marker: str, limit: float = 5) -> None:
+    """Block (polling, bounded) until no live process mentions ``marker``."""
+    deadline = time.monotonic() + limit
+    while live_with(marker):
+        assert time.monotonic() < deadline, f"processes left: {live_with(marker)}"
+        time.sleep(0.02)
