@@ -73,6 +73,9 @@ IN_FLIGHT = 2
 """Batches outstanding per actor: one playing, one queued behind it, so that the
 actor's slots never idle while the driver hands out the next batch."""
 
+CONNECT_TIMEOUT = 10.0
+"""How long the head node's port may take to accept a connection."""
+
 CLOSE_TIMEOUT = 10.0
 """How long an actor may take to quit its bots at the end before it is killed."""
 
@@ -328,7 +331,8 @@ class RayPool:
     instance is started and shut down at the end). ``working_dir`` (default:
     ``ARENA_RAY_WORKING_DIR``) is shipped to every node with Ray's runtime
     environment; the tournament file must lie inside it, and each actor resolves
-    the bots' commands again in its own copy.
+    the bots' commands again in its own copy. ``config``, the caller's resolved
+    config, saves parsing the text again and keeps its overrides (``-j``).
     """
 
     def __init__(
@@ -343,9 +347,10 @@ class RayPool:
         address: str | None = None,
         working_dir: str | None = None,
         batch: int | None = None,
+        config: TournamentConfig | None = None,
     ) -> None:
         self.ray = require_ray()
-        self.config = parse_config(config_text, config_path)
+        self.config = config if config is not None else parse_config(config_text, config_path)
         self.config_text = config_text
         self.config_path = Path(config_path).resolve()
         self.processes = processes
@@ -390,8 +395,11 @@ class RayPool:
         if not self.queue:
             return
         started = trio.current_time()
-        # ray.init cannot be interrupted half-way: wait for it even when cancelled.
-        self.started_ray = await trio.to_thread.run_sync(self._connect)
+        if self.address:
+            await self._probe(self.address)
+        # A Ctrl-C while Ray starts abandons the thread: a local instance started
+        # meanwhile dies with this process (Ray's reaper), a connection just ends.
+        self.started_ray = await trio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
         try:
             count = self._plan(len(self.queue))
             self._limiter.total_tokens = max(8, (IN_FLIGHT + 2) * count)
@@ -419,6 +427,23 @@ class RayPool:
 
     # ------------------------------------------------------------------ setup
 
+    @staticmethod
+    async def _probe(address: str) -> None:
+        """Fail fast on an unreachable ``HOST:PORT``: ``ray.init`` would retry for minutes."""
+        host, sep, port = address.rpartition(":")
+        if not sep or not port.isdigit() or "://" in address or not host:
+            return  # "auto", "ray://..." and the like: leave them to Ray
+        try:
+            with trio.fail_after(CONNECT_TIMEOUT):
+                stream = await trio.open_tcp_stream(host.strip("[]"), int(port))
+        except (OSError, trio.TooSlowError) as exc:
+            reason = "no answer" if isinstance(exc, trio.TooSlowError) else exc.strerror or exc
+            raise RayBackendError(
+                f"cannot reach the Ray cluster at {address}: {reason} (is 'ray start --head' "
+                "running there, and is the port open?)"
+            ) from None
+        await stream.aclose()
+
     def _connect(self) -> bool:
         """Join the cluster at ``address`` or start a local instance; True if we started it."""
         ray = self.ray
@@ -445,8 +470,15 @@ class RayPool:
             try:
                 ray.init(address=self.address, **options)
             except (ConnectionError, RuntimeError, ValueError) as exc:
+                hint = ""
+                if "RAY_AUTH_MODE" not in os.environ:
+                    hint = (
+                        " (a cluster with token authentication needs its token here: copy the "
+                        "head's ~/.ray/auth_token and set RAY_AUTH_MODE=token)"
+                    )
                 raise RayBackendError(
-                    f"cannot connect to the Ray cluster at {self.address}: {_one_line(str(exc))}"
+                    f"cannot connect to the Ray cluster at {self.address}: "
+                    f"{_one_line(str(exc))}{hint}"
                 ) from None
         else:
             cpus = max(self.processes or 0, os.cpu_count() or 1)

@@ -226,6 +226,7 @@ class Tournament:
                 on_record=self._store_game,
                 dispatchable=self._dispatchable,
                 address=self.address,
+                config=self.config,
             )
             await self.pool.run(work)
             return

@@ -205,6 +205,21 @@ def test_a_bot_missing_on_a_node_is_one_line(tmp_path: Path) -> None:
     assert not pool.actors
 
 
+def test_an_unreachable_cluster_is_one_line_at_once(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    text = toml.read_text()
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        raise AssertionError("no game should be played")
+
+    pool = RayPool(text, str(toml), on_record=on_record, address="127.0.0.1:1")
+    items = [WorkItem(task, [1, 2]) for task in build_schedule(parse_config(text, toml))]
+    start = time.monotonic()
+    with pytest.raises(RayBackendError, match=r"^cannot reach the Ray cluster at 127.0.0.1:1: "):
+        trio.run(pool.run, items)
+    assert time.monotonic() - start < 5
+
+
 def test_without_ray_the_backend_is_a_one_line_error(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
