@@ -36,8 +36,22 @@ def _friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
             return func(*args, **kwargs)
         except (GameError, ValueError, OSError, StoreError) as exc:
             raise UserError(str(exc)) from None
+        except BaseExceptionGroup as group:  # raised through trio nurseries
+            leaves = _leaves(group)
+            if not all(
+                isinstance(e, GameError | ValueError | OSError | StoreError) for e in leaves
+            ):
+                raise
+            raise UserError("; ".join(dict.fromkeys(str(e) for e in leaves))) from None
 
     return wrapper
+
+
+def _leaves(exc: BaseException) -> list[BaseException]:
+    """The plain exceptions inside (nested) exception groups."""
+    if isinstance(exc, BaseExceptionGroup):
+        return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
+    return [exc]
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -252,6 +266,19 @@ async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # 
     default=None,
     help="Worker processes (default: one per core, up to the concurrency; 1: in this process).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where games run: this machine, or a Ray cluster (default: the file's, else local).",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Ray cluster to join with --backend ray (default: the file's ray_address, "
+    "else RAY_ADDRESS, else a local Ray instance).",
+)
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
 @_friendly_errors
@@ -260,6 +287,8 @@ def run_command(
     results_root: str,
     concurrency: int | None,
     workers: int | None,
+    backend: str | None,
+    address: str | None,
     force: bool,
     quiet: bool,
     no_report: bool,
@@ -279,7 +308,19 @@ def run_command(
         config = msgspec.structs.replace(config, concurrency=concurrency)
     text = Path(tournament_file).read_text(encoding="utf-8")
     observer = LogObserver() if quiet else LiveObserver()
-    tournament = Tournament(config, text, results_root=results_root, force=force, observer=observer)
+    if address is not None and (backend or config.backend) != "ray":
+        raise UserError("--address is for --backend ray")
+    tournament = Tournament(
+        config,
+        text,
+        results_root=results_root,
+        force=force,
+        observer=observer,
+        config_path=tournament_file,
+        workers=workers,
+        backend=backend,
+        address=address,
+    )
     try:
         outcome, interrupted = trio.run(_run_until_signalled, tournament, observer)
     finally:

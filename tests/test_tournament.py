@@ -278,3 +278,32 @@ def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
     expected = {task.game_key(n) for task in build_schedule(config) for n in (1, 2)}
     assert set(snapshot(directory)) == expected
     wait_none_with(str(tmp_path / "slow_bot.py"))
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_relative_bot_paths_resolve_from_the_tournament_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: str
+) -> None:
+    """A bot named relative to the tournament file runs wherever ``arena run`` is
+    started from, in this process and in worker processes alike."""
+    folder = tmp_path / "club"
+    (folder / "bots").mkdir(parents=True)
+    bot = folder / "bots" / "mybot"
+    bot.write_text(f"#!{sys.executable}\n" + SLOW_RANDOM.replace("time.sleep(0.004)", "pass"))
+    bot.chmod(0o755)
+    (folder / "t.toml").write_text(
+        'name = "rel"\nvariant = "single"\ngames_per_pairing = 4\nconcurrency = 2\n'
+        '[[bots]]\nname = "a"\ncommand = "./bots/mybot 1"\n'
+        '[[bots]]\nname = "b"\ncommand = "bots/mybot 2"\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    result = CliRunner().invoke(
+        main, ["run", str(folder / "t.toml"), "-q", "--no-report", "--workers", workers]
+    )
+    assert result.exit_code == 0, result.output
+    with Store.open_existing(elsewhere / "results" / "rel") as store:
+        records = list(store.records())
+    assert len(records) == 4
+    assert all(r.reason not in FAULT_REASONS for r in records), [r.detail for r in records]
