@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -34,28 +35,8 @@ import trio
 from arena.config import parse_config
 from arena.tournament import Tournament
 
-TOML = """
-name = "scale-{label}"
-variant = "{variant}"
-tc = "60+1"
-games_per_pairing = {games}
-concurrency = {concurrency}
-seed = 5
-[openings]
-plies = 2
-[[bots]]
-name = "r1"
-command = "builtin:random"
-args = ["--seed", "1"]
-[[bots]]
-name = "r2"
-command = "builtin:random"
-args = ["--seed", "2"]
-[[bots]]
-name = "r3"
-command = "builtin:random"
-args = ["--seed", "3"]
-"""
+sys.path.insert(0, str(Path(__file__).parent))
+from tournament import TOML  # noqa: E402  (the same round robin as bench/tournament.py)
 
 RUNS = [
     # label, backend, slots (= concurrency = worker processes or actors)
@@ -70,7 +51,7 @@ def run_once(
     label: str, backend: str, slots: int, games: int, variant: str, root: Path
 ) -> tuple[int, float, float]:
     """(games played, wall seconds, Ray start-up seconds) of one fresh tournament."""
-    text = TOML.format(label=label, variant=variant, games=games, concurrency=slots)
+    text = TOML.format(name=f"scale-{label}", variant=variant, games=games, concurrency=slots)
     path = root / f"{label}.toml"
     path.write_text(text)
     tournament = Tournament(

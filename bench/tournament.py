@@ -21,8 +21,9 @@ import trio
 from arena.config import parse_config
 from arena.tournament import Tournament
 
+# Three instant bots; also used by bench/scale.py.
 TOML = """
-name = "bench-{concurrency}"
+name = "{name}"
 variant = "{variant}"
 tc = "60+1"
 games_per_pairing = {games}
@@ -51,7 +52,9 @@ def cpu(who: int) -> float:
 
 
 def run_once(concurrency: int, games: int, variant: str, root: Path) -> dict[str, float]:
-    text = TOML.format(concurrency=concurrency, games=games, variant=variant)
+    text = TOML.format(
+        name=f"bench-{concurrency}", concurrency=concurrency, games=games, variant=variant
+    )
     path = root / f"bench-{concurrency}.toml"
     path.write_text(text)
     tournament = Tournament(parse_config(text, path), text, results_root=root, config_path=path)

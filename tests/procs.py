@@ -55,7 +55,7 @@ def children_with(parent: int, marker: str) -> list[int]:
     ]  # fmt: skip
 
 
-def wait_none_with(marker: str, limit: float = 5) -> None:
+def wait_none_with(marker: str, limit: float = 10) -> None:
     """Block (polling, bounded) until no live process mentions ``marker``."""
     deadline = time.monotonic() + limit
     while live_with(marker):

@@ -21,6 +21,7 @@ ray = pytest.importorskip("ray")
 
 import trio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
+from procs import wait_none_with  # noqa: E402
 
 from arena.config import parse_config  # noqa: E402
 from arena.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
@@ -95,29 +96,6 @@ def stored(directory: Path) -> dict[str, tuple[object, ...]]:
         }
 
 
-def bot_processes(marker: str) -> list[int]:
-    """Pids of live processes whose command line mentions ``marker``."""
-    pids = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().decode(errors="replace")
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
-        except OSError:
-            continue
-        if marker in cmdline and state != "Z":
-            pids.append(int(entry.name))
-    return pids
-
-
-def wait_no_bots(marker: str, limit: float = 10) -> None:
-    deadline = time.monotonic() + limit
-    while bot_processes(marker):
-        assert time.monotonic() < deadline, f"bot processes left: {bot_processes(marker)}"
-        time.sleep(0.05)
-
-
 def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
     toml = write_tournament(tmp_path / "t")
     local = tournament(toml, tmp_path / "local", workers=1)
@@ -134,7 +112,7 @@ def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
     assert ray_outcome.progress.done == ray_outcome.progress.played_now == 12
     assert on_ray.pool is not None and not on_ray.pool.actors  # every actor retired
     assert not {r for _, (_, _, _, r) in expected.items() if r in ("crash", "time", "protocol")}
-    wait_no_bots(str(tmp_path))
+    wait_none_with(str(tmp_path))
 
 
 def test_a_killed_actor_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
@@ -165,7 +143,7 @@ def test_a_killed_actor_loses_no_game_and_doubles_none(tmp_path: Path) -> None:
     assert sum(outcome.progress.reasons.values()) == 24
     assert run.pool is not None and sum(run.pool.nodes.values()) >= 3  # a replacement started
     assert run.pool.requeued > 0  # the killed actor had games in flight
-    wait_no_bots(str(tmp_path))
+    wait_none_with(str(tmp_path))
 
 
 def test_a_game_played_twice_is_reported_once(tmp_path: Path) -> None:
