@@ -443,7 +443,6 @@ def sprt(
     quiet: bool,
 ) -> None:
     """Play pairs of FIRST against SECOND until an SPRT decides (stored, resumable)."""
-    import json
     import os
     from pathlib import Path
 
@@ -451,52 +450,38 @@ def sprt(
 
     from arena.config import parse_config
     from arena.live import LiveObserver, LogObserver
-    from arena.sprt import SprtState
-    from arena.store import Store
+    from arena.sprt import SprtState, tournament_text
     from arena.tournament import Tournament
 
     (a, a_cmd), (b, b_cmd) = _bot_command(first, seed), _bot_command(second, seed + 1)
     if a == b:
         a, b = f"{a}-1", f"{b}-2"
-    name = name or f"sprt-{a}-{b}"
-    games = max_games + max_games % 2
-    text = "\n".join(
-        [
-            f"# arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
-            f"--alpha {alpha:g} --beta {beta:g} --model {model}",
-            f"name = {json.dumps(name)}",
-            f"game = {json.dumps(game_name)}",
-            *([f"variant = {json.dumps(variant)}"] if variant else []),
-            f"tc = {json.dumps(tc)}",
-            f"games_per_pairing = {games}",
-            f"seed = {seed}",
-            f"concurrency = {concurrency or os.cpu_count() or 1}",
-            "[openings]",
-            f"plies = {opening_plies}",
-            "[[bots]]",
-            f"name = {json.dumps(a)}",
-            f"command = {json.dumps(a_cmd)}",
-            "[[bots]]",
-            f"name = {json.dumps(b)}",
-            f"command = {json.dumps(b_cmd)}",
-            "",
-        ]
-    )
-    directory = Path(results_root) / name
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "sprt.toml"
-    path.write_text(text, encoding="utf-8")
-    config = parse_config(text, path)
     state = SprtState(a, elo0, elo1, alpha, beta, model)
     try:
         state.check()
     except ValueError as exc:
         hint = "; try smaller Elo bounds or --model logistic" if "bracket" in str(exc) else ""
         raise UserError(f"--elo0 {elo0:g} --elo1 {elo1:g} ({model} model): {exc}{hint}") from None
-    if (directory / "games.sqlite").exists():
-        with Store.open_existing(directory) as store:
-            for p0, _p1, s1, s2 in store.pair_results():
-                state.add_pair(s1 + s2 if p0 == a else 2 - s1 - s2)
+    name = name or f"sprt-{a}-{b}"
+    text = tournament_text(
+        name=name,
+        game=game_name,
+        variant=variant,
+        tc=tc,
+        max_games=max_games,
+        seed=seed,
+        concurrency=concurrency or os.cpu_count() or 1,
+        opening_plies=opening_plies,
+        bots=[(a, a_cmd), (b, b_cmd)],
+        comment=f"arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
+        f"--alpha {alpha:g} --beta {beta:g} --model {model}",
+    )
+    directory = Path(results_root) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "sprt.toml"
+    path.write_text(text, encoding="utf-8")
+    config = parse_config(text, path)
+    state.resume(directory)
 
     def decided(key: str, pair_key: str, record: GameRecord) -> bool:
         return state.add_game(pair_key, record) and state.decision() != "continue"

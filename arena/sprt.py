@@ -11,7 +11,10 @@ resumes where it stopped and reaches the same decision from the same games.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from arena.rating import (
     SprtDecision,
@@ -21,6 +24,7 @@ from arena.rating import (
     sprt_decision,
 )
 from arena.record import GameRecord
+from arena.store import Store
 
 
 @dataclass(slots=True)
@@ -43,6 +47,14 @@ class SprtState:
 
     def add_pair(self, score: float) -> None:
         self.pair_scores.append(score)
+
+    def resume(self, directory: Path) -> None:
+        """Count the complete pairs already stored in ``directory`` (if any)."""
+        if not (directory / "games.sqlite").exists():
+            return
+        with Store.open_existing(directory) as store:
+            for first, _second, s1, s2 in store.pair_results():
+                self.add_pair(s1 + s2 if first == self.bot else 2 - s1 - s2)
 
     def add_game(self, pair_key: str, record: GameRecord) -> bool:
         """Count one game; return ``True`` when it completed a pair."""
@@ -82,3 +94,38 @@ class SprtState:
             f"{self.pentanomial}; LLR {self.llr():.2f} in ({lower:.2f}, {upper:.2f}) "
             f"[{self.model}, elo0 {self.elo0:g}, elo1 {self.elo1:g}]: {verdict}"
         )
+
+
+def tournament_text(
+    *,
+    name: str,
+    game: str,
+    variant: str | None,
+    tc: str,
+    max_games: int,
+    seed: int,
+    concurrency: int,
+    opening_plies: int,
+    bots: Sequence[tuple[str, list[str]]],
+    comment: str = "",
+) -> str:
+    """The tournament file an SPRT runs as: two bots, pairs up to ``max_games`` games.
+
+    Written into the results folder, so the test is stored, checked on resume and
+    reported like any tournament.
+    """
+    lines = [f"# {comment}"] if comment else []
+    lines += [
+        f"name = {json.dumps(name)}",
+        f"game = {json.dumps(game)}",
+        *([f"variant = {json.dumps(variant)}"] if variant else []),
+        f"tc = {json.dumps(tc)}",
+        f"games_per_pairing = {max_games + max_games % 2}",
+        f"seed = {seed}",
+        f"concurrency = {concurrency}",
+        "[openings]",
+        f"plies = {opening_plies}",
+    ]
+    for bot, command in bots:
+        lines += ["[[bots]]", f"name = {json.dumps(bot)}", f"command = {json.dumps(command)}"]
+    return "\n".join(lines) + "\n"
