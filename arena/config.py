@@ -26,6 +26,7 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
+from arena.clock import TimeControl
 from arena.games import GameError, get_game
 
 __all__ = [
@@ -47,11 +48,6 @@ Backend = Literal["local", "ray"]
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
 """Bot and tournament names: they appear in game keys (``r1:alpha:beta/1``), in
 directory names (``results/<tournament>``) and in reports, so keep them plain."""
-
-# Fallback time-control syntax while arena.clock is absent; see _check_time_control.
-_TC_RE = re.compile(
-    r"^(?:(?P<base>\d+(?:\.\d+)?)\+(?P<inc>\d+(?:\.\d+)?)|(?P<move>\d+(?:\.\d+)?)/move)$"
-)
 
 
 class ConfigError(ValueError):
@@ -233,29 +229,11 @@ def _bot_key(index: int, bot: BotConfig, field: str = "") -> str:
 
 
 def _check_time_control(text: str) -> str | None:
-    """None if ``text`` is a usable time control, else what was expected.
-
-    ``arena.clock.TimeControl.parse`` is the authority; the regex fallback only
-    serves while clock.py is not part of the tree.
-    """
+    """None if ``text`` is a usable time control, else what was expected."""
     try:
-        from arena.clock import TimeControl
-    except ImportError:
-        TimeControl = None  # noqa: N806
-    if TimeControl is not None:
-        try:
-            TimeControl.parse(text)
-        except ValueError as e:
-            return str(e)
-        return None
-    # TODO(clock.TimeControl): drop this fallback once arena/clock.py is committed.
-    match = _TC_RE.match(text.strip())
-    expected = "expected a time control like '10+0.1' (base+increment seconds) or '2/move'"
-    if not match:
-        return f"{expected}, got {text!r}"
-    total = float(match["move"]) if match["move"] else float(match["base"]) + float(match["inc"])
-    if total <= 0:
-        return f"{expected} with some time in it, got {text!r}"
+        TimeControl.parse(text)
+    except ValueError as e:
+        return str(e)
     return None
 
 
