@@ -282,7 +282,14 @@ class Position:
         self._undo.append((_MOVE, move, saved, promoted))
 
     def _after_real_move(self, mover: int, next_player: int, colour: int, to: int) -> int:
-        """Hand the turn on, or end the round on a deadlock; return the promoted tower or -1."""
+        """Hand the turn on, or end the round on a deadlock; return the promoted tower or -1.
+
+        The deadlock winner promotes its tower of the colour of the square on which
+        the loser's last move ended. After a Sumo push that move ended on ``to``,
+        the pusher's new square (not the farthest pushed tower's, whose colour
+        only chose the follow-up tower): the rules file's words taken literally,
+        as it does not treat this case separately.
+        """
         if self.chain_deadlocked(next_player, colour):
             winner = mover ^ 1
             promoted = winner * 8 + SQUARE_COLOUR[to]
