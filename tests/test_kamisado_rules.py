@@ -391,3 +391,19 @@ def test_make_unmake_restores_position() -> None:
             pos.unmake()
         pos.unmake()
         assert pos.key() == before
+
+
+def test_deadlock_caused_by_a_push_loses_for_the_pusher() -> None:
+    # Black pushes d4-d5 (Gold's yellow to d6, a red square): Black's follow-up
+    # tower, red on h7, is blocked by g8 and h8 and stands on purple; Gold's purple
+    # on h2 is blocked by g1 and h1 and stands on red: the chain repeats.
+    s = state(
+        {"d4": "G+", "d5": "y", "h7": "R", "g8": "o", "h8": "n", "h2": "v", "g1": "O", "h1": "B"},
+        required="g",
+    )
+    s.apply_action("d4-d5")
+    assert s.legal_actions() == ["left", "right"]
+    assert s.current_player() == 1 and s.pos.last_reason == "deadlock"
+    # The pusher's move ended on d5, an orange square: Gold's orange is promoted.
+    assert s.pos.rank[8 + COLOURS.index("orange")] == 1
+    assert (s.pos.score(0), s.pos.score(1)) == (0, 1)
