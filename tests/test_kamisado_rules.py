@@ -406,4 +406,4 @@ def test_deadlock_caused_by_a_push_loses_for_the_pusher() -> None:
     assert s.current_player() == 1 and s.pos.last_reason == "deadlock"
     # The pusher's move ended on d5, an orange square: Gold's orange is promoted.
     assert s.pos.rank[8 + COLOURS.index("orange")] == 1
-    assert (s.pos.score(0), s.pos.score(1)) == (0, 1)
+    assert (s.pos.score(0), s.pos.score(1)) == (1, 1)  # Black's Sumo already counted 1
