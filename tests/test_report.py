@@ -449,3 +449,46 @@ def test_replay_script_draws_the_final_position(tournament, written, tmp_path: P
         (t["square"], t["owner"], t["colour"], t["rank"]) for t in final["towers"]
     )
     assert f"ply {len(record.actions)}/{len(record.actions)}" in drawn["status"]
+
+
+def test_report_of_a_real_tournament_run(tmp_path: Path) -> None:
+    """``arena run`` writes the reports at the end; they agree with its database."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    toml = tmp_path / "real.toml"
+    toml.write_text(
+        'name = "real"\nvariant = "standard"\ntc = "5+0.05"\ngames_per_pairing = 4\nseed = 2\n'
+        "[openings]\nplies = 2\n"
+        '[[bots]]\nname = "random"\ncommand = "builtin:random"\nargs = ["--seed", "4"]\n'
+        '[[bots]]\nname = "greedy"\ncommand = "builtin:greedy"\n'
+        '[[bots]]\nname = "random-2"\ncommand = "builtin:random"\nargs = ["--seed", "5"]\n'
+    )
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(tmp_path), "-q"])
+    assert result.exit_code == 0, result.output
+    directory = tmp_path / "real"
+    wld, cross = expected_from_db(directory)
+    html = parse_html(directory / HTML_NAME)
+    rows = html.with_class("tr", "standing")
+    assert sorted(r["data-player"] for r in rows) == ["greedy", "random", "random-2"]
+    for r in rows:
+        w, l, d = wld[r["data-player"]]
+        assert (int(r["data-wins"]), int(r["data-losses"]), int(r["data-draws"])) == (w, l, d)
+    cells = [(a["data-row"], a["data-col"], float(a["data-points"]), int(a["data-games"]))
+             for t, a in html.elements if t == "td" and "data-row" in a]  # fmt: skip
+    assert len(cells) == 6
+    for row, col, points, games in cells:
+        assert [points, games] == cross[(row, col)]
+    assert "greedy" in result.output  # the standings were printed too
+    # The last game's replay ends on its recorded final position.
+    with Store.open_existing(directory) as store:
+        items = list(store.items())
+    kamisado = get_game("kamisado")
+    index, (_, record) = len(items), items[-1]
+    data = json.loads(html.scripts[f"replay-{index}"])
+    last = kamisado_unframe(decode_frames(data["f"])[-1])
+    final = kamisado.state_from_text(record.final_position).observation(0)
+    assert sorted(t["square"] for t in last["towers"]) == sorted(
+        t["square"] for t in final["towers"]
+    )
