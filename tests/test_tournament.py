@@ -307,3 +307,44 @@ def test_relative_bot_paths_resolve_from_the_tournament_file(
         records = list(store.records())
     assert len(records) == 4
     assert all(r.reason not in FAULT_REASONS for r in records), [r.detail for r in records]
+
+
+@pytest.mark.parametrize(
+    ("faults", "played_by_crashy"),
+    [
+        ("disqualify_after = 0.5\nmin_games = 3", 3),  # out after 3 games, all faulted
+        ("restart = false", 1),  # out after its first fault
+    ],
+)
+def test_fault_policy_disqualifies_a_crashing_bot(
+    tmp_path: Path, faults: str, played_by_crashy: int
+) -> None:
+    import trio
+
+    from arena.config import parse_config
+    from arena.tournament import Tournament
+
+    text = (
+        'name = "dq"\nvariant = "single"\ntc = "5+0.1"\ngames_per_pairing = 6\nconcurrency = 1\n'
+        f"[faults]\n{faults}\n"
+        '[[bots]]\nname = "a"\ncommand = "builtin:random"\nargs = ["--seed", "1"]\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\nargs = ["--seed", "2"]\n'
+        f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "-c", "raise SystemExit(3)"]\n'
+    )
+    path = tmp_path / "dq.toml"
+    path.write_text(text)
+    for _ in range(2):  # the second run resumes and still skips the disqualified bot
+        t = Tournament(parse_config(text, path), text, results_root=tmp_path, config_path=path,
+                       workers=1)  # fmt: skip
+        outcome = trio.run(t.run)
+        t.close()
+        crashy = outcome.progress.standings["crashy"]
+        assert crashy.disqualified
+        assert crashy.games == played_by_crashy == crashy.faults
+        assert not outcome.complete
+    with Store.open_existing(tmp_path / "dq") as store:
+        records = list(store.records())
+    # Every game between the two healthy bots was played; crashy's stopped early
+    # (one game at a time here: with more, games already running also finish).
+    assert sum("crashy" not in r.players for r in records) == 6
+    assert sum("crashy" in r.players for r in records) == played_by_crashy
