@@ -12,9 +12,9 @@ Shape of the exchange, and why:
 
 * An actor keeps **one trio loop in a thread for its whole life**, so its bot
   processes stay alive across every game it plays (starting a bot costs more
-  than many games of an instant bot). Bots are forked from a thread that lives
-  as long as that loop (see ``arena/engine.py``), so ``PR_SET_PDEATHSIG`` holds
-  here too: a killed actor takes its bots with it.
+  than many games of an instant bot). Bots are forked from the thread running
+  that loop (see ``arena/process.py``), which lives as long as the actor, so
+  ``PR_SET_PDEATHSIG`` holds here too: a killed actor takes its bots with it.
 * The driver sends **batches** of work items (msgspec bytes) to
   ``play``, a streaming generator method (``num_returns="streaming"``), which
   yields each finished game as soon as it ends. Two batches are in flight per
