@@ -6,6 +6,11 @@ as an en dash rather than 0, which would claim something.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.report.summary import Standing
+
 DASH = "–"
 
 
@@ -39,3 +44,22 @@ def points(value: float) -> str:
 
 def seconds(value: float) -> str:
     return f"{value:.1f}s"
+
+
+STANDING_HEADERS = ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"]
+
+
+def standing_cells(s: Standing, *, blank_zero_faults: bool = False) -> list[str]:
+    """One standings row as text, in the order of :data:`STANDING_HEADERS`."""
+    faults = "" if blank_zero_faults and not s.faults else str(s.faults)
+    return [
+        str(s.rank),
+        s.player,
+        elo(s.rating),
+        error(s.error),
+        str(s.games),
+        f"{s.wins}-{s.losses}-{s.draws}",
+        pct(s.score_pct),
+        prob(s.los_next),
+        faults,
+    ]

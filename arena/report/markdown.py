@@ -52,24 +52,7 @@ def markdown_report(data: ReportData) -> str:
         "over the next-ranked player.",
         "",
     ]
-    out += _table(
-        ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"],
-        [
-            [
-                str(s.rank),
-                s.player,
-                fmt.elo(s.rating),
-                fmt.error(s.error),
-                str(s.games),
-                f"{s.wins}-{s.losses}-{s.draws}",
-                fmt.pct(s.score_pct),
-                fmt.prob(s.los_next),
-                str(s.faults),
-            ]
-            for s in data.standings
-        ],
-        align="rl",
-    )
+    out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
     out += ["", "## First-move advantage", ""]
     if data.first_move is None:
         out.append("Not enough games to fit it.")

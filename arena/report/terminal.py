@@ -28,17 +28,7 @@ def standings_table(data: ReportData) -> Table:
     ):
         table.add_column(name, justify=justify)  # type: ignore[arg-type]
     for s in data.standings:
-        table.add_row(
-            str(s.rank),
-            s.player,
-            fmt.elo(s.rating),
-            fmt.error(s.error),
-            str(s.games),
-            f"{s.wins}-{s.losses}-{s.draws}",
-            fmt.pct(s.score_pct),
-            fmt.prob(s.los_next),
-            str(s.faults) if s.faults else "",
-        )
+        table.add_row(*fmt.standing_cells(s, blank_zero_faults=True))
     return table
 
 
