@@ -217,38 +217,6 @@ def play(
     trio.run(run)
 
 
-async def _run_until_signalled(tournament, observer) -> tuple[object, bool]:  # noqa: ANN001
-    """Run ``tournament``; the first Ctrl-C (or SIGTERM) abandons running games cleanly,
-    a second one kills every bot at once and exits."""
-    import os
-    import signal
-
-    import trio
-
-    run_scope = trio.CancelScope()
-
-    async def watch_signals(task_status=trio.TASK_STATUS_IGNORED) -> None:  # noqa: ANN001
-        with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-            task_status.started()
-            count = 0
-            async for _ in signals:
-                count += 1
-                if count == 1:
-                    observer.stopping()
-                    run_scope.cancel()
-                else:
-                    tournament.kill_all()
-                    os._exit(130)
-
-    async with trio.open_nursery() as nursery:
-        await nursery.start(watch_signals)
-        with run_scope:
-            outcome = await tournament.run()
-        nursery.cancel_scope.cancel()
-    interrupted = run_scope.cancel_called
-    return (None if interrupted else outcome), interrupted
-
-
 @main.command("run")
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
 @click.option("--results", "results_root", default="results", show_default=True,
@@ -322,10 +290,9 @@ def run_command(
         address=address,
     )
     try:
-        outcome, interrupted = trio.run(_run_until_signalled, tournament, observer)
+        interrupted = trio.run(tournament.run_until_interrupted)
     finally:
-        if isinstance(observer, LiveObserver):
-            observer.close()
+        observer.close()
         tournament.close()
     progress = tournament.progress
     if interrupted:
@@ -494,11 +461,9 @@ def sprt(
     interrupted = False
     try:
         if state.decision() == "continue":
-            _outcome, interrupted = trio.run(_run_until_signalled, tournament, observer)
-            interrupted = interrupted and not tournament.stopped_early
+            interrupted = trio.run(tournament.run_until_interrupted)
     finally:
-        if isinstance(observer, LiveObserver):
-            observer.close()
+        observer.close()
         tournament.close()
     click.echo(state.summary())
     if interrupted:

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 import os
+import signal
 from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -97,6 +98,9 @@ class Observer:
 
     def stopping(self) -> None:
         pass
+
+    def close(self) -> None:
+        """The run is over (or abandoned): release the display."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,6 +252,37 @@ class Tournament:
                 dispatchable=self._dispatchable,
             )
             await self.pool.run(work)
+
+    async def run_until_interrupted(self) -> bool:
+        """:meth:`run`, with the arena's answer to signals; ``True`` if interrupted.
+
+        The first Ctrl-C (or SIGTERM) abandons the running games cleanly: nothing
+        half-played is stored, every bot is stopped. A second one does not wait
+        for that: it SIGKILLs every bot and worker and exits at once.
+        """
+        run_scope = trio.CancelScope()
+
+        async def watch_signals(
+            task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED,
+        ) -> None:
+            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                task_status.started()
+                count = 0
+                async for _ in signals:
+                    count += 1
+                    if count == 1:
+                        self.observer.stopping()
+                        run_scope.cancel()
+                    else:
+                        self.kill_all()
+                        os._exit(130)
+
+        async with trio.open_nursery() as nursery:
+            await nursery.start(watch_signals)
+            with run_scope:
+                await self.run()
+            nursery.cancel_scope.cancel()
+        return run_scope.cancel_called
 
     def _dispatchable(self, item: WorkItem) -> bool:
         names = {item.task.a, item.task.b}
