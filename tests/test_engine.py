@@ -46,85 +46,11 @@ from arena.protocol import (
 START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 SLACK = 1.0  # every fault must be reported within its deadline plus this
 
-BOT = r"""
-import json, os, signal, subprocess, sys, time
-
-mode = sys.argv[1]
-arg = sys.argv[2] if len(sys.argv) > 2 else ""
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-if mode == "exit_at_start":
-    sys.exit(3)
-if mode == "child_ignores_term":
-    # A helper that ignores SIGTERM and keeps our stdout open.
-    subprocess.Popen([sys.executable, "-c",
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
-if mode == "ignore_quit":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-for line in sys.stdin:
-    msg = json.loads(line)
-    t = msg["type"]
-    if t == "hello":
-        send({"type": "identity", "id": msg["id"],
-              "protocol": 2 if mode == "bad_version" else msg["protocol"],
-              "name": "testbot", "author": "tests", "version": "1",
-              "games": ["chess"] if mode == "unsupported" else ["kamisado"]})
-    elif t == "newgame":
-        send({"type": "ready", "id": msg["id"]})
-    elif t == "ping":
-        send({"type": "pong", "id": msg["id"]})
-    elif t == "quit":
-        if mode == "ignore_quit":
-            continue
-        sys.exit(0)
-    elif t == "gameover":
-        print("game over:", msg["result"], msg["reason"], file=sys.stderr)
-    elif t == "go":
-        i = msg["id"]
-        if mode == "die_on_go":
-            sys.exit(7)
-        if mode == "abort_on_go":
-            os.abort()
-        if mode == "never_answer":
-            time.sleep(600)
-        if mode == "sleep":
-            time.sleep(float(arg))
-        if mode == "garbage":
-            sys.stdout.write("bestmove c1-c5\n"); sys.stdout.flush(); continue
-        if mode == "long_line":
-            block = "x" * 65536
-            for _ in range(160):  # 10 MiB, no newline
-                sys.stdout.write(block)
-            sys.stdout.flush(); time.sleep(600)
-        if mode == "stderr_flood":
-            for n in range(100000):
-                sys.stderr.write(f"debug line {n} " + "y" * 40 + "\n")
-            sys.stderr.flush()
-        if mode == "wrong_type":
-            send({"type": "pong", "id": i}); continue
-        if mode == "wrong_id":
-            send({"type": "action", "id": i + 1, "action": msg["legal"][0]}); continue
-        if mode == "close_stdout":
-            sys.stdout.close(); os.close(1); time.sleep(600)
-        if mode == "child_ignores_term":
-            os._exit(5)  # the helper still holds our stdout
-        send({"type": "info", "id": i, "depth": 1, "score": 0.25, "pv": [msg["legal"][0]]})
-        send({"type": "action", "id": i, "action": msg["legal"][0]})
-
-if mode == "ignore_quit":
-    time.sleep(600)  # not even the end of stdin makes it leave
-"""
-
 
 @pytest.fixture
-def bot_script(tmp_path: Path) -> Path:
-    path = tmp_path / "bot.py"
-    path.write_text(textwrap.dedent(BOT))
-    return path
+def bot_script() -> Path:
+    """The misbehave-on-demand bot shared with the referee tests."""
+    return Path(__file__).parent / "bad_bot.py"
 
 
 def config(script: Path, mode: str, *extra: str, **kw) -> EngineConfig:
@@ -293,14 +219,14 @@ async def test_wrong_protocol_version_and_unsupported_game(bot_script):
 
 
 async def test_bot_that_dies_mid_game_reports_exit_code(bot_script):
-    async with Engine(config(bot_script, "die_on_go")) as engine:
+    async with Engine(config(bot_script, "exit")) as engine:
         await engine.start("kamisado", "standard")
         err = await expect_fault(engine, EngineCrashed, timeout=2)
         assert err.returncode == 7 and "exited with code 7" in str(err)
 
 
 async def test_bot_killed_by_a_signal_reports_the_signal(bot_script):
-    async with Engine(config(bot_script, "abort_on_go")) as engine:
+    async with Engine(config(bot_script, "abort")) as engine:
         await engine.start("kamisado", "standard")
         err = await expect_fault(engine, EngineCrashed, timeout=2)
         assert err.signal == "SIGABRT" and "killed by SIGABRT" in str(err)
@@ -316,7 +242,7 @@ async def test_bot_that_never_answers_times_out(bot_script):
 
 
 async def test_late_answer_is_a_timeout_and_engine_restarts(bot_script):
-    async with Engine(config(bot_script, "sleep", "1.0")) as engine:
+    async with Engine(config(bot_script, "sleep_each", "1.0")) as engine:
         await engine.start("kamisado", "standard")
         first_pid = engine.pid
         await expect_fault(engine, EngineTimeout, timeout=0.5)
@@ -431,7 +357,7 @@ async def test_context_manager_kills_on_exception_and_reraises_it(bot_script):
 
 
 async def test_request_after_fault_requires_restart(bot_script):
-    async with Engine(config(bot_script, "die_on_go")) as engine:
+    async with Engine(config(bot_script, "exit")) as engine:
         await engine.start("kamisado", "standard")
         with pytest.raises(EngineError):
             await engine.go(go_msg(), timeout=2)
@@ -444,7 +370,7 @@ async def test_request_after_fault_requires_restart(bot_script):
 
 async def test_think_time_is_measured_fairly(bot_script):
     """A bot sleeping 200 ms is charged 200 ms, give or take scheduling noise."""
-    async with Engine(config(bot_script, "sleep", "0.2")) as engine:
+    async with Engine(config(bot_script, "sleep_each", "0.2")) as engine:
         await engine.start("kamisado", "standard")
         for _ in range(3):
             reply = await engine.go(go_msg(), timeout=2)
@@ -454,7 +380,7 @@ async def test_think_time_is_measured_fairly(bot_script):
 async def test_answer_inside_margin_is_not_flagged_end_to_end(bot_script):
     """Remaining 200 ms, margin 150 ms, bot thinks 250 ms: late but tolerated."""
     clock = Clock(TimeControl.parse("0.2 margin=0.15"))
-    async with Engine(config(bot_script, "sleep", "0.25")) as engine:
+    async with Engine(config(bot_script, "sleep_each", "0.25")) as engine:
         await engine.start("kamisado", "standard")
         reply = await engine.go(go_msg(), timeout=clock.budget(0))
         clock.start(0, reply.sent_at)
@@ -543,8 +469,8 @@ trio.run(main)
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
 async def test_bot_outlives_the_thread_pool_worker_that_spawned_it(bot_script, tmp_path):
     """PR_SET_PDEATHSIG fires when the *thread* that forked exits. trio forks in
-    an idle-expiring worker thread, so the engine must fork from its own
-    long-lived thread, or every bot would die after 10 s of arena idleness."""
+    an idle-expiring worker thread, so the arena forks from the thread running
+    trio instead (arena/process.py), or every bot would die after 10 s of idleness."""
     script = tmp_path / "idle_arena.py"
     script.write_text(ARENA_WITH_IDLE_THREADS)
     with trio.fail_after(15):

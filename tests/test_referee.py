@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import json
 import sys
-import textwrap
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -50,93 +49,6 @@ TC = TimeControl.parse(f"movetime={MOVETIME}")
 DEADLINE = MOVETIME + TC.margin  # what a bot may take for one decision
 SLACK = 1.0  # every fault must end the game within its deadline plus this
 
-BOT = r"""
-import json, os, signal, subprocess, sys, time
-
-mode, state_dir, once = sys.argv[1], sys.argv[2], sys.argv[3] == "once"
-arg = float(sys.argv[4]) if len(sys.argv) > 4 else 0.0
-at = int(sys.argv[5]) if len(sys.argv) > 5 else 1  # which of its `go` requests goes wrong
-
-def path(name):
-    return os.path.join(state_dir, name)
-
-with open(path("pids"), "a") as f:
-    f.write(f"{os.getpid()}\n")
-if once and os.path.exists(path("marker")):
-    mode = "normal"  # behaved badly before: behave now
-open(path("marker"), "a").close()
-
-def send(obj):
-    sys.stdout.write(json.dumps(obj) + "\n")
-    sys.stdout.flush()
-
-if mode == "exit_at_start":
-    print("cannot start", file=sys.stderr, flush=True)
-    sys.exit(3)
-if mode == "child_hang":
-    # A helper that ignores SIGTERM (and holds our pipes); we hang on `go` below.
-    subprocess.Popen([sys.executable, "-c",
-        "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(60)"])
-if mode == "ignore_quit":
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)
-
-gos = 0
-for line in sys.stdin:
-    msg = json.loads(line)
-    t = msg["type"]
-    if t == "hello":
-        send({"type": "identity", "id": msg["id"], "protocol": 1, "name": "testbot",
-              "author": "tests", "version": "1", "games": ["kamisado"]})
-    elif t == "newgame":
-        send({"type": "ready", "id": msg["id"]})
-    elif t == "ping":
-        send({"type": "pong", "id": msg["id"]})
-    elif t == "quit":
-        if mode == "ignore_quit":
-            continue
-        sys.exit(0)
-    elif t == "go":
-        gos += 1
-        i, legal = msg["id"], msg["legal"]
-        with open(path("go.log"), "a") as f:
-            f.write(json.dumps(legal) + "\n")
-        if mode == "sleep_each":
-            time.sleep(arg)
-        if gos == at:
-            if mode == "exit":
-                print("about to exit", file=sys.stderr, flush=True)
-                sys.exit(7)
-            if mode == "sigkill":
-                os.kill(os.getpid(), signal.SIGKILL)
-            if mode == "sigsegv":
-                os.kill(os.getpid(), signal.SIGSEGV)
-            if mode in ("never_answer", "child_hang"):
-                time.sleep(600)
-            if mode == "sleep":
-                time.sleep(arg)
-            if mode == "garbage":
-                sys.stdout.write("bestmove c1-c5\n"); sys.stdout.flush(); continue
-            if mode == "long_line":
-                block = "x" * 65536
-                for _ in range(160):  # 10 MiB, no newline
-                    sys.stdout.write(block)
-                sys.stdout.flush(); time.sleep(600)
-            if mode == "stderr_flood":
-                for n in range(100000):
-                    sys.stderr.write(f"debug line {n} " + "y" * 40 + "\n")
-                sys.stderr.flush()
-            if mode == "illegal":
-                send({"type": "action", "id": i, "action": "b1-b9"}); continue
-            if mode == "wrong_type":
-                send({"type": "pong", "id": i}); continue
-            if mode == "close_stdout":
-                sys.stdout.close(); os.close(1); time.sleep(600)
-        send({"type": "action", "id": i, "action": legal[0]})
-
-if mode == "ignore_quit":
-    time.sleep(600)  # not even the end of its input makes it leave
-"""
-
 
 @dataclass
 class Bot:
@@ -160,8 +72,7 @@ class Bot:
 
 @pytest.fixture
 def make_bot(tmp_path: Path):
-    script = tmp_path / "bot.py"
-    script.write_text(textwrap.dedent(BOT))
+    script = Path(__file__).parent / "bad_bot.py"  # shared with the engine tests
     count = 0
 
     def make(mode: str, *, once: bool = True, arg: float = 0.0, at: int = 1, **kw) -> Bot:
@@ -169,8 +80,8 @@ def make_bot(tmp_path: Path):
         count += 1
         state_dir = tmp_path / f"bot{count}-{mode}"
         state_dir.mkdir()
-        command = [sys.executable, str(script), mode, str(state_dir)]
-        command += ["once" if once else "always", str(arg), str(at)]
+        command = [sys.executable, str(script), mode, str(arg), "--state", str(state_dir)]
+        command += ["--at", str(at)] + (["--once"] if once else [])
         settings = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3)
         settings.update(kw)
         return Bot(EngineConfig(name=f"{mode}{count}", command=command, **settings), state_dir)
