@@ -475,6 +475,40 @@ def test_siege_defender_has_at_most_two_blocks() -> None:
     scenario("b01:mori:2 b02:mori:2 b03:mori:2", "-", "b11:date:2", "-", variant="siege")
 
 
+@pytest.mark.parametrize(
+    ("attacker_cards", "defender_plays", "winner", "defender_lost"),
+    [
+        # the defender wins 9-0: the attacker would lose 9 // 7 + 1 = 2 in a battle
+        ("-", ["deploy T22 b11", "deploy T23 b12"], "defender", 0),
+        # the attacker wins 4+5+6 = 15 to 0: the defender loses 15 // 7 + 1 = 3, capped at 2
+        ("I24:mori:p I25:mori:p I26:mori:p", [], "attacker", 2),
+    ],
+)
+def test_siege_attacker_takes_no_casualties(
+    attacker_cards: str, defender_plays: list[str], winner: str, defender_lost: int
+) -> None:
+    state = GAME.state_from_scenario(
+        scenario(
+            "b01:mori:4 b02:mori:4 b03:mori:4",
+            attacker_cards,
+            "b11:date:4 b12:date:4",
+            "T22:date:p T23:date:p",
+            variant="siege",
+        )
+    )
+    while not state.is_terminal():
+        legal = state.legal_actions()
+        if state.current_player() == DEFENDER and defender_plays:
+            state.apply_action(defender_plays.pop(0))
+        else:
+            state.apply_action(legal[0] if state.current_player() == ATTACKER else "stop")
+    outcome = state.outcome()
+    assert outcome is not None
+    assert outcome.details["winner"] == winner
+    assert outcome.details["casualties"] == {"attacker": 0, "defender": defender_lost}
+    assert outcome.details["removed"]["attacker"] == []
+
+
 def test_casualty_order_turned_then_deployed_then_undeployed() -> None:
     state = GAME.state_from_scenario(
         scenario(

@@ -283,6 +283,8 @@ class SekigaharaState(State):
         loser = 1 - self.winner()
         for role in (0, 1):
             count = self.sides[1 - role].impact // IMPACT_PER_CASUALTY + (role == loser)
+            if self.siege and role == 0:
+                count = 0
             mine = [b for b in self.sides[role].field if self.owner[b] == role]
             away = [b for b in self.sides[1 - role].field if self.owner[b] == role]
             army = [b.id for b in self.scenario.army(role).blocks]
