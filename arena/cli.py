@@ -114,8 +114,36 @@ def show(position: str | None, variant: str | None, game_name: str) -> None:
     console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", highlight=False)
 
 
-def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str]]:
-    """A built-in bot name (``random`` or ``builtin:random``) or a command line."""
+def _protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--handshake-timeout``, ``--newgame-timeout`` and ``--max-line`` (the
+    ``[protocol]`` settings of a tournament file)."""
+    seconds = click.FloatRange(0, 3600, min_open=True)
+    options = [
+        click.option("--handshake-timeout", type=seconds, default=None,
+                     help="Seconds a bot has to answer hello (default 10)."),
+        click.option("--newgame-timeout", type=seconds, default=None,
+                     help="Seconds a bot has to answer newgame (default 10)."),
+        click.option("--max-line", type=click.IntRange(1 << 16, 1 << 30), default=None,
+                     help="Longest line a bot may write, in bytes (default 1 MiB)."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _protocol_settings(base: Any, handshake: float | None, newgame: float | None,
+                       max_line: int | None) -> Any:  # fmt: skip
+    """``base`` (a ``ProtocolSettings``) with the command line's values on top."""
+    import msgspec
+
+    given = {"handshake_timeout": handshake, "newgame_timeout": newgame, "max_line": max_line}
+    return msgspec.structs.replace(base, **{k: v for k, v in given.items() if v is not None})
+
+
+def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
+    """A built-in bot name (``random`` or ``builtin:random``) or a command line;
+    the flag says whether the name is the built-in's (else it is a placeholder
+    until the bot's ``identity`` names it)."""
     import shlex
     from pathlib import Path
 
@@ -126,7 +154,7 @@ def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str]]:
         command = resolve_builtin(name)
         if seed is not None:
             command += ["--seed", str(seed)]
-        return name, command
+        return name, command, True
     try:
         command = shlex.split(spec)
     except ValueError as exc:
@@ -139,7 +167,7 @@ def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str]]:
     found = Path(exe).is_file() if "/" in exe else shutil.which(exe) is not None
     if not found:
         raise UserError(f"bot {spec!r}: executable {exe!r} not found")
-    return Path(exe).stem, command
+    return Path(exe).stem, command, False
 
 
 @main.command()
@@ -151,6 +179,7 @@ def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str]]:
 @click.option("--seed", type=int, default=None, help="Seed for built-in bots and the opening.")
 @click.option("--opening-plies", type=int, default=0, help="Random plies before the game.")
 @click.option("--max-plies", type=int, default=1000, show_default=True)
+@_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 @_friendly_errors
 def play(
@@ -162,30 +191,61 @@ def play(
     seed: int | None,
     opening_plies: int,
     max_plies: int,
+    handshake_timeout: float | None,
+    newgame_timeout: float | None,
+    max_line: int | None,
     quiet: bool,
 ) -> None:
-    """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command."""
+    """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command.
+
+    A command bot is named by the name in its ``identity``. The bots get the
+    opening's position, not the random plies that led to it, exactly as in
+    ``arena run``.
+    """
     import random
 
+    import msgspec
     import trio
 
     from arena.clock import TimeControl
-    from arena.engine import Engine, EngineConfig
+    from arena.config import ProtocolSettings
+    from arena.engine import Engine, EngineConfig, EngineError
     from arena.referee import MoveEvent, RefereeSettings, play_game
 
     game = get_game(game_name)
     variant = variant or game.default_variant
     control = TimeControl.parse(tc)
+    settings = _protocol_settings(ProtocolSettings(), handshake_timeout, newgame_timeout, max_line)
     opening = (
         game.random_opening(variant, opening_plies, random.Random(seed))
         if opening_plies or game.deals_openings
         else game.new_state(variant)
     )
+    # Through the text, as a tournament stores and reads it (so `history` agrees).
+    opening = game.state_from_text(opening.to_text())
     specs = [_bot_command(spec, None if seed is None else seed + i)
              for i, spec in enumerate((first, second))]  # fmt: skip
-    if specs[0][0] == specs[1][0]:
-        specs = [(f"{name}-{i + 1}", cmd) for i, (name, cmd) in enumerate(specs)]
     roles = opening.player_names()
+
+    def engine_config(name: str, command: list[str]) -> EngineConfig:
+        return EngineConfig(name=name, command=command, max_line=settings.max_line,
+                            handshake_timeout=settings.handshake_timeout)  # fmt: skip
+
+    async def start_and_name(engines: list[Engine]) -> None:
+        """Start command bots first, to name them after their ``identity``."""
+        for engine, spec in zip(engines, specs, strict=True):
+            if spec[2]:
+                continue
+            try:
+                ident = await engine.start(game.name, variant)
+            except EngineError:
+                continue  # the referee restarts it and records the fault
+            engine.config = msgspec.structs.replace(engine.config, name=ident.name)
+        if engines[0].name == engines[1].name:
+            for i, engine in enumerate(engines):
+                engine.config = msgspec.structs.replace(
+                    engine.config, name=f"{engine.name}-{i + 1}"
+                )
 
     def show_action(event: MoveEvent) -> None:
         if quiet:
@@ -195,16 +255,19 @@ def play(
 
     async def run() -> None:
         async with (
-            Engine(EngineConfig(name=specs[0][0], command=specs[0][1])) as a,
-            Engine(EngineConfig(name=specs[1][0], command=specs[1][1])) as b,
+            Engine(engine_config(specs[0][0], specs[0][1])) as a,
+            Engine(engine_config(specs[1][0], specs[1][1])) as b,
         ):
+            await start_and_name([a, b])
             if not quiet:
                 click.echo(f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
                            f"vs {b.name} ({roles[1]})")  # fmt: skip
                 click.echo(f"opening: {opening.to_text()}")
             record = await play_game(
                 game, opening, [a, b], [control, control], variant=variant,
-                settings=RefereeSettings(max_plies=max_plies), on_action=show_action,
+                settings=RefereeSettings(max_plies=max_plies,
+                                         newgame_timeout=settings.newgame_timeout),
+                on_action=show_action,
             )  # fmt: skip
         if not quiet:
             click.echo(f"final: {record.final_position}")
@@ -247,6 +310,7 @@ def play(
     help="Ray cluster to join with --backend ray (default: the file's ray_address, "
     "else RAY_ADDRESS, else a local Ray instance).",
 )
+@_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
 @_friendly_errors
@@ -258,6 +322,9 @@ def run_command(
     backend: str | None,
     address: str | None,
     force: bool,
+    handshake_timeout: float | None,
+    newgame_timeout: float | None,
+    max_line: int | None,
     quiet: bool,
     no_report: bool,
 ) -> None:
@@ -274,6 +341,8 @@ def run_command(
     config = load_config(tournament_file)
     if concurrency is not None:
         config = msgspec.structs.replace(config, concurrency=concurrency)
+    protocol = _protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
+    config = msgspec.structs.replace(config, protocol=protocol)
     text = Path(tournament_file).read_text(encoding="utf-8")
     observer = LogObserver() if quiet else LiveObserver()
     if address is not None and (backend or config.backend) != "ray":
@@ -420,7 +489,7 @@ def sprt(
     from arena.sprt import SprtState, tournament_text
     from arena.tournament import Tournament
 
-    (a, a_cmd), (b, b_cmd) = _bot_command(first, seed), _bot_command(second, seed + 1)
+    (a, a_cmd, _), (b, b_cmd, _) = _bot_command(first, seed), _bot_command(second, seed + 1)
     if a == b:
         a, b = f"{a}-1", f"{b}-2"
     state = SprtState(a, elo0, elo1, alpha, beta, model)

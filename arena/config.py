@@ -28,6 +28,7 @@ from msgspec import Meta
 
 from arena.clock import TimeControl
 from arena.games import GameError, get_game
+from arena.protocol import MAX_LINE
 
 __all__ = [
     "BotConfig",
@@ -35,6 +36,7 @@ __all__ = [
     "Faults",
     "Limits",
     "Openings",
+    "ProtocolSettings",
     "TournamentConfig",
     "load_config",
     "parse_config",
@@ -69,6 +71,9 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     cwd: str | None = None
     env: dict[str, str] = {}
     tc: str | None = None
+    options: dict[str, bool | int | float | str] = {}
+    """Engine options (``{ Hash = 64 }``), checked against the bot's ``identity``
+    before the first game and sent as ``setoption`` before every ``newgame``."""
 
     @property
     def argv(self) -> list[str]:
@@ -100,6 +105,19 @@ class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     file_size_mb: Positive | None = 64
 
 
+class ProtocolSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
+    """``[protocol]``: the operator's settings of protocol.md. The time margin is
+    part of the time control text instead (``tc = "10+0.1 margin=0.1"``)."""
+
+    handshake_timeout: Annotated[float, Meta(gt=0, le=3600)] = 10.0
+    """Seconds a bot has to answer ``hello`` after it is started."""
+    newgame_timeout: Annotated[float, Meta(gt=0, le=3600)] = 10.0
+    """Seconds a bot has to answer ``newgame`` with ``ready``."""
+    max_line: Annotated[int, Meta(ge=1 << 16, le=1 << 30)] = MAX_LINE
+    """Longest line in bytes a bot may write, sent to it in ``hello`` (at least 64 KiB:
+    the arena's own lines must fit)."""
+
+
 class Faults(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """``[faults]``: what to do with bots that crash, hang or break the protocol.
 
@@ -129,6 +147,7 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     seed: int = 0
     max_plies: Positive = 1000
     limits: Limits = Limits()
+    protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
     backend: Backend = "local"
     """Where games run: this machine's worker processes, or a Ray cluster (the 'ray' extra)."""

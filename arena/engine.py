@@ -57,10 +57,12 @@ from arena.protocol import (
     Info,
     LineReader,
     NewGame,
+    OptionValue,
     Ping,
     ProtocolError,
     Quit,
     Request,
+    SetOption,
     decode_bot_message,
     encode_line,
 )
@@ -200,6 +202,9 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     term_timeout: float = 0.5
     stderr_lines: int = 64
     stderr_bytes: int = 8192
+    options: dict[str, OptionValue] = {}
+    """Engine options to set (``setoption``) before every ``newgame``; each must be
+    declared in the bot's ``identity`` (checked at every start)."""
 
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
@@ -350,6 +355,7 @@ class Engine:
         self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
         self._next_id = 0
         self._busy = False
+        self._set_options: list[SetOption] = []
 
     # -- lifetime -------------------------------------------------------------
 
@@ -455,6 +461,15 @@ class Engine:
                     engine=self.name,
                 )
             )
+        if check_identity and cfg.options:
+            from arena.options import OptionError, check_options
+
+            try:
+                self._set_options = check_options(
+                    ident.declared_options, cfg.options, bot=self.name
+                )
+            except OptionError as exc:
+                await self._fault(EngineProtocolError(str(exc), engine=self.name))
         self.identity = ident
         return ident
 
@@ -551,8 +566,14 @@ class Engine:
             self._busy = False
 
     async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
-        """Tell the bot a new game starts; it answers ``ready``."""
+        """Tell the bot a new game starts (after its ``setoption`` lines); it answers ``ready``."""
+        for option in self._set_options:
+            await self.notify(option, timeout)
         return await self.request(msg, timeout)
+
+    def use_options(self, options: list[SetOption]) -> None:
+        """Send ``options`` before every later ``newgame`` (check-bot sets its own)."""
+        self._set_options = list(options)
 
     async def go(self, msg: Go, timeout: float) -> Reply:
         """Ask for a decision; ``reply.answer`` is an ``Action`` (legality is the referee's)."""
@@ -562,7 +583,7 @@ class Engine:
         """Round-trip time in seconds of a ``ping``; faults as for any request."""
         return (await self.request(Ping(), timeout)).elapsed
 
-    async def notify(self, msg: GameOver | Quit, timeout: float = 1.0) -> None:
+    async def notify(self, msg: GameOver | Quit | SetOption, timeout: float = 1.0) -> None:
         """Write a message that has no answer. A dead or stuck bot is ignored here:
         the game is over, and its next request will report the fault.
         """

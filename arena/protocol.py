@@ -17,7 +17,7 @@ This module knows nothing of processes or of any game's rules.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import msgspec
 import trio
@@ -154,7 +154,20 @@ class Quit(_ArenaBase, kw_only=True, tag="quit"):
     """Notification (no answer): exit now with status 0."""
 
 
-ArenaMessage = Hello | NewGame | Go | Ping | GameOver | Quit
+OptionValue = bool | int | float | str
+"""What an engine option can be set to (JSON ``true``, ``64``, ``0.5``, ``"book.bin"``)."""
+
+
+class SetOption(_ArenaBase, kw_only=True, tag="setoption"):
+    """Notification (no answer), like UCI's ``setoption``: sent right before
+    ``newgame`` for each option the tournament sets, and only for options the bot
+    declared in its ``identity``, so a bot that declares none never sees one."""
+
+    name: str
+    value: OptionValue
+
+
+ArenaMessage = Hello | NewGame | Go | Ping | GameOver | Quit | SetOption
 Request = Hello | NewGame | Go | Ping
 """Arena messages that carry an ``id`` and expect an answer."""
 
@@ -167,19 +180,49 @@ class _BotBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type", omit
     """Bot messages: optional fields may be left out or sent as null."""
 
 
+OptionType = Literal["int", "float", "bool", "string", "choice"]
+
+
+class OptionSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
+    """One engine option a bot declares in ``identity`` (UCI's ``option name ...``).
+
+    ``int``/``float`` may bound the value with ``min``/``max``; ``choice`` lists
+    its ``choices``. ``default`` is what the bot uses when nothing is set; the
+    arena never sends it, it only checks that a tournament's value fits.
+    """
+
+    name: NonEmpty
+    type: OptionType
+    default: OptionValue | None = None
+    min: float | None = None
+    max: float | None = None
+    choices: list[str] | None = None
+
+
 class Identity(_BotBase, kw_only=True, tag="identity"):
-    """Answer to ``hello``. ``games`` lists ``game`` or ``game/variant`` entries."""
+    """Answer to ``hello``. ``games`` lists ``game`` or ``game/variant`` entries.
+
+    Optional fields are ``None`` when left out or sent as ``null``; readers use
+    the properties that fill in the defaults.
+    """
 
     id: Id
     protocol: int
     name: NonEmpty
-    author: str = ""
-    version: str = ""
-    games: list[str] = []
+    author: str | None = None
+    version: str | None = None
+    games: list[str] | None = None
+    options: list[OptionSpec] | None = None
 
     def supports(self, game: str, variant: str) -> bool:
         """Whether the bot declared ``game`` (any variant) or ``game/variant``."""
-        return game in self.games or f"{game}/{variant}" in self.games
+        games = self.games or []
+        return game in games or f"{game}/{variant}" in games
+
+    @property
+    def declared_options(self) -> dict[str, OptionSpec]:
+        """Options by name (a name declared twice: the last declaration)."""
+        return {o.name: o for o in self.options or []}
 
 
 class Ready(_BotBase, kw_only=True, tag="ready"):
@@ -360,8 +403,12 @@ __all__ = [
     "Pong",
     "ProtocolError",
     "Quit",
+    "OptionSpec",
+    "OptionType",
+    "OptionValue",
     "Ready",
     "Request",
+    "SetOption",
     "decode_arena_message",
     "decode_bot_message",
     "encode_line",

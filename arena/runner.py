@@ -46,6 +46,9 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
         command=bot.argv,
         cwd=bot.cwd,
         env=dict(bot.env),
+        options=dict(bot.options),
+        max_line=config.protocol.max_line,
+        handshake_timeout=config.protocol.handshake_timeout,
         limits=ResourceLimits(
             memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
             cpu_seconds=limits.cpu_seconds,
@@ -100,7 +103,9 @@ class GameSlots:
         self.game = get_game(config.game)
         self.controls = {bot.name: TimeControl.parse(config.time_control(bot.name))
                          for bot in config.bots}  # fmt: skip
-        self.settings = RefereeSettings(max_plies=config.max_plies)
+        self.settings = RefereeSettings(
+            max_plies=config.max_plies, newgame_timeout=config.protocol.newgame_timeout
+        )
         self.pool: EnginePool | None = None
 
     async def run(

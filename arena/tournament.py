@@ -31,10 +31,10 @@ from typing import TYPE_CHECKING
 
 import trio
 
-from arena.config import TournamentConfig
+from arena.config import ConfigError, TournamentConfig
 from arena.games import Game, get_game
 from arena.record import FAULT_REASONS, GameRecord
-from arena.runner import GameSlots, WorkItem
+from arena.runner import GameSlots, WorkItem, engine_config
 from arena.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.store import Store, default_directory
 from arena.workers import WorkerPool
@@ -212,11 +212,37 @@ class Tournament:
         for bot in self.config.bots:
             self._disqualified(bot.name)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
+        if work:
+            await self.check_options()
         self.observer.started(self.progress, self.config, self.directory)
         with self._scope:
             await self._play(work)
         complete = not self.pending()
         return Outcome(self.directory, self.progress, complete)
+
+    async def check_options(self) -> None:
+        """Start each bot that has ``options`` once and check them against its
+        ``identity``: a value that does not fit is the operator's mistake, so it is
+        a one-line :class:`ConfigError` before the first game, not a fault of the
+        bot in every game. A bot that does not start is left to its games."""
+        from arena.engine import Engine, EngineError
+        from arena.options import OptionError, check_options
+
+        variant = self.config.variant or self.game.default_variant
+        for index, bot in enumerate(self.config.bots):
+            if not bot.options:
+                continue
+            async with Engine(engine_config(self.config, bot.name)) as engine:
+                try:
+                    ident = await engine.start(self.game.name, variant, check_identity=False)
+                except EngineError:
+                    continue
+            try:
+                check_options(ident.declared_options, bot.options, bot=bot.name)
+            except OptionError as exc:
+                raise ConfigError(
+                    f"{self.config_path}: bots[{index}] ({bot.name}).options: {exc}"
+                ) from None
 
     async def _play(self, work: list[WorkItem]) -> None:
         if self.backend == "ray":
@@ -250,6 +276,7 @@ class Tournament:
                 slots=slots,
                 on_record=self._store_game,
                 dispatchable=self._dispatchable,
+                protocol=self.config.protocol,
             )
             await self.pool.run(work)
 

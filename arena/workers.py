@@ -29,7 +29,7 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.config import parse_config
+from arena.config import ProtocolSettings, parse_config
 from arena.process import child_preexec, spawn
 from arena.protocol import EndOfStream, LineReader
 from arena.record import GameRecord
@@ -46,6 +46,8 @@ class Setup(msgspec.Struct, tag="setup", frozen=True):
     config_text: str
     config_path: str
     slots: int
+    protocol: ProtocolSettings | None = None
+    """The command line's ``[protocol]`` settings, which the file's text lacks."""
 
 
 class Work(msgspec.Struct, tag="work", frozen=True):
@@ -99,6 +101,8 @@ async def worker_main() -> None:
     setup = _to_worker.decode(await reader.receive_line())
     assert isinstance(setup, Setup)
     config = parse_config(setup.config_text, setup.config_path)
+    if setup.protocol is not None:
+        config = msgspec.structs.replace(config, protocol=setup.protocol)
     slots = GameSlots(config, setup.slots)
     lock = trio.Lock()
     send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
@@ -150,8 +154,9 @@ class WorkerPool:
         slots: int,
         on_record: Callable[[str, str, GameRecord], Awaitable[None]],
         dispatchable: Callable[[WorkItem], bool] = lambda item: True,
+        protocol: ProtocolSettings | None = None,
     ) -> None:
-        self.setup = Setup(config_text, config_path, slots)
+        self.setup = Setup(config_text, config_path, slots, protocol)
         self.processes = processes
         self.on_record = on_record
         self.dispatchable = dispatchable

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 from click.testing import CliRunner
 
 from arena.cli import main
@@ -39,3 +43,30 @@ def test_play_missing_executable_is_one_line_error() -> None:
         result.output.strip()
         == "arena: error: bot '/no/such/bot': executable '/no/such/bot' not found"
     )
+
+
+AUTHOR_BOT = str(Path(__file__).with_name("author_bot.py"))
+
+
+def test_play_names_a_command_bot_by_its_identity(tmp_path: Path) -> None:
+    command = f"{sys.executable} {AUTHOR_BOT} --name plain-c"
+    result = CliRunner().invoke(main, ["play", "random", command, "--seed", "1", "--variant",
+                                       "single"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[0].endswith("random (black) vs plain-c (gold)")
+    assert "python" not in result.output.splitlines()[0]
+
+
+def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None:
+    """protocol.md §2: ``history`` starts at the opening position in ``play`` as in
+    ``run`` (which reads openings back from their position text)."""
+    log = tmp_path / "log"
+    command = f"{sys.executable} {AUTHOR_BOT} --log {log}"
+    result = CliRunner().invoke(main, ["play", "random", command, "--seed", "3",
+                                       "--opening-plies", "3", "--variant", "single"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    moves = [line.split()[1:3] for line in result.output.splitlines()
+             if line[:5].strip().rstrip(".").isdigit()]  # "  1.  gold e8-f7 (3 ms)"
+    mine = next(i for i, (role, _) in enumerate(moves) if role == "gold")
+    first_go = next(json.loads(line) for line in log.read_text().splitlines() if '"go"' in line)
+    assert first_go["history"] == [action for _, action in moves[:mine]]

@@ -123,13 +123,25 @@ def test_hello_defaults_to_this_protocol_version():
 
 def test_bot_optional_fields_may_be_missing_or_null_and_unknown_fields_are_ignored():
     msg = decode_bot_message(
-        b'{"type":"identity","id":1,"protocol":1,"name":"x","author":null,"extra":[1]}'.replace(
-            b"null", b'""'
-        )
+        b'{"type":"identity","id":1,"protocol":1,"name":"x","author":null,"extra":[1]}'
     )
-    assert isinstance(msg, Identity) and msg.games == []
+    assert isinstance(msg, Identity) and msg.author is None and not msg.supports("kamisado", "x")
     info = decode_bot_message(b'{"type":"info","id":3,"depth":null,"text":"hi"}')
     assert isinstance(info, Info) and info.as_dict() == {"text": "hi"}
+
+
+@pytest.mark.parametrize("cls", [Identity, Ready, Action, Info, Pong])
+def test_every_optional_bot_field_accepts_null(cls):
+    """protocol.md: "Optional fields may be left out or sent as null" -- for every
+    field with a default, of every message a bot writes ("author": null was a fault)."""
+    required = {"id": 1, "protocol": 1, "name": "x", "action": "c1-c5"}
+    info = msgspec.structs.fields(cls)
+    base = {"type": cls.__struct_config__.tag}
+    base |= {f.name: required[f.name] for f in info if f.required}
+    for field in info:
+        if not field.required:
+            line = json.dumps(base | {field.name: None}).encode()
+            assert isinstance(decode_bot_message(line), cls), field.name
 
 
 def test_identity_supports_game_or_game_variant():
