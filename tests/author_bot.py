@@ -49,8 +49,15 @@ for line in sys.stdin:
     msg = json.loads(line)
     kind = msg["type"]
     if kind == "hello":
-        identity = {"type": "identity", "id": msg["id"], "protocol": 1, "name": args.name,
-                    "author": None, "version": None, "games": args.games.split(",")}
+        identity = {
+            "type": "identity",
+            "id": msg["id"],
+            "protocol": 1,
+            "name": args.name,
+            "author": None,
+            "version": None,
+            "games": args.games.split(","),
+        }
         if args.options is not None:
             identity["options"] = json.loads(args.options)
         send(identity)

@@ -65,8 +65,11 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
     result = CliRunner().invoke(main, ["play", "random", command, "--seed", "3",
                                        "--opening-plies", "3", "--variant", "single"])  # fmt: skip
     assert result.exit_code == 0, result.output
-    moves = [line.split()[1:3] for line in result.output.splitlines()
-             if line[:5].strip().rstrip(".").isdigit()]  # "  1.  gold e8-f7 (3 ms)"
+    moves = [
+        line.split()[1:3]
+        for line in result.output.splitlines()
+        if line[:5].strip().rstrip(".").isdigit()
+    ]  # "  1.  gold e8-f7 (3 ms)"
     mine = next(i for i, (role, _) in enumerate(moves) if role == "gold")
     first_go = next(json.loads(line) for line in log.read_text().splitlines() if '"go"' in line)
     assert first_go["history"] == [action for _, action in moves[:mine]]

@@ -121,8 +121,8 @@ command = "builtin:random"
 
 
 def test_tournament_options_and_protocol_settings_load(tmp_path: Path) -> None:
-    config = load_config(tournament(tmp_path, '{ Hash = 256, Style = "wild" }',
-                                    "[protocol]\nhandshake_timeout = 2.5\nmax_line = 70000"))  # fmt: skip
+    protocol = "[protocol]\nhandshake_timeout = 2.5\nmax_line = 70000"
+    config = load_config(tournament(tmp_path, '{ Hash = 256, Style = "wild" }', protocol))
     assert config.bot("author").options == {"Hash": 256, "Style": "wild"}
     engine = engine_config(config, "author")
     assert (engine.options, engine.handshake_timeout, engine.max_line) == (
