@@ -80,10 +80,7 @@ def perft(
     start = time.perf_counter()
     if divide and depth > 0:
         total = 0
-        for action in state.legal_actions():
-            child = state.clone()
-            child.apply_action(action)
-            count = game.perft(child, depth - 1)
+        for action, count in game.perft_divide(state, depth):
             total += count
             click.echo(f"{action} {count}")
         click.echo("")

@@ -45,7 +45,7 @@ QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
 
 # Hand-built Kamisado positions (see protocol.md and arena/games/kamisado/notation.py).
-KAMISADO_PUSH = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 1 -"
+KAMISADO_PUSH = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 2 -"
 """Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
 KAMISADO_PUSH_ACTION = "d4-d5"
 KAMISADO_REGROUP = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"

@@ -11,13 +11,14 @@ def position_text(
     side: str = "b",
     required: str = "-",
     kind: str = "standard",
-    round_no: int = 1,
+    round_no: int | None = None,
     pending: str = "-",
 ) -> str:
     """A position text with ``towers`` (square -> token such as ``'G+'``) placed.
 
     Towers not named stand on the free squares of their owner's home row, from
-    the a-file on, then on the next row out: far from most tested squares.
+    the a-file on, then on the next row out: far from most tested squares. The
+    round number defaults to the one the promotions imply (one per round won).
     """
     at: dict[int, str] = {}
     for square, token in towers.items():
@@ -45,6 +46,8 @@ def position_text(
     scores = [0, 0]
     for token in at.values():
         scores[0 if token[0].isupper() else 1] += RANK_VALUE[token.count("+")]
+    if round_no is None:
+        round_no = sum(token.count("+") for token in at.values()) + (pending == "-")
     return f"{'/'.join(rows)} {side} {required} {kind} {scores[0]}-{scores[1]} {round_no} {pending}"
 
 

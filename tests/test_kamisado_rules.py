@@ -50,7 +50,8 @@ def test_start_position_first_move_any_tower() -> None:
 
 def test_slip_between_corner_touching_towers() -> None:
     # e4 and d5 touch at a corner; Black's green on d4 slips between them to e5.
-    s = state({"d4": "G", "e4": "y", "d5": "r"}, required="g", kind="single")
+    # Gold's brown on g8 (a green square) is where Gold's last move ended.
+    s = state({"d4": "G", "e4": "y", "d5": "r", "g8": "n"}, required="g", kind="single")
     assert set(s.legal_actions()) == {
         "d4-e5", "d4-f6", "d4-g7", "d4-h8", "d4-c5", "d4-b6", "d4-a7",
     }  # fmt: skip
@@ -70,7 +71,8 @@ def test_slip_between_corner_touching_towers() -> None:
     ],
 )
 def test_distance_limit_by_rank(token: str, expected: str) -> None:
-    s = state({"d1": token, "c1": "R", "e1": "Y"}, required="g", kind="marathon")
+    # Black's orange on a3 has moved this round (else the choice would be free).
+    s = state({"d1": token, "c1": "R", "e1": "Y", "a3": "O"}, required="g", kind="marathon")
     assert set(s.legal_actions()) == {f"d1-{sq}" for sq in expected.split()}
 
 
@@ -136,7 +138,7 @@ def _blocked_chain(gold_on_h2: str) -> dict[str, str]:
 
 
 def test_chain_of_blocked_towers_that_does_not_deadlock() -> None:
-    s = state(_blocked_chain("y"), kind="standard")
+    s = state(_blocked_chain("y"), required="g", kind="standard")
     s.apply_action("d1-c2")  # ends on yellow: Gold must move its yellow on h2
     assert s.legal_actions() == ["h2-h2"]  # Gold's yellow is blocked
     s.apply_action("h2-h2")
@@ -150,7 +152,7 @@ def test_chain_of_blocked_towers_that_does_not_deadlock() -> None:
 
 
 def test_deadlock_loser_is_the_player_who_caused_it() -> None:
-    s = state(_blocked_chain("b"), kind="standard")
+    s = state(_blocked_chain("b"), required="g", kind="standard")
     # d1-d2 ends on blue: Gold's blue is blocked on red, Black's red blocked on
     # blue, Gold's blue again: the chain repeats, and Black, who caused it, loses.
     s.apply_action("d1-d2")
@@ -228,14 +230,15 @@ def test_no_diagonal_push() -> None:
 def test_impossible_pushes(towers: dict[str, str], why: str) -> None:
     square = next(sq for sq, tok in towers.items() if tok[0] == "G")
     ahead = f"{square[0]}{int(square[1]) + 1}"
-    s = state(towers, required="g", kind="long")
+    s = state({**towers, "g8": "n"}, required="g", kind="long")  # n on green: Gold's last move
     assert f"{square}-{ahead}" not in s.legal_actions(), why
 
 
 def test_double_pushes_two_and_triple_pushes_three() -> None:
-    s = state({"d3": "G++", "d4": "y", "d5": "r+"}, required="g", kind="long")
+    s = state({"d3": "G++", "d4": "y", "d5": "r+", "g8": "n"}, required="g", kind="long")
     assert "d3-d4" in s.legal_actions()
-    s = state({"d2": "G+++", "d3": "y", "d4": "r+", "d5": "p++"}, required="g", kind="marathon")
+    towers = {"d2": "G+++", "d3": "y", "d4": "r+", "d5": "p++", "g8": "n"}
+    s = state(towers, required="g", kind="marathon")
     assert "d2-d3" in s.legal_actions()
     s.apply_action("d2-d3")
     board = dict(_towers(s))
@@ -372,7 +375,7 @@ def test_position_text_errors_name_the_field() -> None:
         good.replace(" 1 -", " 0 -"): "round",
         "obvpyrgn/8/8/8/8/8/8/NGRYPVB++O b - single 3-0 1 #": "rank",
         "obvpyrgn/8/8/8/8/8/8/NGRYPVB+O b - single 1-0 1 -": "target",
-        "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 g": "side to move",
+        "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 g": "pending",
         "obvpyrgn/8/8/8/8/8/2R5/NG1YPVBO b x standard 0-0 1 -": "required colour",
         good + " extra": "7 fields",
     }

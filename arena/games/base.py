@@ -129,6 +129,20 @@ class Game(ABC):
             total += self.perft(child, depth - 1)
         return total
 
+    def perft_divide(self, state: State, depth: int) -> list[tuple[str, int]]:
+        """``perft`` split by the first action: ``(action, count)`` per legal action.
+
+        The counts always add up to ``perft(state, depth)`` (``depth`` >= 1); a game
+        whose perft stops at some boundary (a Kamisado round) overrides this so
+        that the split stops there too.
+        """
+        out = []
+        for action in state.legal_actions():
+            child = state.clone()
+            child.apply_action(action)
+            out.append((action, self.perft(child, depth - 1)))
+        return out
+
     def random_opening(self, variant: str | None, plies: int, rng: Any) -> State:
         """A state reached by ``plies`` random actions from the start.
 

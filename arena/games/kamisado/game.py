@@ -19,7 +19,7 @@ from arena.games.kamisado.notation import (
     text_to_move,
     text_to_position,
 )
-from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, Position, perft
+from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
 
 
 class KamisadoState(State):
@@ -129,6 +129,14 @@ class Kamisado(Game):
         """Perft within the current round (the rules file's definition), on the fast core."""
         assert isinstance(state, KamisadoState)
         return perft(state.pos.copy(), depth)
+
+    def perft_divide(self, state: State, depth: int) -> list[tuple[str, int]]:
+        """Zero for every action once the round is over: a regroup choice starts the
+        next round, which perft does not enter, so the split agrees with ``perft``."""
+        assert isinstance(state, KamisadoState)
+        if state.pos.phase != PLAY:
+            return [(action, 0) for action in state.legal_actions()]
+        return super().perft_divide(state, depth)
 
     def start_text(self, variant: str | None = None) -> str:
         return START_TEXT.format(kind=variant or self.default_variant)
