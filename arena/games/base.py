@@ -93,6 +93,13 @@ class State(ABC):
     def player_names(self) -> tuple[str, str]:
         return ("first", "second")
 
+    def figures(self) -> dict[str, str]:
+        """Short labelled figures a report shows for this state, player 0's first
+        (e.g. ``{"rounds": "2-1"}``). Reports call this on a game's final position
+        instead of reading game-specific outcome details, so a new game chooses
+        what its table rows say without any change to the reports."""
+        return {}
+
 
 class Game(ABC):
     """A game family: makes initial states and parses position texts."""

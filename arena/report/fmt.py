@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.report.summary import Standing
+    from arena.report.summary import BotStats, GameRow, Standing
 
 DASH = "–"
 
@@ -63,3 +63,83 @@ def standing_cells(s: Standing, *, blank_zero_faults: bool = False) -> list[str]
         prob(s.los_next),
         faults,
     ]
+
+
+def millis(value: float | None) -> str:
+    """A mean thinking time: ``850 ms``, ``1.25 s``."""
+    if value is None:
+        return DASH
+    if value < 10:
+        return f"{value:.1f} ms"
+    return f"{value:.0f} ms" if value < 1000 else f"{value / 1000:.2f} s"
+
+
+def count(value: float | None) -> str:
+    """A large rate with an SI suffix: ``950``, ``12.3k``, ``4.56M``."""
+    if value is None:
+        return DASH
+    for limit, suffix in ((1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if value >= limit:
+            return f"{value / limit:.3g}{suffix}"
+    return f"{value:.0f}"
+
+
+def depth(value: float | None) -> str:
+    return DASH if value is None else f"{value:.1f}"
+
+
+def score(value: object) -> str:
+    """An ``info`` score as the bot sent it, signed."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return DASH
+    return f"{value:+g}"
+
+
+STATS_HEADERS = [
+    "player",
+    "moves",
+    "time/move",
+    "moves with info",
+    "avg depth",
+    "nodes/s",
+    "last info",
+]
+
+PV_MOVES = 8
+"""A PV is cut to this many moves in tables (the replay shows it whole)."""
+
+
+def info(value: dict[str, object] | None) -> str:
+    """An ``info`` as ``depth 7, score +0.5, pv a1-a3 h8-h6``."""
+    if not value:
+        return DASH
+    parts = []
+    if isinstance(value.get("depth"), int):
+        parts.append(f"depth {value['depth']}")
+    if "score" in value:
+        parts.append(f"score {score(value['score'])}")
+    pv = value.get("pv")
+    if isinstance(pv, list) and pv:
+        more = " …" if len(pv) > PV_MOVES else ""
+        parts.append("pv " + " ".join(str(m) for m in pv[:PV_MOVES]) + more)
+    if isinstance(value.get("text"), str) and value["text"]:
+        parts.append(str(value["text"])[:80])
+    return ", ".join(parts) or DASH
+
+
+def stats_cells(b: BotStats) -> list[str]:
+    """One row of the search table, in the order of :data:`STATS_HEADERS`."""
+    return [
+        b.player,
+        str(b.moves),
+        millis(b.ms_per_move),
+        str(b.info_moves),
+        depth(b.depth),
+        count(b.nodes_per_s),
+        info(b.last_info),
+    ]
+
+
+def reason(g: GameRow) -> str:
+    """The end reason, with the bot at fault if it was a fault."""
+    return g.reason + (f" ({g.faulty_player})" if g.faulty_player else "")

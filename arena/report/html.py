@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Iterable, Iterator
+from functools import cache
+from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
@@ -28,13 +30,22 @@ from arena.report.boards import (
     OWNER_TEXT,
     kamisado_svg,
 )
+from arena.report.markdown import advantage_heading
 from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
 
-__all__ = ["embed_json", "write_html"]
+__all__ = ["asset", "embed_json", "environment", "write_html"]
 
 TEMPLATE = "report.html.j2"
+"""The page; its sections are macros in ``sections.html.j2`` for other pages to reuse."""
+
+
+@cache
+def asset(name: str) -> str:
+    """A static file shipped beside the templates (``report.css``, ``replay.js``),
+    inlined as it is rather than parsed as a template."""
+    return files("arena.report").joinpath("templates", name).read_text(encoding="utf-8")
 
 
 def embed_json(value: Any) -> str:
@@ -44,7 +55,7 @@ def embed_json(value: Any) -> str:
     return text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
 
 
-def _environment() -> jinja2.Environment:
+def environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.PackageLoader("arena.report", "templates"),
         autoescape=True,
@@ -80,7 +91,7 @@ def write_html(
         "owner_fill": OWNER_FILL,
         "owner_text": OWNER_TEXT,
     }
-    template = _environment().get_template(TEMPLATE)
+    template = environment().get_template(TEMPLATE)
     stream = template.stream(
         data=data,
         fmt=fmt,
@@ -89,6 +100,9 @@ def write_html(
         games=_games(data, records),
         board_svg=kamisado_svg(),
         kamisado_style=embed_json(style),
+        advantage_heading=advantage_heading,
+        css=asset("report.css"),
+        script=asset("replay.js"),
     )
     tmp = path.with_name(path.name + ".tmp")
     with tmp.open("w", encoding="utf-8") as f:

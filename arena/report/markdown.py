@@ -12,9 +12,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.report import fmt
-from arena.report.summary import ReportData
+from arena.report.summary import GameRow, ReportData
 
-__all__ = ["markdown_report", "write_markdown"]
+__all__ = [
+    "fault_details_section",
+    "games_section",
+    "markdown_report",
+    "search_section",
+    "write_markdown",
+]
 
 
 def _cell(text: str) -> str:
@@ -53,13 +59,16 @@ def markdown_report(data: ReportData) -> str:
         "",
     ]
     out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
-    out += ["", "## First-move advantage", ""]
+    out += ["", "## Search", ""]
+    out += search_section(data)
+    out += ["", f"## {advantage_heading(data)}", ""]
     if data.first_move is None:
         out.append("Not enough games to fit it.")
     else:
         out.append(
-            f"The first mover (player 0) is worth {fmt.elo(data.first_move, signed=True)} Elo "
-            f"{fmt.error(data.first_move_error)} (95 %); first movers scored "
+            f"{_first(data)} (player 0) is worth "
+            f"{fmt.elo(data.first_move, signed=True)} Elo "
+            f"{fmt.error(data.first_move_error)} (95 %); player 0 scored "
             f"{fmt.points(data.first_mover_points)}/{data.games} "
             f"({fmt.pct(data.first_mover_score_pct)})."
         )
@@ -99,8 +108,47 @@ def markdown_report(data: ReportData) -> str:
     out += ["", "## End reasons", ""]
     out += _table(["reason", "games"], [[r, str(n)] for r, n in data.reasons.items()], align="l")
     out += ["", "## Games", ""]
-    out += _table(
-        ["#", "key", "first", "second", "result", "reason", "plies", "time"],
+    out += games_section(data)
+    out += ["", "## Fault details", ""]
+    out += fault_details_section(data)
+    return "\n".join(out) + "\n"
+
+
+def advantage_heading(data: ReportData) -> str:
+    """ "First-move advantage", or in a game of roles, e.g. "Attacker's advantage"."""
+    role = data.first_role
+    return (
+        "First-move advantage"
+        if role in ("first mover", "black")
+        else f"{role.capitalize()}'s advantage"
+    )
+
+
+def _first(data: ReportData) -> str:
+    return "Black" if data.first_role == "black" else f"The {data.first_role}"
+
+
+def search_section(data: ReportData) -> list[str]:
+    """Per bot: thinking time per move and, from its ``info`` lines, depth and speed."""
+    if not any(b.moves for b in data.bot_stats):
+        return ["No bot was asked for a move."]
+    lines = [
+        "From the `info` lines bots send before each move: mean depth, and nodes per "
+        "second of thinking time; forced moves are not counted.",
+        "",
+    ]
+    return lines + _table(
+        fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrl"
+    )
+
+
+def games_section(data: ReportData, games: Sequence[GameRow] | None = None) -> list[str]:
+    """The game list (``games``, default all): players by role, result, the game's
+    own figures (round scores, impacts), reason and the fault detail."""
+    labels = data.figure_labels
+    rows = games if games is not None else data.game_list
+    return _table(
+        ["#", "key", *data.roles, "result", *labels, "reason", "detail", "plies", "time"],
         [
             [
                 str(g.index),
@@ -108,15 +156,43 @@ def markdown_report(data: ReportData) -> str:
                 g.players[0],
                 g.players[1],
                 g.result,
-                g.reason + (f" ({g.faulty_player})" if g.faulty_player else ""),
+                *(g.figures.get(label, "") for label in labels),
+                fmt.reason(g),
+                g.detail,
                 str(g.plies),
                 fmt.seconds(g.seconds),
             ]
-            for g in data.game_list
+            for g in rows
         ],
-        align="rlllll",
+        align="rllll" + "r" * len(labels) + "llrr",
     )
-    return "\n".join(out) + "\n"
+
+
+STDERR_CHARS = 2000
+"""At most this much of each stderr tail is printed: a report is read, not grepped."""
+
+
+def fault_details_section(data: ReportData) -> list[str]:
+    """Every faulted game: what went wrong, and the last lines each bot wrote to stderr."""
+    faulted = [g for g in data.game_list if g.faulty_player is not None]
+    if not faulted:
+        return ["No game ended by a fault."]
+    lines: list[str] = []
+    for g in faulted:
+        lines.append(
+            f"- game {g.index} `{g.key}`, {g.players[0]} vs {g.players[1]}: "
+            f"{fmt.reason(g)}{': ' + g.detail if g.detail else ''}"
+        )
+        for name, tail in zip(g.players, g.stderr, strict=True):
+            if tail:
+                lines += ["", f"  stderr of {name} (last lines):", "", "  ```text"]
+                lines += ["  " + line.replace("```", "` ` `") for line in _tail(tail)]
+                lines += ["  ```"]
+    return lines
+
+
+def _tail(text: str) -> list[str]:
+    return text[-STDERR_CHARS:].splitlines()
 
 
 def write_markdown(data: ReportData, path: str | os.PathLike[str]) -> Path:

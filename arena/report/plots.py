@@ -36,6 +36,11 @@ def _ticks(low: float, high: float) -> list[float]:
     return ticks
 
 
+def _short(name: str, limit: int = 22) -> str:
+    """A label that fits the label column; the full name is in the row's title."""
+    return name if len(name) <= limit else name[: limit - 1] + "…"
+
+
 def rating_plot_svg(standings: Sequence[Standing]) -> str:
     """Ratings with interval bars, best first; an empty string when nothing is rated."""
     rated = [s for s in standings if s.rating is not None]
@@ -79,7 +84,7 @@ def rating_plot_svg(standings: Sequence[Standing]) -> str:
             f'data-rating="{s.rating:.1f}" data-error="{err:.1f}">'
             f"<title>{escape(s.player)}: {s.rating:.0f} ± {err:.0f}</title>"
             f'<text x="{LABEL - 8}" y="{y + 4}" text-anchor="end" font-size="12">'
-            f"{escape(s.player)}</text>"
+            f"{escape(_short(s.player))}</text>"
             f'<line x1="{x(s.rating - err)}" y1="{y}" x2="{x(s.rating + err)}" y2="{y}" '
             'stroke="#2f6fd6" stroke-width="2"/>'
             f'<line x1="{x(s.rating - err)}" y1="{y - 5}" x2="{x(s.rating - err)}" '

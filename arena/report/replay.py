@@ -5,7 +5,8 @@ them; the HTML report needs a picture per ply, so the game is replayed here
 from ``record.opening`` with ``get_game(record.game)`` and the public
 observation is taken after each action. Only observations are used (never the
 game's internals), so any game under ``arena/games/`` gets a replay: Kamisado
-is drawn as a board, every other game as its observation fields in text.
+is drawn as a board, Sekigahara as its two armies, every other game as its
+observation fields in text.
 
 Size matters (a tournament of 1000 games of 60 plies goes in one HTML file), so
 frames are stored as differences: the first frame in full, then per ply only
@@ -22,6 +23,7 @@ from typing import Any
 from arena.games import GameError, get_game
 from arena.games.base import State
 from arena.record import GameRecord
+from arena.report.battle import battle_frame
 from arena.report.boards import kamisado_frame
 
 __all__ = [
@@ -34,7 +36,10 @@ __all__ = [
 ]
 
 # Games whose observation has a compact picture form (and a board drawn in JS).
-COMPACT: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {"kamisado": kamisado_frame}
+COMPACT: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
+    "kamisado": kamisado_frame,
+    "sekigahara": battle_frame,
+}
 
 DELETE = "-"
 APPEND = "+"
@@ -148,17 +153,22 @@ def decode_frames(deltas: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def replay_json(record: GameRecord) -> dict[str, Any]:
     """The JSON-ready replay of one game that the HTML report embeds.
 
-    ``a`` lists the actions as ``[text, ms, player]`` (a fourth element 1 marks
-    a forced action the referee played without asking), ``f`` the delta frames,
+    ``a`` lists the actions as ``[text, ms, player]``, then ``1`` for a forced
+    action the referee played without asking (else ``0``, present only when an
+    ``info`` follows), then the bot's last ``info`` for that move (depth, score,
+    pv, nodes, text) when it sent one; ``f`` the delta frames,
     ``e`` why the replay stopped early, if it did; ``k`` is the picture kind
-    (``"kamisado"`` for a board, ``"text"`` for the generic field listing).
+    (``"kamisado"`` for a board, ``"sekigahara"`` for the battle, ``"text"`` for
+    the generic field listing).
     """
     replay = replay_frames(record)
     actions: list[list[Any]] = []
     for a in record.actions:
         entry: list[Any] = [a.action, a.ms, a.player]
-        if a.forced:
-            entry.append(1)
+        if a.forced or a.info:
+            entry.append(1 if a.forced else 0)
+        if a.info:
+            entry.append(a.info)
         actions.append(entry)
     out: dict[str, Any] = {
         "k": record.game if record.game in COMPACT else "text",

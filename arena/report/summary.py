@@ -12,13 +12,16 @@ import datetime as _dt
 import math
 import os
 from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from arena.games import GameError, get_game
 from arena.rating import JointFit, joint_fit
-from arena.record import FAULT_REASONS, GameRecord
+from arena.record import FAULT_REASONS, ActionRecord, GameRecord
 from arena.store import Store
 
 __all__ = [
+    "BotStats",
     "CrossCell",
     "GameRow",
     "ReportData",
@@ -89,6 +92,31 @@ class GameRow:
     opening: str
     ms: tuple[int, int]
     """Total thinking time of each player, from the action records."""
+    figures: dict[str, str] = field(default_factory=dict)
+    """What the game says of its final position (round scores, impacts...)."""
+    stderr: tuple[str, str] = ("", "")
+    """The last lines each bot wrote to stderr, as the referee kept them."""
+
+
+@dataclass(frozen=True, slots=True)
+class BotStats:
+    """What a bot's search looked like, from the ``info`` lines it sent.
+
+    ``moves`` counts the decisions it was asked for (forced ones, played by the
+    referee, are left out); ``ms_per_move`` is its mean thinking time. ``depth``
+    averages over the moves whose ``info`` gave a depth, and ``nodes_per_s`` is
+    total nodes over the thinking time of the moves that reported nodes.
+    ``None`` means the bot never said.
+    """
+
+    player: str
+    moves: int
+    ms_per_move: float | None
+    info_moves: int
+    depth: float | None
+    nodes_per_s: float | None
+    last_info: dict[str, object] | None = None
+    """The last ``info`` it sent in the tournament: a sample of what it reports."""
 
 
 @dataclass(frozen=True)
@@ -121,6 +149,18 @@ class ReportData:
     anchor: tuple[str, float] | None = None
     directory: str = ""
     game_names: tuple[str, ...] = field(default=())
+    roles: tuple[str, str] = ("first", "second")
+    """What the games call player 0 and 1 (``attacker``/``defender`` in Sekigahara);
+    ``first``/``second`` when the tournament mixes games that name them differently."""
+    bot_stats: tuple[BotStats, ...] = ()
+    """In standings order."""
+    figure_labels: tuple[str, ...] = ()
+    """Every label of ``GameRow.figures`` in the game list, in first-seen order."""
+
+    @property
+    def first_role(self) -> str:
+        """How the text names player 0: its role, or "first mover"."""
+        return "first mover" if self.roles == ("first", "second") else self.roles[0]
 
     @property
     def first_mover_score_pct(self) -> float | None:
@@ -211,6 +251,9 @@ def build_report(
         )
 
     rows = tuple(_game_row(i + 1, key, r) for i, (key, r) in enumerate(items))
+    role_names = {_roles(r.game, r.variant) for _, r in items}
+    roles = role_names.pop() if len(role_names) == 1 else ("first", "second")
+    stats = _bot_stats(order, (r for _, r in items))
     reason_counts = Counter(r.reason for _, r in items)
     reasons = dict(sorted(reason_counts.items(), key=lambda kv: (-kv[1], kv[0])))
     present = {reason for _, reason in faults}
@@ -236,7 +279,76 @@ def build_report(
         anchor=anchor if fit is not None and fit.anchor is not None else None,
         directory=str(directory),
         game_names=tuple(dict.fromkeys(r.game for _, r in items)),
+        roles=roles,
+        bot_stats=stats,
+        figure_labels=tuple(dict.fromkeys(label for row in rows for label in row.figures)),
     )
+
+
+def _roles(game: str, variant: str) -> tuple[str, str]:
+    try:
+        return get_game(game).new_state(variant).player_names()
+    except GameError:
+        return ("first", "second")
+
+
+def _figures(r: GameRecord) -> dict[str, str]:
+    """The game's own figures for the final position; none for a record it cannot read
+    (the report of a broken record must still be written)."""
+    if not r.final_position:
+        return {}
+    try:
+        return get_game(r.game).state_from_text(r.final_position).figures()
+    except GameError:
+        return {}
+
+
+def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStats, ...]:
+    moves: Counter[str] = Counter()
+    ms: Counter[str] = Counter()
+    infos: Counter[str] = Counter()
+    depths: dict[str, list[int]] = {p: [] for p in order}
+    nodes: Counter[str] = Counter()
+    node_ms: Counter[str] = Counter()
+    last: dict[str, dict[str, object]] = {}
+    for r in records:
+        for a in r.actions:
+            if a.forced or a.player not in (0, 1):
+                continue
+            name = r.players[a.player]
+            moves[name] += 1
+            ms[name] += a.ms
+            info = _info(a)
+            if not info:
+                continue
+            infos[name] += 1
+            last[name] = info
+            depth = info.get("depth")
+            if isinstance(depth, int) and not isinstance(depth, bool):
+                depths.setdefault(name, []).append(depth)
+            n = info.get("nodes")
+            if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                nodes[name] += n
+                node_ms[name] += a.ms
+    out = []
+    for p in order:
+        d = depths.get(p) or []
+        out.append(
+            BotStats(
+                player=p,
+                moves=moves[p],
+                ms_per_move=ms[p] / moves[p] if moves[p] else None,
+                info_moves=infos[p],
+                depth=sum(d) / len(d) if d else None,
+                nodes_per_s=1000.0 * nodes[p] / node_ms[p] if node_ms[p] > 0 else None,
+                last_info=last.get(p),
+            )
+        )
+    return tuple(out)
+
+
+def _info(a: ActionRecord) -> dict[str, object]:
+    return a.info if isinstance(a.info, dict) else {}
 
 
 def _finite(x: float) -> float | None:
@@ -265,4 +377,10 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         seconds=max(r.ended_at - r.started_at, 0.0),
         opening=r.opening,
         ms=(ms[0], ms[1]),
+        figures=_figures(r),
+        stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
+
+
+def _text(items: list[str], i: int) -> str:
+    return items[i] if i < len(items) and isinstance(items[i], str) else ""

@@ -107,6 +107,12 @@ class KamisadoState(State):
     def player_names(self) -> tuple[str, str]:
         return PLAYER_NAMES
 
+    def figures(self) -> dict[str, str]:
+        """The round score (black-gold) of a match of more than one round."""
+        if MATCH_TARGET[self.pos.kind] <= 1:
+            return {}
+        return {"rounds": f"{self.pos.score(0)}-{self.pos.score(1)}"}
+
 
 class Kamisado(Game):
     name = "kamisado"

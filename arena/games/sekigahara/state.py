@@ -362,6 +362,15 @@ class SekigaharaState(State):
     def player_names(self) -> tuple[str, str]:
         return ROLES
 
+    def figures(self) -> dict[str, str]:
+        """Impacts (attacker-defender), and once the battle is over the casualties."""
+        a, d = self.sides
+        out = {"impact": f"{a.impact}-{d.impact}"}
+        if self.phase == "over":
+            lost = self.casualties()
+            out["casualties"] = f"{len(lost[0])}-{len(lost[1])}"
+        return out
+
     def history(self, player: int) -> list[str]:
         """Every action is a public event (cards and blocks are shown when used), so
         both players see the same history."""

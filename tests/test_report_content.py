@@ -1,0 +1,251 @@
+"""What the reports tell a bot author: the bots' own search figures (``info``),
+round scores, fault details with the stderr tail, and the Sekigahara battle in
+its own terms (impacts, casualties, attacker and defender).
+
+The Kamisado tournament is real (``arena run`` with the info-reporting test bot
+as a subprocess); the others are stored records played through the rules core.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+import pytest
+from test_report import markdown_table, parse_html, play_random
+
+from arena.games import get_game
+from arena.record import CRASH, GameRecord
+from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, write_reports
+from arena.report.battle import battle_frame
+from arena.report.replay import decode_frames, game_view
+from arena.store import Store
+
+INFO_BOT = Path(__file__).parent / "info_bot.py"
+
+
+@pytest.fixture(scope="module")
+def info_cup(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two games of the info bot against random in a standard (multi-round) match."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    root = tmp_path_factory.mktemp("info")
+    toml = root / "info.toml"
+    toml.write_text(
+        'name = "infocup"\nvariant = "standard"\ntc = "10+0.1"\ngames_per_pairing = 2\n'
+        "seed = 3\nconcurrency = 2\n[openings]\nplies = 2\n"
+        f'[[bots]]\nname = "info"\ncommand = "{sys.executable} {INFO_BOT}"\n'
+        '[[bots]]\nname = "random"\ncommand = "builtin:random"\nargs = ["--seed", "2"]\n'
+    )
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(root), "-q"])
+    assert result.exit_code == 0, result.output
+    return root / "infocup"
+
+
+def _records(directory: Path) -> list[tuple[str, GameRecord]]:
+    with Store.open_existing(directory) as store:
+        return list(store.items())
+
+
+def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
+    records = _records(info_cup)
+    moves = [
+        a for _, r in records for a in r.actions if r.players[a.player] == "info" and not a.forced
+    ]
+    assert moves and all(a.info for a in moves)
+    depth = sum(a.info["depth"] for a in moves) / len(moves)
+    last = moves[-1].info
+    # Markdown: the search table, from the same records.
+    text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
+    rows = {row[0]: row for row in markdown_table(text, "Search")}
+    assert rows["info"][1] == str(len(moves))
+    assert rows["info"][3] == str(len(moves))
+    assert rows["info"][4] == f"{depth:.1f}"
+    thinking = sum(a.ms for a in moves)
+    speed = 1000 * sum(a.info["nodes"] for a in moves) / thinking if thinking else None
+    assert rows["info"][5] == fmt.count(speed)
+    assert f"depth {last['depth']}" in rows["info"][6]
+    assert f"score {last['score']:+g}" in rows["info"][6]
+    assert "pv " + " ".join(last["pv"]) in rows["info"][6]
+    assert rows["random"][3] == "0" and rows["random"][4] == "–"
+    # HTML: the same table as data, and every move's depth, score and PV in the replay.
+    html = parse_html(info_cup / HTML_NAME)
+    stats = {a["data-player"]: a for a in html.with_class("tr", "bot-stats")}
+    assert float(stats["info"]["data-depth"]) == pytest.approx(depth, abs=1e-3)
+    assert stats["random"]["data-depth"] == ""
+    for index, (_, record) in enumerate(records, start=1):
+        replay = json.loads(html.scripts[f"replay-{index}"])
+        for entry, action in zip(replay["a"], record.actions, strict=True):
+            if record.players[action.player] == "info" and not action.forced:
+                depth_, score, pv = (entry[4][k] for k in ("depth", "score", "pv"))
+                assert (depth_, score, pv) == (
+                    action.info["depth"], action.info["score"], action.info["pv"]
+                )  # fmt: skip
+            else:
+                assert len(entry) <= 4
+
+
+def test_round_scores_and_stderr_in_the_games_table(info_cup: Path) -> None:
+    records = _records(info_cup)
+    html = parse_html(info_cup / HTML_NAME)
+    text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
+    games = markdown_table(text, "Games")
+    header = text.split("## Games\n", 1)[1].splitlines()[1]
+    assert "| black | gold | result | rounds |" in header
+    figures = [a for a in html.with_class("td", "figure")]
+    assert len(figures) == len(records)
+    for (_, record), cell, row in zip(records, figures, games, strict=True):
+        scores = get_game("kamisado").state_from_text(record.final_position).outcome()
+        assert scores is not None
+        black, gold = scores.details["scores"]
+        assert row[5] == f"{black}-{gold}"
+        assert cell["data-label"] == "rounds"
+    page = (info_cup / HTML_NAME).read_text(encoding="utf-8")
+    assert page.count(">rounds</th>") == 1
+    for _, record in records:
+        assert any("thinking about" in tail for tail in record.stderr_tails)
+    assert page.count('<details class="stderr"') == len(records)
+    assert "thinking about" in page
+
+
+def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
+    record = play_random("kamisado", "standard", ("good", "bad"), random.Random(4), fault_at=6)
+    faulty = record.players[record.faulty or 0]
+    record.detail = f"{faulty}: bot exited with code 3 <at once>"
+    record.stderr_tails = ["", ""]
+    record.stderr_tails[record.faulty or 0] = "Traceback (most recent call last):\nValueError: boom"
+    with Store.open(tmp_path, name="faulty", config_text="", fingerprint="f") as store:
+        store.add_game("g1", "p1", record)
+    write_reports(tmp_path)
+    text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
+    games = markdown_table(text, "Games")
+    assert games[0][6] == f"{CRASH} ({faulty})"
+    assert games[0][7] == record.detail
+    details = text.split("## Fault details\n", 1)[1]
+    assert record.detail in details and "ValueError: boom" in details
+    page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
+    # In a cell's text, not only in a hover title; escaped, and the tail is open.
+    assert '<td class="detail">' + record.detail.replace("<", "&lt;").replace(">", "&gt;") in page
+    assert '<details class="stderr" open>' in page and "ValueError: boom" in page
+
+
+@pytest.fixture(scope="module")
+def battle_cup(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
+    directory = tmp_path_factory.mktemp("battle")
+    rng = random.Random(11)
+    stored = []
+    with Store.open(directory, name="battle", config_text="", fingerprint="f") as store:
+        for i in range(6):
+            players = ("ishida-bot", "tokugawa-bot") if i % 2 else ("tokugawa-bot", "ishida-bot")
+            variant = "siege" if i == 5 else "battle"
+            record = play_random("sekigahara", variant, players, rng)
+            state = get_game("sekigahara").state_from_text(record.final_position)
+            outcome = state.outcome()
+            assert outcome is not None
+            record.outcome = dict(outcome.details)
+            assert store.add_game(f"g{i}", f"p{i // 2}", record)
+            stored.append((f"g{i}", record))
+    write_reports(directory)
+    return directory, stored
+
+
+def test_sekigahara_report_shows_impacts_casualties_and_roles(battle_cup) -> None:
+    directory, stored = battle_cup
+    text = (directory / MARKDOWN_NAME).read_text(encoding="utf-8")
+    assert "## Attacker's advantage" in text and "The attacker (player 0)" in text
+    header = text.split("## Games\n", 1)[1].splitlines()[1]
+    assert "| attacker | defender | result | impact | casualties |" in header
+    games = markdown_table(text, "Games")
+    html = parse_html(directory / HTML_NAME)
+    cells = html.with_class("td", "figure")
+    for (_, record), row in zip(stored, games, strict=True):
+        impacts, lost = record.outcome["impacts"], record.outcome["casualties"]
+        assert row[5] == f"{impacts['attacker']}-{impacts['defender']}"
+        assert row[6] == f"{lost['attacker']}-{lost['defender']}"
+    by_label = [(c["data-label"]) for c in cells]
+    assert by_label == ["impact", "casualties"] * len(stored)
+    page = (directory / HTML_NAME).read_text(encoding="utf-8")
+    assert "Attacker&#39;s advantage" in page or "Attacker's advantage" in page
+    assert '<th class="sortable" data-sort="first">attacker</th>' in page
+
+
+def test_sekigahara_replay_draws_the_battle(battle_cup) -> None:
+    """The replay frames are the battle (armies, impacts, cards), not raw JSON, and
+    the last one holds the outcome with both sides' removed blocks."""
+    directory, stored = battle_cup
+    html = parse_html(directory / HTML_NAME)
+    sekigahara = get_game("sekigahara")
+    for index, (_, record) in enumerate(stored, start=1):
+        data = json.loads(html.scripts[f"replay-{index}"])
+        assert data["k"] == "sekigahara" and "e" not in data
+        frames = decode_frames(data["f"])
+        assert len(frames) == len(record.actions) + 1
+        final = sekigahara.state_from_text(record.final_position)
+        assert frames[-1] == json.loads(json.dumps(battle_frame(game_view(final))))
+        out = frames[-1]["out"]
+        assert out["impacts"] == [record.outcome["impacts"][r] for r in ("attacker", "defender")]
+        assert out["removed"] == [record.outcome["removed"][r] for r in ("attacker", "defender")]
+        # the running impact moves with the plies, and cards shown only grow
+        assert frames[0]["im"] == [0, 0]
+        shown = [len(f["cards"]) for f in frames]
+        assert shown == sorted(shown)
+        assert any("+cards" in d for d in data["f"]) or not shown[-1]
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_reports_in_a_browser_fit_the_page(browser, info_cup, battle_cup, width, tmp_path) -> None:
+    """Both reports in chromium: nothing wider than the page, replays that step and
+    draw, a games table that filters and sorts, and no script errors."""
+    from browser import overflow, page_at
+
+    for name, path in (("kamisado", info_cup / HTML_NAME), ("battle", battle_cup[0] / HTML_NAME)):
+        with page_at(browser, width) as (page, errors):
+            page.goto(path.as_uri())
+            assert overflow(page) == {"scroll": width, "width": width, "wide": []}
+            page.click("#game-1 button.open")
+            page.click("#replay-row-1 button[title=next]")
+            page.click("#replay-row-1 button[title=next]")
+            if name == "kamisado":
+                assert page.locator("#replay-row-1 g.tower").count() == 16
+                assert page.locator("#replay-row-1 rect.last-move").count() in (0, 2)
+                assert "depth" in page.locator("#replay-row-1 ol.moves").inner_text()
+            else:
+                army = page.locator("#replay-row-1 .battle .army")
+                assert army.count() == 2
+                page.click("#replay-row-1 button[title=last]")
+                assert "casualties" in page.locator("#replay-row-1 .battle .outcome").inner_text()
+            assert overflow(page) == {"scroll": width, "width": width, "wide": []}
+            page.screenshot(path=str(tmp_path / f"{name}-{width}.png"), full_page=True)
+            # Filter by a bot, then by a result; then sort by plies.
+            groups = page.locator("#games tbody.game-group")
+            total = groups.count()
+            bot = page.locator("#standings-table tr.standing").first.get_attribute("data-player")
+            page.select_option("#games-filter select[data-filter=bot]", bot)
+            visible = page.locator("#games tbody.game-group:not([hidden])")
+            expected = sum(
+                bot
+                in (
+                    groups.nth(i).get_attribute("data-first"),
+                    groups.nth(i).get_attribute("data-second"),
+                )
+                for i in range(total)
+            )
+            assert visible.count() == expected
+            assert page.locator("#games-shown").inner_text() == f"{expected} of {total} games"
+            page.select_option("#games-filter select[data-filter=bot]", "")
+            page.select_option("#games-filter select[data-filter=result]", "1-0")
+            assert all(
+                visible.nth(i).get_attribute("data-result") == "1-0" for i in range(visible.count())
+            )
+            page.select_option("#games-filter select[data-filter=result]", "")
+            page.click("#games th[data-sort=plies]")
+            plies = [int(groups.nth(i).get_attribute("data-plies")) for i in range(total)]
+            assert plies == sorted(plies)
+            page.click("#games th[data-sort=plies]")
+            plies = [int(groups.nth(i).get_attribute("data-plies")) for i in range(total)]
+            assert plies == sorted(plies, reverse=True)
+            assert errors == []
