@@ -12,7 +12,8 @@ behave, so a test can check that a restarted bot plays on normally.
 Modes: normal, exit_at_start, bad_version, unsupported, ignore_quit,
 exit, abort, sigkill, sigsegv, never_answer, sleep (ARG seconds, at the --at-th
 go), sleep_each (ARG seconds, every go), garbage, long_line, stderr_flood,
-illegal, wrong_type, wrong_id, close_stdout, child_ignores_term (a helper that
+illegal, wrong_type, wrong_id, close_stdout, deep_nesting (an action whose unknown
+field is nested 1,000 levels deep), child_ignores_term (a helper that
 ignores SIGTERM holds our stdout; we exit on the go), child_hang (same helper;
 we hang on the go).
 """
@@ -122,6 +123,11 @@ for line in sys.stdin:
                 sys.stderr.flush()
             if mode == "illegal":
                 send({"type": "action", "id": i, "action": "b1-b9"})
+                continue
+            if mode == "deep_nesting":
+                deep = "[" * 1000 + "]" * 1000
+                sys.stdout.write(f'{{"type":"action","id":{i},"action":"{legal[0]}","x":{deep}}}\n')
+                sys.stdout.flush()
                 continue
             if mode == "wrong_type":
                 send({"type": "pong", "id": i})
