@@ -15,6 +15,13 @@ from typing import Any
 import click
 
 from arena import __version__
+from arena.config import (
+    MAX_CONCURRENCY,
+    MAX_GAMES_PER_PAIRING,
+    MAX_OPENING_PLIES,
+    MAX_PLIES,
+    SEED_RANGE,
+)
 from arena.games import GameError, get_game
 from arena.record import GameRecord
 from arena.store import StoreError
@@ -52,6 +59,25 @@ def _leaves(exc: BaseException) -> list[BaseException]:
     if isinstance(exc, BaseExceptionGroup):
         return [leaf for sub in exc.exceptions for leaf in _leaves(sub)]
     return [exc]
+
+
+class FiniteFloat(click.FloatRange):
+    """A float range that also refuses ``nan`` and ``inf`` (click's own lets nan through)."""
+
+    name = "finite float"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        number = super().convert(value, param, ctx)
+        if number != number or number in (float("inf"), float("-inf")):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+SEED = click.IntRange(*SEED_RANGE)
+PLIES = click.IntRange(1, MAX_PLIES)
+OPENING_PLIES = click.IntRange(0, MAX_OPENING_PLIES)
+CONCURRENCY = click.IntRange(1, MAX_CONCURRENCY)
+ELO = FiniteFloat(-2000, 2000)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -173,9 +199,11 @@ def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
 @click.option("--game", "game_name", default="kamisado", show_default=True)
 @click.option("--variant", default=None, help="Variant (Kamisado: single|standard|long|marathon).")
 @click.option("--tc", default="10+0.1", show_default=True, help="Time control, e.g. 10+0.1.")
-@click.option("--seed", type=int, default=None, help="Seed for built-in bots and the opening.")
-@click.option("--opening-plies", type=int, default=0, help="Random plies before the game.")
-@click.option("--max-plies", type=int, default=1000, show_default=True)
+@click.option("--seed", type=SEED, default=None, help="Seed for built-in bots and the opening.")
+@click.option(
+    "--opening-plies", type=OPENING_PLIES, default=0, help="Random plies before the game."
+)
+@click.option("--max-plies", type=PLIES, default=1000, show_default=True)
 @_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 @_friendly_errors
@@ -281,7 +309,7 @@ def play(
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
 @click.option("--results", "results_root", default="results", show_default=True,
               help="Folder holding one sub-folder per tournament.")  # fmt: skip
-@click.option("--concurrency", "-j", type=click.IntRange(1), default=None,
+@click.option("--concurrency", "-j", type=CONCURRENCY, default=None,
               help="Games at once (default: the file's, else the number of cores).")  # fmt: skip
 @click.option(
     "--force",
@@ -290,7 +318,7 @@ def play(
 )
 @click.option(
     "--workers",
-    type=click.IntRange(1),
+    type=CONCURRENCY,
     default=None,
     help="Worker processes (default: one per core, up to the concurrency; 1: in this process).",
 )
@@ -413,7 +441,8 @@ def report(results_dir: str, anchor: str | None) -> None:
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--game", "game_name", default="kamisado", show_default=True)
-@click.option("--timeout", type=float, default=5.0, show_default=True, help="Seconds per check.")
+@click.option("--timeout", type=FiniteFloat(0, 3600, min_open=True), default=5.0,
+              show_default=True, help="Seconds per check.")  # fmt: skip
 @_friendly_errors
 def check_bot(command: tuple[str, ...], game_name: str, timeout: float) -> None:
     """Check that a bot speaks the protocol: arena check-bot -- COMMAND..."""
@@ -437,21 +466,23 @@ def bots() -> None:
 @click.argument("first")
 @click.argument("second")
 @click.option(
-    "--elo0", type=float, default=0.0, show_default=True, help="H0: FIRST is elo0 stronger."
+    "--elo0", type=ELO, default=0.0, show_default=True, help="H0: FIRST is elo0 stronger."
 )
 @click.option(
-    "--elo1", type=float, default=5.0, show_default=True, help="H1: FIRST is elo1 stronger."
+    "--elo1", type=ELO, default=5.0, show_default=True, help="H1: FIRST is elo1 stronger."
 )
-@click.option("--alpha", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
-@click.option("--beta", type=click.FloatRange(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option("--alpha", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05)
+@click.option("--beta", type=FiniteFloat(0, 1, min_open=True, max_open=True), default=0.05)
 @click.option("--model", type=click.Choice(["normalized", "logistic"]), default="normalized")
 @click.option("--game", "game_name", default="kamisado", show_default=True)
 @click.option("--variant", default=None)
 @click.option("--tc", default="10+0.1", show_default=True)
-@click.option("--max-games", type=click.IntRange(2), default=20000, show_default=True)
-@click.option("--opening-plies", type=click.IntRange(0), default=2, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--concurrency", "-j", type=click.IntRange(1), default=None)
+@click.option("--max-games", type=click.IntRange(2, MAX_GAMES_PER_PAIRING), default=20000,
+              show_default=True)  # fmt: skip
+@click.option("--opening-plies", type=OPENING_PLIES, default=2, show_default=True)
+@click.option("--seed", type=click.IntRange(SEED_RANGE[0], SEED_RANGE[1] - 1), default=1,
+              show_default=True)  # fmt: skip
+@click.option("--concurrency", "-j", type=CONCURRENCY, default=None)
 @click.option("--name", default=None, help="Results folder name (default: sprt-FIRST-SECOND).")
 @click.option("--results", "results_root", default="results", show_default=True)
 @click.option("--quiet", "-q", is_flag=True)

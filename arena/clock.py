@@ -36,6 +36,13 @@ from decimal import Decimal
 DEFAULT_MARGIN = 0.05
 """Seconds tolerated beyond the remaining time before a forfeit."""
 
+MAX_SECONDS = 1_000_000
+"""Largest time in a control (about 11.5 days): beyond it milliseconds on the
+wire would outgrow what bots parse as integers, and no game needs it."""
+
+MAX_MOVES = 10_000
+"""Largest number of moves in a ``MOVES/BASE`` period."""
+
 _NUM = r"(\d+(?:\.\d*)?|\.\d+)"
 _BANKED = re.compile(rf"(?:(\d+)/)?{_NUM}(?:\+{_NUM})?")
 _MOVETIME = re.compile(rf"movetime={_NUM}|{_NUM}/move")
@@ -72,16 +79,24 @@ class TimeControl:
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
                 raise TimeControlError(f"{name} must be a finite number >= 0, got {value!r}")
+            if value > MAX_SECONDS:
+                raise TimeControlError(f"{name} must be at most {MAX_SECONDS} s, got {value:g}")
         if self.movetime is not None:
             if not math.isfinite(self.movetime) or self.movetime <= 0:
                 raise TimeControlError(f"movetime must be > 0 seconds, got {self.movetime!r}")
+            if self.movetime > MAX_SECONDS:
+                raise TimeControlError(
+                    f"movetime must be at most {MAX_SECONDS} s, got {self.movetime:g}"
+                )
             if self.base or self.increment or self.moves is not None:
                 raise TimeControlError("movetime cannot be combined with base, increment or moves")
         else:
             if self.base <= 0:
                 raise TimeControlError(f"base time must be > 0 seconds, got {self.base!r}")
-            if self.moves is not None and self.moves < 1:
-                raise TimeControlError(f"moves per period must be >= 1, got {self.moves!r}")
+            if self.moves is not None and not 1 <= self.moves <= MAX_MOVES:
+                raise TimeControlError(
+                    f"moves per period must be between 1 and {MAX_MOVES}, got {self.moves!r}"
+                )
 
     @classmethod
     def parse(cls, text: str) -> TimeControl:

@@ -43,7 +43,24 @@ __all__ = [
     "read_openings_file",
 ]
 
+# Upper bounds of every number in a tournament file (and of the command-line
+# options that override them): a value outside them is a one-line error at load
+# time instead of a MemoryError or OverflowError once the schedule is built.
+MAX_GAMES_PER_PAIRING = 100_000
+MAX_GAMES = 1_000_000
+"""Games in a whole schedule; the schedule is built in memory before the first game."""
+MAX_CONCURRENCY = 1024
+MAX_PLIES = 100_000
+MAX_OPENING_PLIES = 1000
+MAX_MIN_GAMES = 1_000_000
+SEED_RANGE = (-(2**63), 2**63 - 1)
+MAX_MEMORY_MB = 1 << 20  # 1 TiB
+MAX_CPU_SECONDS = 10**7
+MAX_PROCESSES = 1 << 22  # Linux's pid_max ceiling
+MAX_FILE_SIZE_MB = 1 << 20
+
 Positive = Annotated[int, Meta(ge=1)]
+Seed = Annotated[int, Meta(ge=SEED_RANGE[0], le=SEED_RANGE[1])]
 Format = Literal["round-robin", "gauntlet"]
 Backend = Literal["local", "ray"]
 
@@ -88,7 +105,7 @@ class Openings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
     lines and ``#`` comments skipped), used in order and cycled. Neither means
     every game starts from the initial position."""
 
-    plies: Annotated[int, Meta(ge=0)] = 0
+    plies: Annotated[int, Meta(ge=0, le=MAX_OPENING_PLIES)] = 0
     file: str | None = None
 
 
@@ -99,10 +116,10 @@ class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     off by default.
     """
 
-    memory_mb: Positive | None = 2048
-    cpu_seconds: Positive | None = None
-    processes: Positive | None = None
-    file_size_mb: Positive | None = 64
+    memory_mb: Annotated[int, Meta(ge=1, le=MAX_MEMORY_MB)] | None = 2048
+    cpu_seconds: Annotated[int, Meta(ge=1, le=MAX_CPU_SECONDS)] | None = None
+    processes: Annotated[int, Meta(ge=1, le=MAX_PROCESSES)] | None = None
+    file_size_mb: Annotated[int, Meta(ge=1, le=MAX_FILE_SIZE_MB)] | None = 64
 
 
 class ProtocolSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -128,7 +145,7 @@ class Faults(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
 
     restart: bool = True
     disqualify_after: Annotated[float, Meta(gt=0, le=1)] | None = None
-    min_games: Positive = 10
+    min_games: Annotated[int, Meta(ge=1, le=MAX_MIN_GAMES)] = 10
 
 
 class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -141,11 +158,13 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     tc: str = "10+0.1"
     format: Format = "round-robin"
     challengers: list[str] = []
-    games_per_pairing: Positive = 2
+    games_per_pairing: Annotated[int, Meta(ge=1, le=MAX_GAMES_PER_PAIRING)] = 2
     openings: Openings = Openings()
-    concurrency: Positive = msgspec.field(default_factory=lambda: os.cpu_count() or 1)
-    seed: int = 0
-    max_plies: Positive = 1000
+    concurrency: Annotated[int, Meta(ge=1, le=MAX_CONCURRENCY)] = msgspec.field(
+        default_factory=lambda: min(os.cpu_count() or 1, MAX_CONCURRENCY)
+    )
+    seed: Seed = 0
+    max_plies: Annotated[int, Meta(ge=1, le=MAX_PLIES)] = 1000
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
@@ -303,6 +322,7 @@ class _Validator:
                 "expected an even number: games come in pairs with sides swapped on the "
                 f"same opening, got {c.games_per_pairing}",
             )
+        self._check_size()
         variant, openings = self._check_game()
         bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
         return msgspec.structs.replace(c, bots=bots, variant=variant, openings=openings)
@@ -345,6 +365,18 @@ class _Validator:
         if set(names) <= set(c.challengers):
             raise self.fail(
                 "challengers", "a gauntlet needs at least one bot that is not a challenger"
+            )
+
+    def _check_size(self) -> None:
+        c = self.config
+        n, k = len(c.bots), len(c.challengers)
+        pairings = k * (n - k) if c.format == "gauntlet" else n * (n - 1) // 2
+        games = pairings * c.games_per_pairing
+        if games > MAX_GAMES:
+            raise self.fail(
+                "games_per_pairing",
+                f"{pairings} pairings x {c.games_per_pairing} games = {games} games, more than "
+                f"the {MAX_GAMES} a schedule may hold; split the tournament",
             )
 
     def _check_game(self) -> tuple[str, Openings]:

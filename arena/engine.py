@@ -205,6 +205,10 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     options: dict[str, OptionValue] = {}
     """Engine options to set (``setoption``) before every ``newgame``; each must be
     declared in the bot's ``identity`` (checked at every start)."""
+    info_lines: int = 64
+    """``info`` lines kept per request (the latest ones); older ones are dropped, counted."""
+    info_bytes: int = 65536
+    """Bytes of ``info`` lines kept per request: a flood of 1 MiB lines costs no memory."""
 
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
@@ -217,51 +221,85 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
 
 class StderrTail:
-    """The last lines a bot wrote to stderr, bounded in lines and bytes.
+    """The last lines a bot wrote to stderr, bounded in lines, bytes and line length.
 
     The drain must never stop reading, or a chatty bot would block on a full
     pipe and lose on time for the arena's fault; so old lines are dropped
-    (and counted) instead.
+    (and counted) instead. A line longer than ``line_bytes`` keeps its first
+    and last halves around a ``[... N bytes cut]`` mark, so one huge line can
+    neither push out every line before it nor cost more than its bound, even
+    while it is still being written (no newline yet).
     """
 
     def __init__(self, max_lines: int = 64, max_bytes: int = 8192) -> None:
-        self.max_lines = max_lines
-        self.max_bytes = max_bytes
+        self.max_lines = max(1, max_lines)
+        self.max_bytes = max(1, max_bytes)
+        self.line_bytes = max(self.max_bytes // 8, 32)
+        """Longest line kept whole: at least eight long lines fit in the tail."""
         self._lines: deque[bytes] = deque()
         self._size = 0
-        self._partial = bytearray()
+        self._head = bytearray()  # the line being written: its start...
+        self._end = bytearray()  # ...and its latest bytes
+        self._cut = 0  # bytes of it between the two, discarded
         self.dropped = 0
-        """Lines (or line fragments) discarded to stay within bounds."""
+        """Whole lines discarded to stay within bounds."""
 
     def feed(self, data: bytes) -> None:
-        self._partial += data
-        if b"\n" in data:
-            *complete, rest = bytes(self._partial).split(b"\n")
-            self._partial = bytearray(rest)
-            for line in complete:
-                self._push(line)
-        if len(self._partial) > self.max_bytes:  # an endless line: keep its end
-            del self._partial[: len(self._partial) - self.max_bytes]
-            self.dropped += 1
+        parts = data.split(b"\n")
+        if len(parts) > 1:
+            self._append(parts[0])
+            self._push(self._take_partial())
+            middle = parts[1:-1]
+            if len(middle) > self.max_lines:  # a flood: only the last ones can stay
+                self.dropped += len(middle) - self.max_lines
+                middle = middle[-self.max_lines :]
+            for line in middle:
+                self._append(line)
+                self._push(self._take_partial())
+        self._append(parts[-1])
+
+    def _append(self, part: bytes) -> None:
+        half = self.line_bytes // 2
+        if len(self._head) < half:
+            room = half - len(self._head)
+            self._head += part[:room]
+            part = part[room:]
+        self._end += part
+        if len(self._end) > half:
+            excess = len(self._end) - half
+            self._cut += excess
+            del self._end[:excess]
+
+    def _partial(self) -> bytes:
+        mark = f" [... {self._cut} bytes cut] ".encode() if self._cut else b""
+        return bytes(self._head) + mark + bytes(self._end)
+
+    def _take_partial(self) -> bytes:
+        line = self._partial()
+        self._head.clear()
+        self._end.clear()
+        self._cut = 0
+        return line
 
     def _push(self, line: bytes) -> None:
-        line = line[-self.max_bytes :]
         self._lines.append(line)
         self._size += len(line) + 1
-        while self._lines and (len(self._lines) > self.max_lines or self._size > self.max_bytes):
+        while len(self._lines) > 1 and (
+            len(self._lines) > self.max_lines or self._size > self.max_bytes
+        ):
             self._size -= len(self._lines.popleft()) + 1
             self.dropped += 1
 
     def clear(self) -> None:
         self._lines.clear()
         self._size = 0
-        self._partial.clear()
+        self._take_partial()
         self.dropped = 0
 
     def text(self) -> str:
         lines = list(self._lines)
-        if self._partial:
-            lines.append(bytes(self._partial))
+        if self._head or self._end:
+            lines.append(self._partial())
         body = b"\n".join(lines).decode("utf-8", errors="replace")
         if self.dropped:
             return f"[... {self.dropped} earlier lines dropped]\n{body}"
@@ -280,6 +318,8 @@ class Reply:
     infos: tuple[Info, ...]
     sent_at: float
     received_at: float
+    infos_dropped: int = 0
+    """``info`` lines read but not kept (beyond ``info_lines``/``info_bytes``)."""
 
     @property
     def elapsed(self) -> float:
@@ -304,6 +344,8 @@ class _Process:
     drain_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     read_scope: trio.CancelScope | None = None
     """The scope of the read in progress, which an exit cuts short."""
+    games: int = 0
+    """``newgame`` requests answered by this process."""
 
     def mark_exited(self) -> None:
         """Announce the exit; a pending read gets only a short drain from now on.
@@ -400,11 +442,37 @@ class Engine:
         return None if self._proc is None else self._proc.pgid
 
     def stderr_tail(self, *, clear: bool = False) -> str:
-        """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game)."""
+        """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game).
+
+        Whatever already sits in the pipe is read first, so the tail holds
+        everything the bot wrote before its last answer was read.
+        """
+        self._drain_now()
         text = self._tail.text()
         if clear:
             self._tail.clear()
         return text
+
+    def _drain_now(self, limit: int = 16) -> None:
+        """Read what stderr holds right now, without waiting (at most ``limit`` chunks).
+
+        The drain task reads the same pipe whenever trio schedules it; this
+        catches up synchronously, so lines written before an answer cannot
+        arrive after it (in the next game's tail, or not at all).
+        """
+        proc = self._proc
+        stream = None if proc is None else proc.process.stderr
+        if stream is None or proc is None or proc.stderr_done.is_set():
+            return
+        try:
+            fd = stream.fileno()
+            for _ in range(limit):
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    return
+                self._tail.feed(chunk)
+        except OSError:  # BlockingIOError: nothing more for now; EBADF: closed
+            return
 
     async def start(self, game: str, variant: str, *, check_identity: bool = True) -> Identity:
         """Spawn the process and shake hands, within ``handshake_timeout``.
@@ -551,7 +619,8 @@ class Engine:
 
         ``timeout`` counts from the moment the line has been written; writing
         itself is bounded by the same amount. ``info`` lines are collected into
-        the reply. Any fault kills the process and is raised as an
+        the reply, the latest ``info_lines`` within ``info_bytes``; the rest are
+        only counted (``Reply.infos_dropped``). Any fault kills the process and is raised as an
         :class:`EngineError`; the engine then needs :meth:`restart`.
         """
         proc = self._proc
@@ -566,10 +635,21 @@ class Engine:
             self._busy = False
 
     async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
-        """Tell the bot a new game starts (after its ``setoption`` lines); it answers ``ready``."""
+        """Tell the bot a new game starts (after its ``setoption`` lines); it answers ``ready``.
+
+        The stderr tail then starts afresh for the new game: what the bot wrote
+        after the last game (in answer to ``gameover``, say) is written before
+        ``ready``. A process that has played no game yet keeps its start-up lines.
+        """
         for option in self._set_options:
             await self.notify(option, timeout)
-        return await self.request(msg, timeout)
+        reply = await self.request(msg, timeout)
+        proc = self._proc
+        if proc is not None:
+            if proc.games:
+                self.stderr_tail(clear=True)
+            proc.games += 1
+        return reply
 
     def use_options(self, options: list[SetOption]) -> None:
         """Send ``options`` before every later ``newgame`` (check-bot sets its own)."""
@@ -611,7 +691,9 @@ class Engine:
         sent_at: float | None = None
         stdin_closed = False
         failure: Exception | None = None  # why the reader stopped without a line
-        infos: list[Info] = []
+        infos: deque[tuple[Info, int]] = deque()  # the latest ones, with their sizes
+        info_size = dropped = 0
+        max_infos, max_info_bytes = self.config.info_lines, self.config.info_bytes
         with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
             try:
                 await _write(proc.process.stdin, line)
@@ -635,9 +717,17 @@ class Engine:
                         if isinstance(answer, EngineError):
                             await self._fault(answer, received_at - sent_at)
                         if isinstance(answer, Info):
-                            infos.append(answer)
+                            if len(raw) > max_info_bytes:  # would evict every other one
+                                dropped += 1
+                                continue
+                            infos.append((answer, len(raw)))
+                            info_size += len(raw)
+                            while infos and (len(infos) > max_infos or info_size > max_info_bytes):
+                                info_size -= infos.popleft()[1]
+                                dropped += 1
                             continue
-                        return Reply(answer, tuple(infos), sent_at, received_at)
+                        kept = tuple(info for info, _ in infos)
+                        return Reply(answer, kept, sent_at, received_at, dropped)
                 finally:
                     proc.read_scope = None
         if stdin_closed:

@@ -234,6 +234,8 @@ async def _one_decision(
             for k in ("depth", "score", "pv", "nodes", "text")
             if (v := getattr(last, k)) is not None
         }
+    if reply.infos_dropped:  # beyond the engine's bound: counted, not kept
+        info = {**(info or {}), "dropped": reply.infos_dropped}
     actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None))
 
 

@@ -13,7 +13,9 @@ Modes: normal, exit_at_start, bad_version, unsupported, ignore_quit,
 exit, abort, sigkill, sigsegv, never_answer, sleep (ARG seconds, at the --at-th
 go), sleep_each (ARG seconds, every go), garbage, long_line, stderr_flood,
 illegal, wrong_type, wrong_id, close_stdout, deep_nesting (an action whose unknown
-field is nested 1,000 levels deep), child_ignores_term (a helper that
+field is nested 1,000 levels deep), info_flood (ARG info lines of 1 MB before the
+action), stderr_long_line (a 64 KiB stderr line between two short ones, then
+the action), child_ignores_term (a helper that
 ignores SIGTERM holds our stdout; we exit on the go), child_hang (same helper;
 we hang on the go).
 """
@@ -129,6 +131,14 @@ for line in sys.stdin:
                 sys.stdout.write(f'{{"type":"action","id":{i},"action":"{legal[0]}","x":{deep}}}\n')
                 sys.stdout.flush()
                 continue
+            if mode == "info_flood":
+                flood = json.dumps({"type": "info", "id": i, "text": "i" * 1_000_000}) + "\n"
+                for _ in range(int(args.arg)):
+                    sys.stdout.write(flood)
+                sys.stdout.flush()
+            if mode == "stderr_long_line":
+                sys.stderr.write("before the long line\n" + "L" * 65536 + "\nafter it\n")
+                sys.stderr.flush()
             if mode == "wrong_type":
                 send({"type": "pong", "id": i})
                 continue
