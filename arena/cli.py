@@ -125,16 +125,15 @@ def perft(
 @_friendly_errors
 def show(position: str | None, variant: str | None, game_name: str) -> None:
     """Draw a position in the terminal, in colour and with colour initials."""
-    from rich.console import Console
-
     from arena.report.boards import render_terminal
+    from arena.report.terminal import text_console
 
     game, state = _state(game_name, position, variant)
-    console = Console()
+    console = text_console()
     console.print(render_terminal(game.name, state.observation(max(state.current_player(), 0))))
-    console.print(f"position: {state.to_text()}", highlight=False, soft_wrap=True)
+    console.print(f"position: {state.to_text()}", soft_wrap=True)
     actions = state.legal_actions()
-    console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", highlight=False)
+    console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", soft_wrap=True)
 
 
 def _protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -360,7 +359,6 @@ def run_command(
     import trio
 
     from arena.config import load_config
-    from arena.live import LiveObserver, LogObserver
     from arena.tournament import Tournament
 
     config = load_config(tournament_file)
@@ -369,7 +367,7 @@ def run_command(
     protocol = _protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
     config = msgspec.structs.replace(config, protocol=protocol)
     text = Path(tournament_file).read_text(encoding="utf-8")
-    observer = LogObserver() if quiet else LiveObserver()
+    observer = _observer(quiet)
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
     tournament = Tournament(
@@ -400,21 +398,39 @@ def run_command(
     click.echo(
         f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
     )
-    if not no_report:
-        _report(tournament.directory)
+    _report(tournament.directory, write=not no_report)
 
 
-def _report(directory: object, anchor: tuple[str, float] | None = None) -> None:
-    """Write report.md and report.html into ``directory`` and print the standings."""
-    from rich.console import Console
+def _observer(quiet: bool):  # noqa: ANN202
+    """The live view on a terminal; plain, ended lines with ``--quiet`` or through a pipe."""
+    from arena.live import LiveObserver, LogObserver
+
+    return LogObserver() if quiet or not sys.stdout.isatty() else LiveObserver()
+
+
+def _report(
+    directory: object, anchor: tuple[str, float] | None = None, *, write: bool = True
+) -> None:
+    """Write report.md and report.html into ``directory`` (unless ``write`` is off)
+    and print the standings, the one table of a run's end."""
+    from pathlib import Path
 
     from arena.report import print_standings, write_reports
+    from arena.report.summary import build_report
+    from arena.report.terminal import text_console
+    from arena.store import Store
 
-    data = write_reports(directory, anchor=anchor)  # type: ignore[arg-type]
-    console = Console()
+    if write:
+        data = write_reports(directory, anchor=anchor)  # type: ignore[arg-type]
+    else:
+        with Store.open_existing(directory) as store:  # type: ignore[arg-type]
+            data = build_report(store, anchor=anchor, directory=Path(str(directory)))
+    console = text_console()
     print_standings(data, console)
-    console.print(f"reports: {data.directory}/report.md, {data.directory}/report.html",
-                  highlight=False, soft_wrap=True)  # fmt: skip
+    if write:
+        console.print(
+            f"reports: {data.directory}/report.md, {data.directory}/report.html", soft_wrap=True
+        )
 
 
 def _parse_anchor(text: str | None) -> tuple[str, float] | None:
@@ -513,7 +529,6 @@ def sprt(
     import trio
 
     from arena.config import parse_config
-    from arena.live import LiveObserver, LogObserver
     from arena.sprt import SprtState, tournament_text
     from arena.tournament import Tournament
 
@@ -550,7 +565,7 @@ def sprt(
     def decided(key: str, pair_key: str, record: GameRecord) -> bool:
         return state.add_game(pair_key, record) and state.decision() != "continue"
 
-    observer = LogObserver() if quiet else LiveObserver()
+    observer = _observer(quiet)
     tournament = Tournament(
         config, text, directory=directory, observer=observer, config_path=path,
         stop_when=decided,
@@ -571,18 +586,27 @@ def sprt(
 @main.command()
 @click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
 @click.option(
-    "--output", "-o", default=None, help="Output file (default: RESULTS_DIR/games.jsonl)."
+    "--output",
+    "-o",
+    default=None,
+    help="Output file, or - for standard output (default: RESULTS_DIR/games.jsonl).",
 )
 @_friendly_errors
 def export(results_dir: str, output: str | None) -> None:
     """Write every stored game of RESULTS_DIR as one JSON line."""
     from pathlib import Path
 
+    from arena.export import export_jsonl, write_jsonl
     from arena.store import Store
 
-    out = Path(output) if output else Path(results_dir) / "games.jsonl"
     with Store.open_existing(results_dir) as store:
-        count = store.export_jsonl(out)
+        if output == "-":
+            count = write_jsonl(store, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            click.echo(f"{count} games written to standard output", err=True)
+            return
+        out = Path(output) if output else Path(results_dir) / "games.jsonl"
+        count = export_jsonl(store, out)
     click.echo(f"{count} games written to {out}")
 
 

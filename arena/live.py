@@ -2,13 +2,19 @@
 
 Both are :class:`~arena.tournament.Observer`s, so the runner does not know which
 one is watching. The live view redraws a progress bar (games done of total, games
-per minute, ETA), fault counters by reason and the current score table.
+per minute, ETA), fault counters by reason, the running games (pairing, ply,
+clocks), the last few results and the current score table. The log lines, for
+``--quiet``, pipes and CI, follow cutechess-cli: each finished game, then the
+running "Score of A vs B".
 """
 
 from __future__ import annotations
 
 import time
+from collections import deque
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rich.console import Console, Group
 from rich.live import Live
@@ -22,40 +28,77 @@ from rich.progress import (
 )
 from rich.progress import Progress as Bar
 from rich.table import Table
+from rich.text import Text
 
 from arena.config import TournamentConfig
 from arena.record import FAULT_REASONS, GameRecord
 from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
 
 
+def plain_console() -> Console:
+    """Text as it is: no markup, no emoji codes, no highlighting, no wrapping."""
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=True)
+
+
+class PairScores:
+    """Running W-L-D of each pairing, from the point of view of the bot named first
+    (the first to appear in a game of that pair), as cutechess-cli prints it."""
+
+    def __init__(self) -> None:
+        self._scores: dict[frozenset[str], tuple[str, str, list[int]]] = {}
+
+    def add(self, record: GameRecord) -> tuple[str, str, list[int]]:
+        a, b = record.players[0], record.players[1]
+        entry = self._scores.setdefault(frozenset((a, b)), (a, b, [0, 0, 0]))
+        first = entry[0]
+        mine = record.score if a == first else 1.0 - record.score
+        entry[2][0 if mine == 1.0 else 1 if mine == 0.0 else 2] += 1
+        return entry
+
+    @staticmethod
+    def line(entry: tuple[str, str, list[int]]) -> str:
+        a, b, (w, l, d) = entry
+        n = w + l + d
+        return f"Score of {a} vs {b}: {w} - {l} - {d}  [{(w + d / 2) / n:.3f}] {n}"
+
+
+def result_line(progress: Progress, key: str, record: GameRecord) -> str:
+    detail = f" ({record.detail})" if record.detail else ""
+    return (
+        f"[{progress.done}/{progress.total}] {key} {record.players[0]} - {record.players[1]} "
+        f"{record.result} {record.reason}{detail}"
+    )
+
+
 class LogObserver(Observer):
-    """One plain line per finished game: for ``--quiet``, logs and CI."""
+    """Plain lines per finished game, each ended: for ``--quiet``, pipes and CI."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console(highlight=False, soft_wrap=True)
+        self.console = console or plain_console()
         self._start = time.monotonic()
+        self.scores = PairScores()
 
     def started(self, progress: Progress, config: TournamentConfig, directory: Path) -> None:
         self._start = time.monotonic()
-        self.console.print(
+        self._say(
             f"tournament {config.name}: {progress.total} games, {progress.done} already stored, "
             f"results in {directory}"
         )
 
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
-        detail = f" ({record.detail})" if record.detail else ""
-        self.console.print(
-            f"[{progress.done}/{progress.total}] {key} {record.players[0]} - {record.players[1]} "
-            f"{record.result} {record.reason}{detail}"
-        )
+        self._say(result_line(progress, key, record))
+        self._say(PairScores.line(self.scores.add(record)))
+
+    def _say(self, line: str) -> None:
+        """One line as it is: a game key such as ``r1:a:b/1`` holds ``:a:``, which
+        rich would otherwise turn into an emoji."""
+        self.console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
     def bot_disqualified(self, name: str, standing: Standing) -> None:
-        self.console.print(
-            f"disqualified {name}: {standing.faults} faults in {standing.games} games"
-        )
+        self._say(f"disqualified {name}: {standing.faults} faults in {standing.games} games")
 
     def stopping(self) -> None:
-        self.console.print("stopping: running games are abandoned (Ctrl-C again to exit at once)")
+        self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
 
 
 def standings_table(progress: Progress) -> Table:
@@ -68,10 +111,9 @@ def standings_table(progress: Progress) -> Table:
     table.add_column("faults", justify="right")
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
         flag = " (disqualified)" if row.disqualified else ""
-        table.add_row(
-            str(rank), name + flag, str(row.games), f"{row.points:g}",
-            f"{100 * row.score:.1f}%", str(row.faults),
-        )  # fmt: skip
+        cells = (str(rank), name + flag, str(row.games), f"{row.points:g}",
+                 f"{100 * row.score:.1f}%", str(row.faults))  # fmt: skip
+        table.add_row(*map(Text, cells))
     return table
 
 
@@ -80,11 +122,52 @@ def faults_line(progress: Progress) -> str:
     return "faults: " + ", ".join(parts)
 
 
+@dataclass(slots=True)
+class Running:
+    """A game in progress as the live view shows it."""
+
+    players: tuple[str, str]
+    ply: int = 0
+    clocks: tuple[int, int] | None = None
+    last: str = ""
+    started: float = field(default_factory=time.monotonic)
+
+
+def clock(ms: int) -> str:
+    """Remaining time as ``m:ss.s``."""
+    ms = max(ms, 0)
+    return f"{ms // 60000}:{ms % 60000 / 1000:04.1f}"
+
+
+RUNNING_ROWS = 12
+RECENT = 5
+
+
+def running_table(running: dict[str, Running]) -> Table:
+    table = Table(title="running games", title_justify="left", expand=False)
+    for name, justify in (("game", "left"), ("pairing", "left"), ("ply", "right"),
+                          ("clocks", "right"), ("last", "left")):  # fmt: skip
+        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+    for key, game in list(running.items())[:RUNNING_ROWS]:
+        clocks = " / ".join(clock(c) for c in game.clocks) if game.clocks else ""
+        # Text cells: a key or bot name is never read as markup or an emoji code.
+        cells = (key, " - ".join(game.players), str(game.ply), clocks, game.last)
+        table.add_row(*map(Text, cells))
+    if len(running) > RUNNING_ROWS:
+        table.add_row("", f"... and {len(running) - RUNNING_ROWS} more", "", "", "")
+    return table
+
+
 class LiveObserver(Observer):
-    """A rich live display, redrawn after every game (and by rich's own refresh)."""
+    """A rich live display, redrawn after every game and move (and by rich's refresh)."""
+
+    wants_events = True
+    """Ask the tournament for every game's start and moves (running games)."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or Console()
+        self.console = console or Console(emoji=False, highlight=False)
+        self.running: dict[str, Running] = {}
+        self.recent: deque[str] = deque(maxlen=RECENT)
         self.bar = Bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -98,32 +181,65 @@ class LiveObserver(Observer):
         )
         self.task = self.bar.add_task("games", total=1, rate="")
         self.live: Live | None = None
+        self._final = False
         self._progress: Progress | None = None
         self._start = time.monotonic()
 
     def _render(self) -> Group:
+        """The view; the final one leaves out the running games and the score table
+        (the rated standings are printed after it, once)."""
         assert self._progress is not None
-        return Group(self.bar, faults_line(self._progress), standings_table(self._progress))
+        final = self._final
+        parts: list[Any] = [self.bar, faults_line(self._progress)]
+        if self.running and not final:
+            parts.append(running_table(self.running))
+        if self.recent:
+            parts.append(Text("last results:\n" + "\n".join(self.recent)))
+        if not final:
+            parts.append(standings_table(self._progress))
+        return Group(*parts)
+
+    def game_event(self, event: Any) -> None:
+        """A game started (``players``) or moved (``ply``, ``clocks``); see arena/events.py."""
+        if hasattr(event, "players"):
+            self.running[event.key] = Running((event.players[0], event.players[1]))
+            return
+        game = self.running.get(event.key)
+        if game is None:
+            return
+        game.ply = event.ply
+        game.last = event.action
+        if getattr(event, "clocks", None):
+            game.clocks = (event.clocks[0], event.clocks[1])
 
     def started(self, progress: Progress, config: TournamentConfig, directory: Path) -> None:
         self._progress = progress
         self._start = time.monotonic()
         self.console.print(
-            f"tournament [bold]{config.name}[/]: {progress.total} games "
-            f"({progress.done} already stored), results in {directory}"
+            Text.assemble(
+                "tournament ",
+                (config.name, "bold"),
+                f": {progress.total} games ({progress.done} already stored), "
+                f"results in {directory}",
+            )
         )
         self.bar.update(self.task, total=progress.total, completed=progress.done)
-        self.live = Live(self._render(), console=self.console, refresh_per_second=4)
+        # Drawn from the current state at every refresh, so moves need no redraw call.
+        self.live = Live(console=self.console, refresh_per_second=4, get_renderable=self._render)
         self.live.start()
 
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
+        self.running.pop(key, None)
+        self.recent.append(result_line(progress, key, record))
         rate = games_per_minute(progress.played_now, time.monotonic() - self._start)
         self.bar.update(self.task, completed=progress.done, rate=f"{rate:.1f} games/min")
         if self.live is not None:
-            self.live.update(self._render())
+            self.live.refresh()
 
     def bot_disqualified(self, name: str, standing: Standing) -> None:
-        self.console.print(f"[red]disqualified[/] {name}: {standing.faults} faults")
+        self.console.print(
+            Text.assemble(("disqualified", "red"), f" {name}: {standing.faults} faults")
+        )
 
     def stopping(self) -> None:
         self.console.print("[yellow]stopping[/]: running games are abandoned "
@@ -131,6 +247,9 @@ class LiveObserver(Observer):
 
     def close(self) -> None:
         if self.live is not None:
-            self.live.update(self._render())
+            self._final = True
+            self.live.refresh()
             self.live.stop()
             self.live = None
+            if not self.console.is_terminal:
+                self.console.line()  # rich leaves the last frame unended off a terminal

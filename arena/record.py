@@ -46,6 +46,9 @@ class GameRecord(msgspec.Struct, kw_only=True):
     outcome: dict[str, Any] = msgspec.field(default_factory=dict)
     time_control: str = ""
     stderr_tails: list[str] = msgspec.field(default_factory=lambda: ["", ""])
+    identities: list[dict[str, Any]] = msgspec.field(default_factory=list)
+    """What each bot said of itself in its ``identity`` (name, author, version),
+    player 0's first; empty in records stored before the arena kept it."""
     started_at: float = 0.0
     ended_at: float = 0.0
 

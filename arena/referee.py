@@ -15,6 +15,7 @@ import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import trio
 
@@ -120,6 +121,7 @@ async def play_game(
             outcome=dict(outcome.details) if outcome else {},
             time_control=" | ".join(dict.fromkeys(str(c) for c in controls)),
             stderr_tails=[e.stderr_tail() for e in engines],
+            identities=[_identity(e) for e in engines],
             started_at=started,
             ended_at=time.time(),
         )
@@ -237,6 +239,15 @@ async def _one_decision(
     if reply.infos_dropped:  # beyond the engine's bound: counted, not kept
         info = {**(info or {}), "dropped": reply.infos_dropped}
     actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None))
+
+
+def _identity(engine: Engine) -> dict[str, Any]:
+    """The bot's own account of itself, for the record (and ``arena export``)."""
+    ident = engine.identity
+    if ident is None:
+        return {}
+    fields = {"name": ident.name, "author": ident.author, "version": ident.version}
+    return {k: v for k, v in fields.items() if v is not None}
 
 
 async def _announce(engines: Sequence[Engine], record: GameRecord) -> None:

@@ -334,6 +334,16 @@ class Store:
         for key, text in rows:
             yield key, decoder.decode(text)
 
+    def pair_items(self) -> Iterator[tuple[str, str, GameRecord]]:
+        """``(key, pair_key, record)`` of every game, in stored order (for export)."""
+        with self._lock:
+            rows = self._conn.execute(
+                "SELECT key, pair_key, record FROM games ORDER BY rowid"
+            ).fetchall()
+        decoder = msgspec.json.Decoder(GameRecord)
+        for key, pair_key, text in rows:
+            yield key, pair_key, decoder.decode(text)
+
     def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
         """``(player0, player1, score of player 0)`` per game, in stored order.
 

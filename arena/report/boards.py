@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from rich.text import Text
@@ -61,10 +62,18 @@ def kamisado_terminal(observation: dict[str, Any]) -> Text:
 
 
 def render_terminal(game: str, observation: dict[str, Any]) -> Text:
-    """The terminal picture of a position for ``game``, or its fields as text."""
+    """The terminal picture of a position for ``game``, or its fields as JSON text."""
     if game == "kamisado":
         return kamisado_terminal(observation)
-    return Text("\n".join(f"{key}: {value}" for key, value in observation.items()))
+    if game == "sekigahara":
+        from arena.report.battle import battle_terminal
+
+        return battle_terminal(observation)
+    return Text(
+        "\n".join(
+            f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in observation.items()
+        )
+    )
 
 
 # -- Kamisado as SVG and as compact replay frames ---------------------------------------

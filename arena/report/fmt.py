@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.report.summary import BotStats, GameRow, Standing
+    from arena.report.summary import BotStats, GameRow, ReportData, Standing
 
 DASH = "–"
 
@@ -143,3 +143,11 @@ def stats_cells(b: BotStats) -> list[str]:
 def reason(g: GameRow) -> str:
     """The end reason, with the bot at fault if it was a fault."""
     return g.reason + (f" ({g.faulty_player})" if g.faulty_player else "")
+
+
+def advantage_heading(data: ReportData) -> str:
+    """ "First-move advantage", or in a game of roles, e.g. "Attacker's advantage"."""
+    role = data.first_role
+    if role in ("first mover", "black"):
+        return "First-move advantage"
+    return f"{role.capitalize()}'s advantage"

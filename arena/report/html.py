@@ -30,7 +30,6 @@ from arena.report.boards import (
     OWNER_TEXT,
     kamisado_svg,
 )
-from arena.report.markdown import advantage_heading
 from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
@@ -100,7 +99,6 @@ def write_html(
         games=_games(data, records),
         board_svg=kamisado_svg(),
         kamisado_style=embed_json(style),
-        advantage_heading=advantage_heading,
         css=asset("report.css"),
         script=asset("replay.js"),
     )

@@ -61,7 +61,7 @@ def markdown_report(data: ReportData) -> str:
     out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
     out += ["", "## Search", ""]
     out += search_section(data)
-    out += ["", f"## {advantage_heading(data)}", ""]
+    out += ["", f"## {fmt.advantage_heading(data)}", ""]
     if data.first_move is None:
         out.append("Not enough games to fit it.")
     else:
@@ -112,16 +112,6 @@ def markdown_report(data: ReportData) -> str:
     out += ["", "## Fault details", ""]
     out += fault_details_section(data)
     return "\n".join(out) + "\n"
-
-
-def advantage_heading(data: ReportData) -> str:
-    """ "First-move advantage", or in a game of roles, e.g. "Attacker's advantage"."""
-    role = data.first_role
-    return (
-        "First-move advantage"
-        if role in ("first mover", "black")
-        else f"{role.capitalize()}'s advantage"
-    )
 
 
 def _first(data: ReportData) -> str:

@@ -1,0 +1,202 @@
+"""What the terminal shows: through a pipe (plain, every line ended, one standings
+table, full names), with ``--quiet`` (cutechess-style running scores), the live
+view's running games, ``arena show`` for Sekigahara, and ``arena export -o -``.
+
+``CliRunner`` gives the command a pipe, not a terminal, as a CI log would.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from rich.console import Console
+
+from arena.cli import main
+from arena.export import EXPORT_SCHEMA
+from arena.games import get_game
+from arena.live import LiveObserver, LogObserver
+from arena.record import GameRecord
+from arena.store import Store
+from arena.tournament import Progress
+
+LONG = "random-with-a-long-name-that-goes-on-and-on-past-eighty-columns"
+BOX = re.compile("[\u2500-\u257f]")
+
+
+@pytest.fixture(scope="module")
+def piped_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
+    root = tmp_path_factory.mktemp("piped")
+    toml = root / "piped.toml"
+    toml.write_text(
+        'name = "piped"\nvariant = "single"\ntc = "5+0.05"\ngames_per_pairing = 2\nseed = 1\n'
+        "concurrency = 2\n[openings]\nplies = 2\n"
+        f'[[bots]]\nname = "{LONG}"\ncommand = "builtin:random"\nargs = ["--seed", "1"]\n'
+        '[[bots]]\nname = "greedy"\ncommand = "builtin:greedy"\n'
+        '[[bots]]\nname = "random"\ncommand = "builtin:random"\nargs = ["--seed", "2"]\n'
+    )
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(root)])
+    assert result.exit_code == 0, result.output
+    return root / "piped", result.output
+
+
+def test_piped_run_prints_plain_ended_lines_and_one_table(piped_run) -> None:
+    directory, output = piped_run
+    assert output.endswith("\n")
+    assert not BOX.search(output), output  # plain text: no box drawing, no live frames
+    lines = output.splitlines()
+    stored = next(line for line in lines if "games stored in" in line)
+    assert stored.startswith("6 of 6 games stored")  # on a line of its own
+    headers = [line for line in lines if line.split()[:3] == ["#", "player", "Elo"]]
+    assert len(headers) == 1, output  # one standings table, not a points table as well
+    assert "faults" in headers[0] and "95%" in headers[0] and "W-L-D" in headers[0]
+    rows = lines[lines.index(headers[0]) + 1 : lines.index(headers[0]) + 4]
+    assert sorted(row.split()[1] for row in rows) == sorted([LONG, "greedy", "random"])
+    for row in rows:
+        assert row.split()[-1] == "0"  # faults as a number, as in the reports
+    assert any(LONG in line and len(line) > 80 for line in lines)  # never cut at 80
+
+
+def test_quiet_lines_carry_the_running_score(tmp_path: Path) -> None:
+    toml = tmp_path / "duel.toml"
+    toml.write_text(
+        'name = "duel"\nvariant = "single"\ntc = "5+0.05"\ngames_per_pairing = 4\nseed = 3\n'
+        "concurrency = 1\n[openings]\nplies = 2\n"
+        '[[bots]]\nname = "greedy"\ncommand = "builtin:greedy"\n'
+        '[[bots]]\nname = "random"\ncommand = "builtin:random"\nargs = ["--seed", "2"]\n'
+    )
+    result = CliRunner().invoke(
+        main, ["run", str(toml), "--results", str(tmp_path), "-q", "--no-report"]
+    )
+    assert result.exit_code == 0, result.output
+    lines = result.output.splitlines()
+    scores = [line for line in lines if line.startswith("Score of ")]
+    assert len(scores) == 4
+    with Store.open_existing(tmp_path / "duel") as store:
+        records = list(store.records())
+    first = records[0].players[0]
+    other = records[0].players[1]
+    wld = [0, 0, 0]
+    for n, (record, line) in enumerate(zip(records, scores, strict=True), start=1):
+        mine = record.score if record.players[0] == first else 1 - record.score
+        wld[{1.0: 0, 0.0: 1, 0.5: 2}[mine]] += 1
+        points = (wld[0] + wld[2] / 2) / n
+        assert (
+            line
+            == f"Score of {first} vs {other}: {wld[0]} - {wld[1]} - {wld[2]}  [{points:.3f}] {n}"
+        )
+    # each score follows its game's result line
+    for i, line in enumerate(lines):
+        if line.startswith("Score of "):
+            assert lines[i - 1].startswith("[")
+    # --no-report still ends with the one standings table
+    assert sum(line.split()[:3] == ["#", "player", "Elo"] for line in lines) == 1
+
+
+class _Started:
+    def __init__(self, key: str, players: list[str]) -> None:
+        self.key, self.players = key, players
+
+
+class _Moved:
+    def __init__(self, key: str, ply: int, action: str, clocks: list[int]) -> None:
+        self.key, self.ply, self.action, self.clocks = key, ply, action, clocks
+
+
+def _record(players: list[str], score: float) -> GameRecord:
+    state = get_game("kamisado").new_state("single")
+    return GameRecord(
+        game="kamisado", variant="single", players=players, opening=state.to_text(),
+        actions=[], score=score, reason="home-row", final_position=state.to_text(),
+    )  # fmt: skip
+
+
+def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:
+    from arena.config import parse_config
+
+    config = parse_config(
+        'name = "live"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
+        '[[bots]]\nname = "b"\ncommand = "builtin:random"\n',
+        tmp_path / "live.toml",
+    )
+    out = io.StringIO()
+    console = Console(file=out, width=100, force_terminal=False)
+    view = LiveObserver(console)
+    assert view.wants_events
+    progress = Progress(total=4)
+    view.started(progress, config, tmp_path)
+    view.game_event(_Started("r1:a:b/1", ["a", "b"]))
+    view.game_event(_Started("r1:a:b/2", ["b", "a"]))
+    view.game_event(_Moved("r1:a:b/1", 7, "c1-c5", [61_500, 9_250]))
+    frame = Console(file=io.StringIO(), width=100)
+    frame.print(view._render())
+    text = frame.file.getvalue()  # type: ignore[attr-defined]
+    assert "running games" in text
+    row = next(line for line in text.splitlines() if "r1:a:b/1" in line)
+    assert "a - b" in row and " 7 " in row and "1:01.5 / 0:09.2" in row and "c1-c5" in row
+    assert any("r1:a:b/2" in line and "b - a" in line for line in text.splitlines())
+    record = _record(["a", "b"], 1.0)
+    progress.add(record)
+    view.game_finished(progress, "r1:a:b/1", record)
+    frame = Console(file=io.StringIO(), width=100)
+    frame.print(view._render())
+    text = frame.file.getvalue()  # type: ignore[attr-defined]
+    assert "last results" in text and "r1:a:b/1 a - b 1-0 home-row" in text
+    assert not any("r1:a:b/1" in line and "c1-c5" in line for line in text.splitlines())
+    view.close()
+    # Off a terminal the last frame is ended, so the next line starts on its own.
+    assert out.getvalue().endswith("\n")
+
+
+def test_log_observer_lines_are_plain() -> None:
+    out = io.StringIO()
+    log = LogObserver(Console(file=out, width=40))
+    progress = Progress(total=2)
+    record = _record(["[bold]x[/bold]", "y:date:"], 0.5)
+    progress.add(record)
+    log.game_finished(progress, "k1", record)
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "[1/2] k1 [bold]x[/bold] - y:date: 1/2-1/2 home-row",
+        "Score of [bold]x[/bold] vs y:date:: 0 - 0 - 1  [0.500] 1",
+    ]
+
+
+def test_show_sekigahara_prints_text_not_emoji_or_a_dict() -> None:
+    result = CliRunner().invoke(main, ["show", "--game", "sekigahara"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert ":date:" in out  # the Date clan's cards, as notation
+    assert "\U0001f4c5" not in out and "📆" not in out
+    assert "{'" not in out and "'}" not in out
+    assert "impact: attacker 0 - defender 0" in out
+    assert "your hand:" in out
+
+
+def test_export_to_stdout_with_schema_tournament_figures_and_identities(
+    piped_run, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    directory, _ = piped_run
+    monkeypatch.chdir(tmp_path)
+    result = CliRunner().invoke(main, ["export", str(directory), "-o", "-"])
+    assert result.exit_code == 0, result.output
+    assert not (tmp_path / "-").exists()
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    with Store.open_existing(directory) as store:
+        keys = [key for key, _ in store.items()]
+    assert [line["key"] for line in lines] == keys
+    for line in lines:
+        assert line["schema"] == EXPORT_SCHEMA
+        assert line["tournament"] == "piped"
+        assert line["pair_key"] and line["players"]
+        assert "rounds" not in line["figures"]  # single-round matches have no round score
+        names = [ident["name"] for ident in line["identities"]]
+        assert len(names) == 2 and all(names)
+    # A file export carries the same lines.
+    result = CliRunner().invoke(main, ["export", str(directory), "-o", str(tmp_path / "g.jsonl")])
+    assert result.exit_code == 0
+    assert [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()] == lines
