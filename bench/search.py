@@ -4,13 +4,17 @@ Not a test: it prints figures to compare before and after a change to the
 search or the evaluation. Each position is searched with a fresh table for
 ``--time`` seconds (iterative deepening, as in a game).
 
-    python bench/search.py [--time 1.0]
+    python bench/search.py [--time 1.0] [--baseline]
+
+``--baseline`` measures ``bench/baseline_alphabeta.py`` (the issue-15 start).
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import time
+from pathlib import Path
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from bots.alphabeta_bot import Searcher
@@ -27,13 +31,22 @@ POSITIONS = {
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
+    parser.add_argument("--baseline", action="store_true", help="the baseline searcher")
     args = parser.parse_args()
+    searcher_class = Searcher
+    if args.baseline:
+        path = Path(__file__).with_name("baseline_alphabeta.py")
+        spec = importlib.util.spec_from_file_location("baseline_alphabeta", path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        searcher_class = module.Searcher
     total_nodes = 0
     total_time = 0.0
     print(f"{'position':30} {'depth':>5} {'nodes':>9} {'time s':>7} {'nodes/s':>9}  best")
     for name, text in POSITIONS.items():
         pos = text_to_position(text)
-        searcher = Searcher()
+        searcher = searcher_class()
         start = time.perf_counter()
         move, value, depth = searcher.think(pos, time.monotonic() + args.time)
         elapsed = time.perf_counter() - start

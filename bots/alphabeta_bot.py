@@ -10,7 +10,16 @@ The top rung of the ladder with mcts. Kamisado-specific points of the search:
   match win best), and a side to move with an open required tower is scored as
   the win it is without searching on;
 * moves are ordered TT move, then moves that do not hand the opponent an open
-  tower, then killers and history.
+  tower, then killers and history; every move after the first is searched
+  with a null window (principal variation search) and the root iteration
+  starts from an aspiration window around the previous value;
+* once the rest of the round is small, :mod:`bots.solver` proves its result
+  exactly and a proven win is played without further search;
+* the clock is planned by :mod:`bots.timeman`: a soft limit from the measured
+  number of decisions left, stretched while the best move keeps changing, and
+  a hard limit that is never crossed.
+
+The issue-15 starting version is kept as ``bench/baseline_alphabeta.py``.
 
 python bots/alphabeta_bot.py [--seed N]
 """
@@ -24,25 +33,31 @@ from typing import Any
 
 from arena.games.kamisado.board import SQUARE_COLOUR
 from arena.games.kamisado.notation import move_to_text, text_to_position
-from arena.games.kamisado.position import PLAY, Position
+from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol import NewGame
 from arena.sdk import Bot, Request, run
+from bots import timeman
 from bots.kamisado_eval import (
     GOAL_RAYS,
     INF,
     WIN_BOUND,
+    WIN_ROUND,
     evaluate,
     rank_hash,
     round_end_value,
-    think_time,
     win_now_value,
     winning_move,
     zobrist,
 )
+from bots.solver import Solver, Unsolved
 
 EXACT, LOWER, UPPER = 0, 1, 2
 MAX_PLY = 128
 TT_LIMIT = 1_500_000
+ASPIRATION = 60
+"""Half-width of the root window around the previous iteration's value."""
+SOLVER_SHARE = 0.2
+"""Share of the soft limit the exact solver may spend before the search runs."""
 
 
 class Timeout(Exception):
@@ -60,6 +75,8 @@ class Searcher:
         self.deadline = float("inf")
         self.pos: Position = Position.start()
         self.ranks = 0
+        self.candidate = -1
+        """The best root move of the running iteration (see :meth:`root`)."""
 
     def reset(self) -> None:
         """Forget everything (a new game)."""
@@ -72,7 +89,7 @@ class Searcher:
         """Negamax value of the current position for the side to move."""
         pos = self.pos
         self.nodes += 1
-        if not self.nodes & 1023 and time.monotonic() > self.deadline:
+        if not self.nodes & 511 and time.monotonic() > self.deadline:
             raise Timeout
         if winning_move(pos) >= 0:
             return win_now_value(pos, ply)
@@ -111,15 +128,26 @@ class Searcher:
         alpha0 = alpha
         best = -INF
         best_move = moves[0]
+        first = True
         for m in moves:
             make(m)
             if pos.phase != PLAY:
                 v = round_end_value(pos, side, ply + 1)
-            elif pos.side == side:
-                v = search(next_depth, alpha, beta, ply + 1)
-            else:
+            elif pos.side == side:  # a Sumo push: the same side moves again
+                if first:
+                    v = search(next_depth, alpha, beta, ply + 1)
+                else:
+                    v = search(next_depth, alpha, alpha + 1, ply + 1)
+                    if alpha < v < beta:
+                        v = search(next_depth, alpha, beta, ply + 1)
+            elif first:
                 v = -search(next_depth, -beta, -alpha, ply + 1)
+            else:
+                v = -search(next_depth, -alpha - 1, -alpha, ply + 1)
+                if alpha < v < beta:
+                    v = -search(next_depth, -beta, -alpha, ply + 1)
             unmake()
+            first = False
             if v > best:
                 best = v
                 best_move = m
@@ -204,85 +232,139 @@ class Searcher:
             pos.unmake()
         return line
 
+    def root(self, order: list[int], depth: int, alpha: int, beta: int) -> tuple[int, int]:
+        """One iteration at the root: (best move, value), fail-soft within (alpha, beta).
+
+        The first move gets the whole window, the others a null window and a
+        re-search when they beat it. ``self.candidate`` holds the best move
+        seen so far, so an iteration cut off by the deadline still leaves a
+        move that was shown to be better than the previous best.
+        """
+        pos = self.pos
+        side = pos.side
+        search = self.search
+        best_move, best = order[0], -INF
+        for n, m in enumerate(order):
+            pos.make(m)
+            try:
+                if pos.phase != PLAY:
+                    v = round_end_value(pos, side, 1)
+                elif pos.side == side:
+                    if n == 0:
+                        v = search(depth - 1, alpha, beta, 1)
+                    else:
+                        v = search(depth - 1, alpha, alpha + 1, 1)
+                        if alpha < v < beta:
+                            self.candidate = m
+                            v = search(depth - 1, alpha, beta, 1)
+                elif n == 0:
+                    v = -search(depth - 1, -beta, -alpha, 1)
+                else:
+                    v = -search(depth - 1, -alpha - 1, -alpha, 1)
+                    if alpha < v < beta:
+                        self.candidate = m
+                        v = -search(depth - 1, -beta, -alpha, 1)
+            finally:
+                pos.unmake()
+            if v > best:
+                best_move, best = m, v
+                self.candidate = m
+                if v > alpha:
+                    alpha = v
+                    if v >= beta:
+                        break
+        return best_move, best
+
     def think(
         self,
         pos: Position,
         deadline: float,
         max_depth: int = 64,
         on_iteration: Any = None,
+        soft: float | None = None,
     ) -> tuple[int, int, int]:
-        """Iterative deepening until ``deadline``; returns (move, value, depth reached)."""
+        """Iterative deepening; returns (move, value, depth reached).
+
+        ``deadline`` is never crossed (the search is abandoned there). ``soft``
+        is the planned stop: no new iteration starts once half of the time to
+        it is gone, and it moves towards ``deadline`` each time the best move
+        changes (an unstable root is worth more time). Without ``soft`` the
+        search goes on until ``deadline`` cuts it off (a fixed-time search).
+        """
         self.pos = pos
         self.deadline = deadline
         self.nodes = 0
         self.ranks = rank_hash(pos)
         self.killers = [[-1, -1] for _ in range(MAX_PLY + 1)]
-        side = pos.side
         moves = pos.legal_moves()
         win = winning_move(pos)
         if win >= 0:
             return win, win_now_value(pos, 0) + 1, 0
         if len(moves) == 1:
             return moves[0], 0, 0
+        start = time.monotonic()
+        planned = (deadline if soft is None else min(soft, deadline)) - start
+        limit = deadline - start
         order = self.order(moves, -1, 0)
         best_move, best_value, reached = order[0], 0, 0
         base = pos.made
-        start = time.monotonic()
         for depth in range(1, max_depth + 1):
-            alpha = -INF
-            iter_best, iter_value = -1, -INF
+            self.candidate = -1
             try:
-                for m in order:
-                    pos.make(m)
-                    try:
-                        if pos.phase != PLAY:
-                            v = round_end_value(pos, side, 1)
-                        elif pos.side == side:
-                            v = self.search(depth - 1, alpha, INF, 1)
-                        else:
-                            v = -self.search(depth - 1, -INF, -alpha, 1)
-                    finally:
-                        pos.unmake()
-                    if v > iter_value:
-                        iter_best, iter_value = m, v
-                        alpha = max(alpha, v)
+                if depth >= 3 and abs(best_value) < WIN_BOUND:
+                    lo, hi = best_value - ASPIRATION, best_value + ASPIRATION
+                    move, value = self.root(order, depth, lo, hi)
+                    if not lo < value < hi:  # outside the window: search it whole
+                        self.candidate = -1
+                        move, value = self.root(order, depth, -INF, INF)
+                else:
+                    move, value = self.root(order, depth, -INF, INF)
             except Timeout:
                 # The search stopped deep in the tree: take back what it made.
                 pos.unmake_to(base)
                 # The previous best was searched first, so a move that beat it
                 # in the unfinished iteration is at least as good.
-                if iter_best >= 0 and iter_best != best_move and iter_value > best_value:
-                    best_move, best_value = iter_best, iter_value
+                if self.candidate >= 0:
+                    best_move = self.candidate
                 break
-            best_move, best_value, reached = iter_best, iter_value, depth
+            if depth >= 3 and move != best_move:
+                planned = min(planned * 1.6, limit)  # the root is unstable: think longer
+            best_move, best_value, reached = move, value, depth
             order.remove(best_move)
             order.insert(0, best_move)
             if on_iteration is not None:
                 on_iteration(depth, best_value, self.pv(best_move, depth), self.nodes)
             if abs(best_value) > WIN_BOUND:
                 break  # a proven result: deeper search changes nothing
-            elapsed = time.monotonic() - start
-            if start + elapsed * 4 > deadline:
-                break  # the next iteration would not finish
+            if soft is not None and time.monotonic() - start > planned * 0.5:
+                break  # the next iteration would not finish in time
         return best_move, best_value, reached
 
 
 class AlphaBetaBot(Bot):
     name = "alphabeta"
     author = "Kamisado Arena"
-    version = "1"
+    version = "2"
 
     def __init__(self, seed: int | None = None) -> None:
         self.searcher = Searcher()
+        self.solver = Solver()
         self.rng = random.Random(seed)
 
     def new_game(self, message: NewGame) -> None:
         self.searcher.reset()
+        self.solver = Solver()
 
     def choose(self, request: Request) -> tuple[str, dict[str, Any]]:
-        deadline = request.received_at + think_time(request.clock)
         pos = text_to_position(request.position)
-        move, value, depth = self.searcher.think(pos, deadline)
+        plan = timeman.plan(request.clock, pos, request.history)
+        start = request.received_at
+        soft, deadline = start + plan.soft, start + plan.hard
+        if pos.phase == PLAY and pos.required != FREE and winning_move(pos) < 0:
+            solved = self.solve(pos, start + plan.soft * SOLVER_SHARE)
+            if solved is not None:
+                return solved
+        move, value, depth = self.searcher.think(pos, deadline, soft=soft)
         pv = [move_to_text(m) for m in self.searcher.pv(move, max(depth, 1))]
         text = pv[0]
         if text not in request.legal:  # cannot happen; never forfeit over it
@@ -290,6 +372,22 @@ class AlphaBetaBot(Bot):
             pv = [text]
         info = {"depth": depth, "score": value, "pv": pv, "nodes": self.searcher.nodes}
         return text, info
+
+    def solve(self, pos: Position, deadline: float) -> tuple[str, dict[str, Any]] | None:
+        """A proven round win as the answer, or ``None`` to search as usual.
+
+        A proven loss is left to the search, which picks the line that holds
+        out longest (the opponent may still go wrong).
+        """
+        try:
+            wins, move = self.solver.solve(pos, 1 << 30, deadline)
+        except Unsolved:
+            return None
+        if not wins:
+            return None
+        text = move_to_text(move)
+        return text, {"depth": 0, "score": WIN_ROUND, "pv": [text], "nodes": self.solver.nodes,
+                      "text": "solved: the round is won"}  # fmt: skip
 
 
 def main() -> None:

@@ -7,6 +7,10 @@ random except that a playout takes a move onto the goal row when it has one:
 a cheap rule that makes the statistics of a round far less noisy. A node whose
 mover can win at once is scored as a certain win without a playout.
 
+Time is planned by :mod:`bots.timeman`; at the soft limit the search goes on
+(up to the hard limit) while the most visited root move is not also the one
+with the best win rate, since the choice between them is not settled yet.
+
 python bots/mcts_bot.py [--seed N]
 """
 
@@ -21,7 +25,8 @@ from typing import Any
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import PLAY, Position
 from arena.sdk import Bot, Request, run
-from bots.kamisado_eval import think_time, winning_move
+from bots import timeman
+from bots.kamisado_eval import winning_move
 
 EXPLORATION = 0.7
 
@@ -61,11 +66,15 @@ def playout(pos: Position, rng: random.Random) -> int:
     return winner
 
 
-def search(pos: Position, deadline: float, rng: random.Random) -> tuple[Node, int]:
-    """Grow a UCT tree from ``pos`` until ``deadline``; return the root and the playouts."""
-    root = Node(-1, pos.side ^ 1, None)
-    root.untried = pos.legal_moves()
-    rng.shuffle(root.untried)
+def search(
+    pos: Position, deadline: float, rng: random.Random, root: Node | None = None
+) -> tuple[Node, int]:
+    """Grow a UCT tree from ``pos`` (or go on growing ``root``) until ``deadline``;
+    return the root and the playouts of this call."""
+    if root is None:
+        root = Node(-1, pos.side ^ 1, None)
+        root.untried = pos.legal_moves()
+        rng.shuffle(root.untried)
     make = pos.make
     unmake = pos.unmake
     log = math.log
@@ -124,21 +133,37 @@ def search(pos: Position, deadline: float, rng: random.Random) -> tuple[Node, in
     return root, iterations
 
 
+def unsettled(root: Node) -> bool:
+    """Whether the most visited root move is not the one with the best win rate
+    (among moves with a tenth of its visits: a rate from a handful is noise)."""
+    most = max(root.children, key=lambda c: c.visits)
+    floor = max(most.visits // 10, 1)
+    rate = max((c for c in root.children if c.visits >= floor), key=lambda c: c.wins / c.visits)
+    return most is not rate
+
+
 class MctsBot(Bot):
     name = "mcts"
     author = "Kamisado Arena"
-    version = "1"
+    version = "2"
 
     def __init__(self, seed: int | None = None) -> None:
         self.rng = random.Random(seed)
 
     def choose(self, request: Request) -> tuple[str, dict[str, Any]]:
-        deadline = request.received_at + think_time(request.clock)
         pos = text_to_position(request.position)
         win = winning_move(pos)
         if win >= 0:
             return move_to_text(win), {"depth": 1, "score": 1.0, "pv": [move_to_text(win)]}
-        root, playouts = search(pos, deadline, self.rng)
+        plan = timeman.plan(request.clock, pos, request.history)
+        # Playouts have no iterations to stop between, so the plan is the mean:
+        # 0.7 of the soft limit, up to twice it while the root is unsettled.
+        root, playouts = search(pos, request.received_at + plan.soft * 0.7, self.rng)
+        hard = request.received_at + min(plan.hard, plan.soft * 2)
+        while root.children and unsettled(root) and time.monotonic() < hard:
+            step = min(hard, time.monotonic() + max(plan.soft * 0.25, 0.005))
+            root, more = search(pos, step, self.rng, root)
+            playouts += more
         if not root.children:
             text = self.rng.choice(request.legal)
             return text, {"nodes": playouts}
