@@ -459,13 +459,31 @@ def report(results_dir: str, anchor: str | None) -> None:
 @click.option("--game", "game_name", default="kamisado", show_default=True)
 @click.option("--timeout", type=FiniteFloat(0, 3600, min_open=True), default=5.0,
               show_default=True, help="Seconds per check.")  # fmt: skip
+@click.option(
+    "--games",
+    type=click.IntRange(0, 100),
+    default=2,
+    show_default=True,
+    help="Games per declared variant and opponent (seats alternate); 0: none.",
+)
+@click.option("--tc", default="2+0.05", show_default=True, help="Time control of those games.")
 @_friendly_errors
-def check_bot(command: tuple[str, ...], game_name: str, timeout: float) -> None:
-    """Check that a bot speaks the protocol: arena check-bot -- COMMAND..."""
+def check_bot(
+    command: tuple[str, ...], game_name: str, timeout: float, games: int, tc: str
+) -> None:
+    """Check that a bot speaks the protocol and plays whole games: arena check-bot -- COMMAND...
+
+    The games are played in every variant the bot declares, against the built-in
+    random bot and the strongest built-in bot for the game; the first fault is
+    shown with the game, the ply and the position the bot faced.
+    """
+    from arena.clock import TimeControl
     from arena.compliance import run_checks
 
     get_game(game_name)
-    sys.exit(run_checks(list(command), game=game_name, timeout=timeout, echo=click.echo))
+    TimeControl.parse(tc)
+    sys.exit(run_checks(list(command), game=game_name, timeout=timeout, games=games, tc=tc,
+                        echo=click.echo))  # fmt: skip
 
 
 @main.command()

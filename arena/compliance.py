@@ -15,6 +15,12 @@ real :class:`~arena.engine.Engine`, so they see exactly what a tournament sees:
   a position with a Sumo push among the legal actions, a pending regroup choice
   (``left``/``right``) and a marathon match well advanced (long history, high
   Sumo ranks);
+* ``options`` (only for a bot that declares engine options): the declarations
+  are coherent and every sample value (default, bounds, each choice) is taken
+  with a ``setoption`` before a ``newgame`` that is answered;
+* ``games: VARIANT vs OPPONENT`` (``games > 0``): whole games in every declared
+  variant against ``random`` and the strongest built-in bot, seats alternating
+  (``arena/compliance_games.py``), reporting the first fault with its position;
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
   after each one proves;
@@ -34,12 +40,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
 import trio
 
 from arena.clock import Clock, TimeControl
+from arena.compliance_games import STAGE_TC, play_stage
 from arena.engine import Engine, EngineConfig, EngineError
 from arena.games import Game, State, get_game
-from arena.protocol import PROTOCOL_VERSION, Action, ClockInfo, GameOver, Go, NewGame
+from arena.options import check_declaration, describe, sample_values
+from arena.protocol import PROTOCOL_VERSION, Action, ClockInfo, GameOver, Go, NewGame, SetOption
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
@@ -244,14 +253,20 @@ def _fault(exc: EngineError) -> str:
 
 
 async def check_bot(
-    command: list[str], *, game: str = "kamisado", timeout: float = 5.0
+    command: list[str],
+    *,
+    game: str = "kamisado",
+    timeout: float = 5.0,
+    games: int = 0,
+    tc: str = STAGE_TC,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
     ``timeout`` bounds each answer (the handshake, ``newgame``, ``ping``) and is
-    the whole clock the bot sees in each ``go``. Never raises for a bot fault:
-    each one becomes a failed :class:`Check`. Raises ``GameError`` for an
-    unknown ``game``.
+    the whole clock the bot sees in each ``go``. ``games`` whole games per
+    declared variant and opponent follow, at time control ``tc``. Never raises
+    for a bot fault: each one becomes a failed :class:`Check`. Raises
+    ``GameError`` for an unknown ``game``.
     """
     rules = get_game(game)
     name = Path(command[0]).name if command else "bot"
@@ -271,6 +286,10 @@ async def check_bot(
         checks.append(await _newgame(session))
         for position in decisions:
             checks.append(await session.decide(position))
+        if engine.identity is not None and engine.identity.options:
+            checks.append(await _options(session))
+        if games > 0:
+            checks += await _games(session, games, tc)
         checks.append(await _gameover(session))
         checks.append(await _quit(session))
     return checks
@@ -291,6 +310,8 @@ async def _handshake(session: _Session) -> list[Check]:
             Check(f"supports {game.name}", False, why),
         ]
     ms = round((trio.current_time() - t0) * 1000)
+    # Named by its identity from now on, as in every game record of the stage.
+    engine.config = msgspec.structs.replace(engine.config, name=ident.name)
     missing = [f for f in ("author", "version") if not getattr(ident, f)]
     identity = f"name {ident.name!r}, author {ident.author!r}, version {ident.version!r}"
     if missing:
@@ -313,6 +334,46 @@ async def _handshake(session: _Session) -> list[Check]:
             + ("" if supports else f": {game.name!r} missing, so it would never be offered it"),
         ),
     ]
+
+
+async def _options(session: _Session) -> Check:
+    """Each declared option, set to each sample value, then a ``newgame`` that the
+    bot must answer: a bot that chokes on its own declaration fails here."""
+    ident = session.engine.identity
+    assert ident is not None and ident.options
+    for spec in ident.options:
+        if (why := check_declaration(spec)) is not None:
+            return Check("options", False, why)
+    start = session.game.new_state(session.game.default_variant)
+    tried = 0
+    for spec in ident.options:
+        for value in sample_values(spec):
+            if (why := await session.ensure_running()) is not None:
+                return Check("options", False, why)
+            session.engine.use_options([SetOption(name=spec.name, value=value)])
+            try:
+                await session.new_game(start, session.game.default_variant)
+            except EngineError as exc:
+                return Check("options", False, f"after setoption {spec.name}={value!r}: "
+                                               f"{_fault(exc)}")  # fmt: skip
+            finally:
+                session.engine.use_options([])
+            tried += 1
+    names = ", ".join(f"{o.name} ({describe(o)})" for o in ident.options)
+    return Check("options", True, f"{names}: {tried} values set, each followed by ready")
+
+
+async def _games(session: _Session, games: int, tc: str) -> list[Check]:
+    """The whole-game stage in every variant the bot declares (``compliance_games``)."""
+    ident = session.engine.identity
+    rules = session.game
+    variants = [v for v in rules.variants if ident is not None and ident.supports(rules.name, v)]
+    if not variants:
+        return [Check("games", False, f"not run: the bot declares no variant of {rules.name}")]
+    if (why := await session.ensure_running()) is not None:
+        return [Check("games", False, why)]
+    results = await play_stage(session.engine, rules, variants, games=games, tc=tc)
+    return [Check(r.name, r.passed, r.detail) for r in results]
 
 
 async def _ping(session: _Session) -> Check:
@@ -371,12 +432,16 @@ def run_checks(
     *,
     game: str = "kamisado",
     timeout: float = 5.0,
+    games: int = 0,
+    tc: str = STAGE_TC,
     echo: Callable[[str], None] = print,
 ) -> int:
     """Synchronous entry point for ``arena check-bot``: print one line per check
     and a summary; return the exit status (0 when every check passed, else 1)."""
     started = time.monotonic()
-    checks = trio.run(lambda: check_bot(list(command), game=game, timeout=timeout))
+    checks = trio.run(
+        lambda: check_bot(list(command), game=game, timeout=timeout, games=games, tc=tc)
+    )
     for check in checks:
         echo(check.line())
     failed = [c.name for c in checks if not c.passed]

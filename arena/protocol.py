@@ -192,11 +192,10 @@ OptionType = Literal["int", "float", "bool", "string", "choice"]
 
 
 class OptionSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
-    """One engine option a bot declares in ``identity`` (UCI's ``option name ...``).
+    """One engine option a bot declares in identity (like UCI's option).
 
-    ``int``/``float`` may bound the value with ``min``/``max``; ``choice`` lists
-    its ``choices``. ``default`` is what the bot uses when nothing is set; the
-    arena never sends it, it only checks that a tournament's value fits.
+    int and float may bound the value with min and max (inclusive); a choice
+    lists its choices. default is what the bot uses when nothing is set.
     """
 
     name: NonEmpty
@@ -208,24 +207,21 @@ class OptionSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
 
 
 class Identity(_BotBase, kw_only=True, tag="identity"):
-    """Answer to ``hello``. ``games`` lists ``game`` or ``game/variant`` entries.
-
-    Optional fields are ``None`` when left out or sent as ``null``; readers use
-    the properties that fill in the defaults.
-    """
+    """Answer to hello. games lists "game" (every variant) or "game/variant"
+    entries; options declares engine options (protocol.md 2.1). Optional fields
+    may be left out or sent as null."""
 
     id: Id
     protocol: int
     name: NonEmpty
+    games: list[str]
     author: str | None = None
     version: str | None = None
-    games: list[str] | None = None
     options: list[OptionSpec] | None = None
 
     def supports(self, game: str, variant: str) -> bool:
         """Whether the bot declared ``game`` (any variant) or ``game/variant``."""
-        games = self.games or []
-        return game in games or f"{game}/{variant}" in games
+        return game in self.games or f"{game}/{variant}" in self.games
 
     @property
     def declared_options(self) -> dict[str, OptionSpec]:

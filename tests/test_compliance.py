@@ -3,6 +3,7 @@ fail exactly the checks they break, and a failure does not stop later checks."""
 
 from __future__ import annotations
 
+import json
 import sys
 import textwrap
 from pathlib import Path
@@ -136,3 +137,44 @@ def test_run_checks_prints_one_line_per_check_and_returns_status(broken):
     assert run_checks(broken("illegal"), echo=lines.append, timeout=3.0) == 1
     assert lines[6].startswith("FAIL go: start position: illegal action 'z9-z9'")
     assert "5 of 13 checks failed" in lines[-2]
+
+
+AUTHOR_BOT = [sys.executable, str(Path(__file__).with_name("author_bot.py"))]
+
+
+async def test_whole_games_catch_a_bot_that_fails_only_after_a_regroup():
+    """The bot answers every single request of the earlier checks, but nonsense when
+    it must open a later round with a free choice: only whole games show it."""
+    bot = [*AUTHOR_BOT, "--late-free-choice", "--games", "kamisado/standard"]
+    checks = await check_bot(bot, games=2)
+    assert failed(checks) == {"games: standard vs random"}, [c.line() for c in checks]
+    detail = next(c.detail for c in checks if not c.passed)
+    assert "illegal action 'z9-z9'" in detail and "game 1 (as black, player 0)" in detail
+    position = detail.split("position: ")[1].split(";")[0]
+    state = get_game("kamisado").state_from_text(position)  # the position it faced
+    obs = state.observation(0)
+    assert obs["round"] > 1 and obs["required_colour"] is None and len(state.legal_actions()) > 2
+    assert len([c for c in checks if c.name.startswith("go:")]) == len(GO_CHECKS)
+    assert all(c.passed for c in checks if c.name.startswith("go:"))
+
+
+async def test_whole_games_pass_a_sound_bot_in_every_declared_variant():
+    checks = await check_bot([*AUTHOR_BOT, "--games", "kamisado/single,kamisado/standard"],
+                             games=2)  # fmt: skip
+    games = {c.name: c for c in checks if c.name.startswith("games")}
+    assert set(games) == {f"games: {v} vs {o}" for v in ("single", "standard")
+                          for o in ("random", "alphabeta")}  # fmt: skip
+    assert all(c.passed for c in checks), [c.line() for c in checks]
+    assert "later rounds opened with a free choice" in games["games: standard vs alphabeta"].detail
+
+
+async def test_declared_options_are_checked_and_set():
+    spec = {"name": "Hash", "type": "int", "default": 64, "min": 1, "max": 1024}
+    good = await check_bot([*AUTHOR_BOT, "--options", json.dumps([spec])])
+    option = next(c for c in good if c.name == "options")
+    assert option.passed and "3 values set" in option.detail, option.line()
+    bad = await check_bot([*AUTHOR_BOT, "--options", json.dumps([{**spec, "default": 0}])])
+    option = next(c for c in bad if c.name == "options")
+    assert not option.passed and "default 0 does not fit" in option.detail
+    plain = await check_bot(AUTHOR_BOT)
+    assert "options" not in [c.name for c in plain]

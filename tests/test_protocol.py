@@ -123,7 +123,7 @@ def test_hello_defaults_to_this_protocol_version():
 
 def test_bot_optional_fields_may_be_missing_or_null_and_unknown_fields_are_ignored():
     msg = decode_bot_message(
-        b'{"type":"identity","id":1,"protocol":1,"name":"x","author":null,"extra":[1]}'
+        b'{"type":"identity","id":1,"protocol":1,"name":"x","games":[],"author":null,"extra":[1]}'
     )
     assert isinstance(msg, Identity) and msg.author is None and not msg.supports("kamisado", "x")
     info = decode_bot_message(b'{"type":"info","id":3,"depth":null,"text":"hi"}')
@@ -134,7 +134,7 @@ def test_bot_optional_fields_may_be_missing_or_null_and_unknown_fields_are_ignor
 def test_every_optional_bot_field_accepts_null(cls):
     """protocol.md: "Optional fields may be left out or sent as null" -- for every
     field with a default, of every message a bot writes ("author": null was a fault)."""
-    required = {"id": 1, "protocol": 1, "name": "x", "action": "c1-c5"}
+    required = {"id": 1, "protocol": 1, "name": "x", "action": "c1-c5", "games": []}
     info = msgspec.structs.fields(cls)
     base = {"type": cls.__struct_config__.tag}
     base |= {f.name: required[f.name] for f in info if f.required}

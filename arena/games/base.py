@@ -112,6 +112,9 @@ class Game(ABC):
     """``True`` when ``random_opening`` is a deal rather than a walk from one start
     (hidden hands, as in Sekigahara): the tournament then deals every pair task its
     own opening even with ``plies = 0``, since a single fixed deal would be one game."""
+    observation_type: ClassVar[type | None] = None
+    """A msgspec Struct describing ``State.observation`` exactly, published as JSON
+    Schema in ``docs/schema/`` (``python -m arena.schema``); ``None``: undescribed."""
 
     @abstractmethod
     def new_state(self, variant: str | None = None) -> State:

@@ -19,6 +19,7 @@ from arena.games.kamisado.notation import (
     text_to_move,
     text_to_position,
 )
+from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
 
 
@@ -119,6 +120,7 @@ class Kamisado(Game):
     variants = MATCH_KINDS
     default_variant = "standard"
     description = "Kamisado: single round, standard, long and marathon matches"
+    observation_type = KamisadoObservation
 
     def new_state(self, variant: str | None = None) -> KamisadoState:
         variant = variant or self.default_variant

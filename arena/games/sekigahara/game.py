@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from arena.games.base import Game, GameError
+from arena.games.sekigahara.observation import SekigaharaObservation
 from arena.games.sekigahara.scenario import VARIANTS, Scenario, deal, default_scenario
 from arena.games.sekigahara.state import SekigaharaState
 
@@ -20,6 +21,7 @@ class SekigaharaGame(Game):
     variants: ClassVar[tuple[str, ...]] = VARIANTS
     default_variant: ClassVar[str] = "battle"
     deals_openings: ClassVar[bool] = True
+    observation_type: ClassVar[type | None] = SekigaharaObservation
     description: ClassVar[str] = (
         "Sekigahara battle: deploy blocks with cards, special attacks, loyalty challenges"
     )
