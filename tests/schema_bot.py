@@ -36,9 +36,13 @@ def definition(tag):
 
 def generate(tag, request):
     """A message of kind ``tag``: required fields filled, optional ones null."""
-    known = {"id": request["id"], "protocol": request.get("protocol"), "name": "schema-bot",
-             "games": sys.argv[2].split(",") if len(sys.argv) > 2 else [request.get("game")],
-             "action": (request.get("legal") or [None])[0]}
+    known = {
+        "id": request["id"],
+        "protocol": request.get("protocol"),
+        "name": "schema-bot",
+        "games": sys.argv[2].split(",") if len(sys.argv) > 2 else [request.get("game")],
+        "action": (request.get("legal") or [None])[0],
+    }
     schema = definition(tag)
     msg = {}
     for prop, spec in schema["properties"].items():
