@@ -17,21 +17,40 @@ Concurrency: the store is written from a trio program. Every call is short and
 synchronous (one game per call, a few milliseconds including the fsync), so the
 runner may call it directly from a task; it may also call it from worker
 threads (``trio.to_thread.run_sync``) because a lock serialises access to the
-single connection. Only one arena process should write a tournament at a time;
-readers (reports) may open the file concurrently thanks to WAL.
+single connection. Only one arena process writes a tournament at a time:
+``Store.open`` takes an exclusive ``flock`` on ``<directory>/lock`` (holding the
+writer's pid) for as long as the store is open, so a second ``arena run`` of the
+same folder stops at once, naming the first one's pid. Readers (reports) take
+no lock and may open the file concurrently thanks to WAL.
+
+The disk under a long run: ``Store.open`` writes once before returning, so a
+folder or database that cannot be written is refused before any bot starts.
+Before and after each game's transaction the store checks that its file is
+still the one it opened (device and inode). If the database was deleted (the
+folder removed, say) or replaced, the connection still holds the old file, so
+nothing is lost yet: the store copies it whole (SQLite's backup API, this
+game included) to ``games.sqlite`` again, or, when another file now sits
+there, beside it as ``games.recovered-<pid>.sqlite``; it then writes on into
+that copy and raises :class:`DatabaseMovedError`, which stops the run with one
+line. A rerun resumes from the restored file. Every ``sqlite3`` error becomes
+a one-line :class:`StoreError`.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import errno
+import fcntl
+import functools
 import hashlib
 import os
 import sqlite3
 import threading
 from collections import Counter
-from collections.abc import Collection, Iterator
+from collections.abc import Callable, Collection, Iterator
 from pathlib import Path
 from types import TracebackType
+from typing import ParamSpec, TypeVar
 
 import msgspec
 
@@ -42,6 +61,8 @@ __all__ = [
     "DB_NAME",
     "SCHEMA_VERSION",
     "ConfigMismatchError",
+    "DatabaseMovedError",
+    "LOCK_NAME",
     "Store",
     "StoreError",
     "config_hash",
@@ -49,6 +70,7 @@ __all__ = [
 ]
 
 DB_NAME = "games.sqlite"
+LOCK_NAME = "lock"
 SCHEMA_VERSION = 1
 
 _SCHEMA = """
@@ -91,6 +113,73 @@ class ConfigMismatchError(StoreError):
     """The tournament directory holds games played under a different config."""
 
 
+class DatabaseMovedError(StoreError):
+    """The database file was deleted or replaced during the run; its games were
+    written again (the message says where) and the run must stop."""
+
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+def _sql_errors(method: Callable[P, R]) -> Callable[P, R]:
+    """Turn any ``sqlite3`` error (disk full, I/O error, read-only...) into one line."""
+
+    @functools.wraps(method)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return method(*args, **kwargs)
+        except sqlite3.Error as exc:
+            store = args[0]
+            path = getattr(store, "path", "results database")
+            raise StoreError(f"{path}: {exc}") from None
+
+    return wrapper
+
+
+def _take_lock(directory: Path) -> int:
+    """An exclusive ``flock`` on ``directory/lock`` holding our pid; the open fd.
+
+    The lock lives as long as the fd (the kernel drops it when the process dies,
+    however it dies), so a stale lock file from a killed run is harmless.
+    """
+    path = directory / LOCK_NAME
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot write the results folder {directory}: {exc.strerror or exc}"
+        ) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError as exc:
+        holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "unknown"
+        os.close(fd)
+        if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+            raise StoreError(
+                f"{directory} is in use by another arena run (pid {holder}); wait for it "
+                "to end or use another results folder"
+            ) from None
+        raise StoreError(f"cannot lock {path}: {exc.strerror or exc}") from None
+    try:
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+    except OSError as exc:
+        os.close(fd)
+        raise StoreError(
+            f"cannot write the results folder {directory}: {exc.strerror or exc}"
+        ) from None
+    return fd
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return st.st_dev, st.st_ino
+
+
 def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
     """``results/<tournament name>``: where a tournament's database lives by default."""
     return Path(root) / name
@@ -117,6 +206,10 @@ class Store:
         self.path = path
         self._conn = connection
         self._lock = threading.Lock()
+        self._lock_fd: int | None = None
+        """The results-folder lock of a writing store (``Store.open``)."""
+        self._file_id = _file_id(path)
+        """Device and inode of the file the connection opened."""
 
     # -- opening ------------------------------------------------------------------------
 
@@ -139,8 +232,19 @@ class Store:
         config replaces the stored one and the run goes on.
         """
         directory = Path(directory)
-        directory.mkdir(parents=True, exist_ok=True)
-        store = cls._connect(directory / DB_NAME)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(
+                f"cannot create the results folder {directory}: {exc.strerror or exc}"
+            ) from None
+        lock_fd = _take_lock(directory)
+        try:
+            store = cls._connect(directory / DB_NAME)
+        except BaseException:
+            os.close(lock_fd)
+            raise
+        store._lock_fd = lock_fd
         try:
             store._init_tournament(name, config_text, fingerprint, force)
         except BaseException:
@@ -163,7 +267,12 @@ class Store:
     @classmethod
     def _connect(cls, path: Path) -> Store:
         # isolation_level=None: we issue BEGIN/COMMIT ourselves, one per game.
-        conn = sqlite3.connect(path, timeout=30.0, isolation_level=None, check_same_thread=False)
+        try:
+            conn = sqlite3.connect(
+                path, timeout=30.0, isolation_level=None, check_same_thread=False
+            )
+        except sqlite3.Error as e:
+            raise StoreError(f"{path}: cannot open the results database ({e})") from None
         try:
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
@@ -192,6 +301,14 @@ class Store:
         ).fetchone()
 
     def _init_tournament(self, name: str, config_text: str, fingerprint: str, force: bool) -> None:
+        try:
+            self._init_tournament_rows(name, config_text, fingerprint, force)
+        except sqlite3.Error as exc:  # read-only file, full disk...
+            raise StoreError(f"cannot write {self.path}: {exc}") from None
+
+    def _init_tournament_rows(
+        self, name: str, config_text: str, fingerprint: str, force: bool
+    ) -> None:
         with self._lock, self._transaction():
             row = self._tournament_row()
             now = _now()
@@ -204,6 +321,9 @@ class Store:
                 return
             old_name, _, old_fingerprint, _, created = row
             if (old_name, old_fingerprint) == (name, fingerprint):
+                # A write on every open: a database that cannot be written is
+                # found now, before any bot starts, not when the first game ends.
+                self._conn.execute("UPDATE tournament SET updated_at = ? WHERE id = 1", (now,))
                 return
             if not force:
                 what = (
@@ -226,6 +346,9 @@ class Store:
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)  # releases the folder lock
+            self._lock_fd = None
 
     def __enter__(self) -> Store:
         return self
@@ -260,6 +383,7 @@ class Store:
     def created_at(self) -> str:
         return self._info()[4]
 
+    @_sql_errors
     def _info(self) -> tuple[str, str, str, str, str]:
         with self._lock:
             row = self._tournament_row()
@@ -269,6 +393,7 @@ class Store:
 
     # -- writing ------------------------------------------------------------------------
 
+    @_sql_errors
     def add_game(self, key: str, pair_key: str, record: GameRecord) -> bool:
         """Store one finished game in its own transaction; True if it was new.
 
@@ -292,26 +417,74 @@ class Store:
             _now(),
             msgspec.json.encode(record).decode(),
         )
-        with self._lock, self._transaction():
-            cursor = self._conn.execute(
-                "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason,"
-                " faulty, plies, started_at, ended_at, stored_at, record)"
-                " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                row,
-            )
+        with self._lock:
+            moved = self._file_id != _file_id(self.path)
+            with self._transaction():
+                cursor = self._conn.execute(
+                    "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason,"
+                    " faulty, plies, started_at, ended_at, stored_at, record)"
+                    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    row,
+                )
+            if moved or self._file_id != _file_id(self.path):
+                self._recover()
             return cursor.rowcount == 1
+
+    @_sql_errors
+    def check_file(self) -> None:
+        """Raise :class:`DatabaseMovedError` (after writing the games again) if
+        the database file is no longer the one this store opened."""
+        with self._lock:
+            if self._file_id != _file_id(self.path):
+                self._recover()
+
+    def _recover(self) -> None:
+        """The file was deleted or replaced: copy what the connection still holds
+        to a file at the path (or beside it), write on into that copy, and stop."""
+        path = self.path
+        gone = _file_id(path) is None
+        target = path if gone else path.with_name(f"games.recovered-{os.getpid()}.sqlite")
+        what = "deleted" if gone else "replaced by another file"
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if gone and self._lock_fd is not None:  # the folder's lock file went too
+                os.close(self._lock_fd)
+                self._lock_fd = None
+                self._lock_fd = _take_lock(path.parent)
+            copy = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
+            self._conn.backup(copy)
+            copy.execute("PRAGMA journal_mode=WAL")
+            copy.execute("PRAGMA synchronous=FULL")
+            games = copy.execute("SELECT count(*) FROM games").fetchone()[0]
+        except (OSError, sqlite3.Error, StoreError) as exc:
+            raise DatabaseMovedError(
+                f"{path} was {what} during the run, and its games could not be written "
+                f"again to {target}: {exc}"
+            ) from None
+        self._conn.close()
+        self._conn = copy
+        self.path = target
+        self._file_id = _file_id(target)
+        resume = "run the same command again to resume" if gone else "it is not merged"
+        raise DatabaseMovedError(
+            f"{path} was {what} during the run; its {games} games were written again "
+            f"to {target}; {resume}"
+        )
 
     # -- reading ------------------------------------------------------------------------
 
+    @_sql_errors
     def finished_keys(self) -> set[str]:
         """Keys of every stored game, for resuming: these are not played again."""
         with self._lock:
             return {key for (key,) in self._conn.execute("SELECT key FROM games")}
 
+    @_sql_errors
     def count(self) -> int:
         with self._lock:
             return self._conn.execute("SELECT count(*) FROM games").fetchone()[0]
 
+    @_sql_errors
     def game(self, key: str) -> GameRecord | None:
         """The record of one game, or None."""
         with self._lock:
@@ -328,22 +501,24 @@ class Store:
 
         The rows are fetched at once (short lock), then decoded lazily.
         """
-        with self._lock:
-            rows = self._conn.execute("SELECT key, record FROM games ORDER BY rowid").fetchall()
+        rows = self._rows("SELECT key, record FROM games ORDER BY rowid")
         decoder = msgspec.json.Decoder(GameRecord)
         for key, text in rows:
             yield key, decoder.decode(text)
 
     def pair_items(self) -> Iterator[tuple[str, str, GameRecord]]:
         """``(key, pair_key, record)`` of every game, in stored order (for export)."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, pair_key, record FROM games ORDER BY rowid"
-            ).fetchall()
+        rows = self._rows("SELECT key, pair_key, record FROM games ORDER BY rowid")
         decoder = msgspec.json.Decoder(GameRecord)
         for key, pair_key, text in rows:
             yield key, pair_key, decoder.decode(text)
 
+    @_sql_errors
+    def _rows(self, query: str) -> list[tuple[str, ...]]:
+        with self._lock:
+            return self._conn.execute(query).fetchall()
+
+    @_sql_errors
     def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
         """``(player0, player1, score of player 0)`` per game, in stored order.
 
@@ -356,6 +531,7 @@ class Store:
             ).fetchall()
         return [(p0, p1, score) for p0, p1, score, reason in rows if reason not in exclude_reasons]
 
+    @_sql_errors
     def pair_results(self) -> list[tuple[str, str, float, float]]:
         """``(a, b, a's score in game 1, a's score in game 2)`` per complete pair.
 
@@ -378,6 +554,7 @@ class Store:
             result.append((a, b, s1, 1.0 - second[2]))
         return result
 
+    @_sql_errors
     def fault_counts(self) -> dict[tuple[str, str], int]:
         """Faulted games per ``(bot at fault, reason)``, for the fault table."""
         with self._lock:
@@ -387,12 +564,14 @@ class Store:
             ).fetchall()
         return {(bot, reason): n for bot, reason, n in rows}
 
+    @_sql_errors
     def reason_counts(self) -> Counter[str]:
         """Games per end reason, faulted or not."""
         with self._lock:
             rows = self._conn.execute("SELECT reason, count(*) FROM games GROUP BY reason")
             return Counter(dict(rows.fetchall()))
 
+    @_sql_errors
     def export_jsonl(self, out_path: str | os.PathLike[str]) -> int:
         """Write every game as one JSON line (its record plus ``key`` and
         ``pair_key``), in stored order; returns the number of games.
@@ -415,6 +594,7 @@ class Store:
         os.replace(tmp, out_path)
         return len(rows)
 
+    @_sql_errors
     def integrity_check(self) -> str:
         """SQLite's own verdict on the file: ``"ok"`` when healthy."""
         with self._lock:

@@ -217,6 +217,7 @@ class Tournament:
         self.observer.started(self.progress, self.config, self.directory)
         with self._scope:
             await self._play(work)
+        self.store.check_file()  # deleted after the last game was stored?
         complete = not self.pending()
         return Outcome(self.directory, self.progress, complete)
 
