@@ -628,5 +628,97 @@ def export(results_dir: str, output: str | None) -> None:
     click.echo(f"{count} games written to {out}")
 
 
+@main.group()
+def openings() -> None:
+    """Openings books (position files for [openings] file = ...)."""
+
+
+@openings.command("generate")
+@click.option("--game", "game_name", default="kamisado", show_default=True)
+@click.option("--variant", default=None, help="The book's variant (Kamisado: single|standard|...).")
+@click.option("--plies", type=OPENING_PLIES, default=2, show_default=True,
+              help="Random plies from the start.")  # fmt: skip
+@click.option("--count", type=click.IntRange(1, 100_000), default=50, show_default=True)
+@click.option("--bot", default="alphabeta", show_default=True,
+              help="Scoring bot: a built-in name or a command.")  # fmt: skip
+@click.option("--depth", type=click.IntRange(0, 12), default=4, show_default=True,
+              help="No side may win by force within this many plies.")  # fmt: skip
+@click.option("--check-variant", default=None,
+              help="Variant for the forced-win check (default: the game's first, "
+                   "for Kamisado the single round).")  # fmt: skip
+@click.option("--movetime", type=click.FloatRange(0.01, 60), default=0.2, show_default=True,
+              help="Seconds the scoring bot thinks per position.")  # fmt: skip
+@click.option("--max-score", type=click.FloatRange(0), default=60, show_default=True,
+              help="Keep positions the bot scores within +-this (its own units).")  # fmt: skip
+@click.option("--seed", type=SEED, default=1, show_default=True)
+@click.option("--output", "-o", required=True, help="Openings file to write, or - for stdout.")
+@_friendly_errors
+def openings_generate(
+    game_name: str,
+    variant: str | None,
+    plies: int,
+    count: int,
+    bot: str,
+    depth: int,
+    check_variant: str | None,
+    movetime: float,
+    max_score: float,
+    seed: int,
+    output: str,
+) -> None:
+    """Write an openings file of positions no side wins by force and the bot scores even."""
+    from pathlib import Path
+
+    import trio
+
+    from arena.engine import EngineError
+    from arena.openings import generate
+
+    game = get_game(game_name)
+    variant = variant or game.default_variant
+    check_variant = check_variant or game.variants[0]
+    _, command, _ = _bot_command(bot, None)
+    started = time.monotonic()
+    walked = [0]
+
+    def progress(kept: int, tries: int) -> None:
+        walked[0] = tries
+        if sys.stderr.isatty():
+            click.echo(f"\r{kept}/{count} kept, {tries} walks tried", err=True, nl=False)
+
+    try:
+        texts = trio.run(lambda: generate(
+            game, variant, plies=plies, count=count, depth=depth, bot=command,
+            check_variant=check_variant, movetime=movetime, max_score=max_score, seed=seed,
+            progress=progress,
+        ))  # fmt: skip
+    except EngineError as exc:
+        raise UserError(f"scoring bot {bot!r}: {exc.reason}: {exc.detail}") from None
+    if sys.stderr.isatty():
+        click.echo("", err=True)
+    header = (
+        f"# arena openings generate --game {game_name} --variant {variant} --plies {plies} "
+        f"--count {count} --bot {bot} --depth {depth} --check-variant {check_variant} "
+        f"--movetime {movetime:g} --max-score {max_score:g} --seed {seed}\n"
+        f"# {len(texts)} positions: no side wins by force within {depth} plies "
+        f"({check_variant}), |score| <= {max_score:g}\n"
+    )
+    body = header + "".join(t + "\n" for t in texts)
+    if output == "-":
+        sys.stdout.write(body)
+        sys.stdout.flush()
+    else:
+        Path(output).write_text(body, encoding="utf-8")
+    where = "standard output" if output == "-" else output
+    click.echo(
+        f"{len(texts)} openings written to {where} in {time.monotonic() - started:.0f} s "
+        f"({walked[0]} walks tried)",
+        err=output == "-",
+    )
+    if len(texts) < count:
+        raise UserError(f"only {len(texts)} of {count} positions found; try more --plies, "
+                        f"a smaller --depth or a larger --max-score")  # fmt: skip
+
+
 if __name__ == "__main__":  # pragma: no cover
     sys.exit(main())

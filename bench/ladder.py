@@ -1,55 +1,78 @@
 """Ladder check of the built-in bots: a round robin through the real arena (not a test).
 
-Every pairing plays ``--games`` standard matches from seeded random openings, in
-pairs with colours swapped on the same opening, two games at a time (a trio
-nursery bounded by a CapacityLimiter). Prints a score table; the expected ranking
-is random < greedy < {mcts, alphabeta}. Any fault (time, crash, illegal,
-protocol) is counted and printed, because a ladder won by forfeits proves nothing.
+Every pairing plays ``--games`` matches, in pairs with colours swapped on the
+same opening (seeded random ``--plies`` walks, or positions drawn from an
+``--openings`` book), ``--concurrency`` games at a time. Prints a score table,
+each bot's time per decision and share of its clock used per game (what a
+time manager is judged by), and every fault: a ladder won by forfeits proves
+nothing, so time forfeits are counted and listed.
 
     python bench/ladder.py [--games 40] [--tc 1+0.05] [--concurrency 2] [--seed 1]
+                           [--openings examples/openings/kamisado-standard.txt]
 """
 
 from __future__ import annotations
 
 import argparse
 import itertools
+import os
 import random
+import statistics
+import sys
 import time
 from collections import Counter, defaultdict
 
 import trio
 
 from arena.clock import TimeControl
+from arena.config import read_openings_file
 from arena.engine import Engine, EngineConfig
 from arena.games import get_game
-from arena.record import FAULT_REASONS, GameRecord
+from arena.games.base import State
+from arena.record import FAULT_REASONS, TIME, GameRecord
 from arena.referee import play_game
 from bots import resolve_builtin
 
 BOTS = ("random", "greedy", "mcts", "alphabeta")
 
 
+def opening_for(args: argparse.Namespace, seed: int, book: list[str]) -> State:
+    """The pair's opening: a book position chosen by ``seed``, or a seeded random walk."""
+    game = get_game("kamisado")
+    if book:
+        return game.state_from_text(book[random.Random(seed).randrange(len(book))])
+    return game.random_opening(args.variant, args.plies, random.Random(seed))
+
+
+def command(name: str, seed: int) -> list[str]:
+    """A built-in's command line, or a script path (``bench/baseline_alphabeta.py``)."""
+    if name.endswith(".py"):
+        return [sys.executable, name, "--seed", str(seed)]
+    return [*resolve_builtin(name), "--seed", str(seed)]
+
+
 async def play_pair(
     names: tuple[str, str],
     opening_seed: int,
     args: argparse.Namespace,
+    book: list[str],
     limiter: trio.CapacityLimiter,
     out: list[GameRecord],
 ) -> None:
     """Two games on one opening, colours swapped, with fresh engines."""
     game = get_game("kamisado")
     control = TimeControl.parse(args.tc)
-    opening = game.random_opening(args.variant, args.plies, random.Random(opening_seed))
+    opening = opening_for(args, opening_seed, book)
     async with limiter:
         configs = [
-            EngineConfig(name=n, command=[*resolve_builtin(n), "--seed", str(opening_seed + i)])
-            for i, n in enumerate(names)
+            EngineConfig(name=n, command=command(n, opening_seed + i)) for i, n in enumerate(names)
         ]
         async with Engine(configs[0]) as a, Engine(configs[1]) as b:
             for engines in ((a, b), (b, a)):
                 record = await play_game(
-                    game, opening, list(engines), [control, control], variant=args.variant
-                )
+                    game, opening.clone(), list(engines), [control, control],
+                    variant=args.variant,
+                )  # fmt: skip
                 out.append(record)
 
 
@@ -80,8 +103,48 @@ def table(records: list[GameRecord], bots: tuple[str, ...]) -> str:
     return "\n".join(lines)
 
 
+def clock_use(records: list[GameRecord], bots: tuple[str, ...], tc: str) -> str:
+    """Per bot: decisions asked, ms per decision (mean, max), share of the clock per game.
+
+    The share is time used over time given (base plus one increment per own
+    decision): the figure a time manager aims at, whatever the game's length.
+    """
+    control = TimeControl.parse(tc)
+    per_decision: dict[str, list[int]] = defaultdict(list)
+    shares: dict[str, list[float]] = defaultdict(list)
+    flags: Counter[str] = Counter()
+    for r in records:
+        for player, name in enumerate(r.players):
+            mine = [a.ms for a in r.actions if a.player == player and not a.forced]
+            per_decision[name] += mine
+            if control.movetime is not None:
+                given = control.movetime * len(mine)
+            else:
+                given = control.base + control.increment * len(mine)
+            if mine and given:
+                shares[name].append(sum(mine) / 1000 / given)
+        if r.reason == TIME and r.faulty is not None:
+            flags[r.players[r.faulty]] += 1
+    lines = [
+        "| bot | decisions | ms/decision mean | max | clock used per game: mean | min | max "
+        "| time forfeits |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for name in bots:
+        ms, sh = per_decision[name], shares[name]
+        if not ms:
+            continue
+        lines.append(
+            f"| {name} | {len(ms)} | {statistics.fmean(ms):.0f} | {max(ms)} "
+            f"| {100 * statistics.fmean(sh):.0f}% | {100 * min(sh):.0f}% | {100 * max(sh):.0f}% "
+            f"| {flags[name]} |"
+        )
+    return "\n".join(lines)
+
+
 async def main_async(args: argparse.Namespace) -> None:
     bots = tuple(args.bots)
+    book = read_openings_file(args.openings) if args.openings else []
     limiter = trio.CapacityLimiter(args.concurrency)
     records: list[GameRecord] = []
     pairs = args.games // 2
@@ -90,14 +153,18 @@ async def main_async(args: argparse.Namespace) -> None:
         for k, (a, b) in enumerate(itertools.combinations(bots, 2)):
             for j in range(pairs):
                 seed = args.seed * 1_000_003 + k * 10_007 + j
-                nursery.start_soon(play_pair, (a, b), seed, args, limiter, records)
+                nursery.start_soon(play_pair, (a, b), seed, args, book, limiter, records)
     elapsed = time.monotonic() - start
+    source = f"openings from {args.openings}" if book else f"openings of {args.plies} random plies"
     print(
-        f"{len(records)} {args.variant} games at {args.tc}, openings of {args.plies} random "
-        f"plies, colours swapped, concurrency {args.concurrency}, {elapsed:.0f} s"
+        f"{len(records)} {args.variant} games at {args.tc}, {source}, colours swapped, "
+        f"concurrency {args.concurrency}, {elapsed:.0f} s, load average "
+        + " ".join(f"{x:.1f}" for x in os.getloadavg())
     )
     print()
     print(table(records, bots))
+    print()
+    print(clock_use(records, bots, args.tc))
     reasons = Counter(r.reason for r in records)
     print()
     print("end reasons: " + ", ".join(f"{k} {v}" for k, v in reasons.most_common()))
@@ -112,6 +179,7 @@ def main() -> None:
     parser.add_argument("--tc", default="1+0.05")
     parser.add_argument("--variant", default="standard")
     parser.add_argument("--plies", type=int, default=2, help="random opening plies")
+    parser.add_argument("--openings", default=None, help="an openings file instead")
     parser.add_argument("--concurrency", type=int, default=2)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bots", nargs="+", default=list(BOTS))
