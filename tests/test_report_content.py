@@ -249,3 +249,27 @@ def test_reports_in_a_browser_fit_the_page(browser, info_cup, battle_cup, width,
             plies = [int(groups.nth(i).get_attribute("data-plies")) for i in range(total)]
             assert plies == sorted(plies, reverse=True)
             assert errors == []
+
+
+def test_by_role_table_averages_impacts_and_casualties_per_bot(battle_cup) -> None:
+    directory, stored = battle_cup
+    expected: dict[str, dict[str, list[float]]] = {}
+    for _, record in stored:
+        for role, name in enumerate(record.players):
+            me, them = ("attacker", "defender")[role], ("attacker", "defender")[1 - role]
+            mine = expected.setdefault(name, {"games": [0, 0], "impact": [], "casualties": []})
+            mine["games"][role] += 1
+            for label, key in (("impact", "impacts"), ("casualties", "casualties")):
+                mine[label].append((record.outcome[key][me], record.outcome[key][them]))
+    html = parse_html(directory / HTML_NAME)
+    rows = {a["data-player"]: a for a in html.with_class("tr", "role-stats")}
+    assert sorted(rows) == sorted(expected)
+    for name, want in expected.items():
+        assert rows[name]["data-games"] == ",".join(map(str, want["games"]))
+        for label in ("impact", "casualties"):
+            pairs = want[label]
+            mean = (sum(p[0] for p in pairs) / len(pairs), sum(p[1] for p in pairs) / len(pairs))
+            assert rows[name][f"data-{label}"] == f"{mean[0]:.3f},{mean[1]:.3f}"
+    text = (directory / MARKDOWN_NAME).read_text(encoding="utf-8")
+    table = markdown_table(text, "By role")
+    assert {row[0] for row in table} == set(expected)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.report.summary import BotStats, GameRow, ReportData, Standing
+    from arena.report.summary import BotStats, GameRow, ReportData, RoleStats, Standing
 
 DASH = "–"
 
@@ -151,3 +151,24 @@ def advantage_heading(data: ReportData) -> str:
     if role in ("first mover", "black"):
         return "First-move advantage"
     return f"{role.capitalize()}'s advantage"
+
+
+def role_headers(data: ReportData) -> list[str]:
+    """The by-role table's columns: the player, each role, each paired figure."""
+    return [
+        "player",
+        *(f"as {role}" for role in data.roles),
+        *(f"{label} (own–opp.)" for label in data.figure_labels),
+    ]
+
+
+def role_cells(r: RoleStats, data: ReportData) -> list[str]:
+    """One row of the by-role table: ``games, score`` per role, mean figures."""
+    cells = [r.player]
+    for role in (0, 1):
+        n = r.games[role]
+        cells.append(f"{n} games, {pct(r.score_pct(role))}" if n else DASH)
+    for label in data.figure_labels:
+        pair = r.figures.get(label)
+        cells.append(DASH if pair is None else f"{pair[0]:.1f}–{pair[1]:.1f}")
+    return cells

@@ -18,6 +18,7 @@ __all__ = [
     "fault_details_section",
     "games_section",
     "markdown_report",
+    "roles_section",
     "search_section",
     "write_markdown",
 ]
@@ -61,6 +62,8 @@ def markdown_report(data: ReportData) -> str:
     out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
     out += ["", "## Search", ""]
     out += search_section(data)
+    out += ["", "## By role", ""]
+    out += roles_section(data)
     out += ["", f"## {fmt.advantage_heading(data)}", ""]
     if data.first_move is None:
         out.append("Not enough games to fit it.")
@@ -129,6 +132,23 @@ def search_section(data: ReportData) -> list[str]:
     ]
     return lines + _table(
         fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrl"
+    )
+
+
+def roles_section(data: ReportData) -> list[str]:
+    """Per bot: how it did as player 0 and as player 1, and the game's paired figures
+    (e.g. Sekigahara impact, casualties) averaged for it and against it."""
+    lines = [
+        f"Each bot's games and score as {data.roles[0]} and as {data.roles[1]}"
+        + (
+            "; figures are means per game, the bot's own then its opponents'."
+            if data.figure_labels
+            else "."
+        ),
+        "",
+    ]
+    return lines + _table(
+        fmt.role_headers(data), [fmt.role_cells(r, data) for r in data.role_stats], align="l"
     )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "CrossCell",
     "GameRow",
     "ReportData",
+    "RoleStats",
     "Standing",
     "build_report",
 ]
@@ -99,6 +100,27 @@ class GameRow:
 
 
 @dataclass(frozen=True, slots=True)
+class RoleStats:
+    """One bot's games in each role (player 0 and player 1: black and gold,
+    attacker and defender), and the mean of each paired figure of the game
+    (e.g. impact) for the bot and against it.
+
+    ``points[r]``/``games[r]`` are its points and games as player ``r``;
+    ``figures[label]`` is ``(mine, theirs)``, averaged over the games whose
+    figure reads ``a-b`` in whole numbers.
+    """
+
+    player: str
+    games: tuple[int, int]
+    points: tuple[float, float]
+    figures: dict[str, tuple[float, float]]
+
+    def score_pct(self, role: int) -> float | None:
+        n = self.games[role]
+        return None if n == 0 else 100.0 * self.points[role] / n
+
+
+@dataclass(frozen=True, slots=True)
 class BotStats:
     """What a bot's search looked like, from the ``info`` lines it sent.
 
@@ -156,6 +178,8 @@ class ReportData:
     """In standings order."""
     figure_labels: tuple[str, ...] = ()
     """Every label of ``GameRow.figures`` in the game list, in first-seen order."""
+    role_stats: tuple[RoleStats, ...] = ()
+    """In standings order."""
 
     @property
     def first_role(self) -> str:
@@ -281,6 +305,7 @@ def build_report(
         game_names=tuple(dict.fromkeys(r.game for _, r in items)),
         roles=roles,
         bot_stats=stats,
+        role_stats=_role_stats(order, rows),
         figure_labels=tuple(dict.fromkeys(label for row in rows for label in row.figures)),
     )
 
@@ -345,6 +370,39 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             )
         )
     return tuple(out)
+
+
+def _pair(text: str) -> tuple[int, int] | None:
+    """A figure ``"12-7"`` as ``(12, 7)``; ``None`` for any other shape."""
+    a, sep, b = text.partition("-")
+    return (int(a), int(b)) if sep and a.isdigit() and b.isdigit() else None
+
+
+def _role_stats(order: list[str], rows: Iterable[GameRow]) -> tuple[RoleStats, ...]:
+    games: dict[str, list[int]] = {p: [0, 0] for p in order}
+    points: dict[str, list[float]] = {p: [0.0, 0.0] for p in order}
+    sums: dict[str, dict[str, list[float]]] = {p: {} for p in order}
+    for g in rows:
+        for role, name in enumerate(g.players):
+            games.setdefault(name, [0, 0])[role] += 1
+            points.setdefault(name, [0.0, 0.0])[role] += g.score if role == 0 else 1 - g.score
+            for label, text in g.figures.items():
+                pair = _pair(text)
+                if pair is None:
+                    continue
+                acc = sums.setdefault(name, {}).setdefault(label, [0.0, 0.0, 0])
+                acc[0] += pair[role]
+                acc[1] += pair[1 - role]
+                acc[2] += 1
+    return tuple(
+        RoleStats(
+            player=p,
+            games=(games[p][0], games[p][1]),
+            points=(points[p][0], points[p][1]),
+            figures={k: (v[0] / v[2], v[1] / v[2]) for k, v in sums[p].items() if v[2]},
+        )
+        for p in order
+    )
 
 
 def _info(a: ActionRecord) -> dict[str, object]:
