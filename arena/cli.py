@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable
+from contextlib import suppress
 from functools import wraps
 from typing import Any
 
@@ -337,6 +338,10 @@ def play(
 @_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
+@click.option("--web", "web", default=None, metavar="[HOST:]PORT",
+              help="Also serve a live web view (on 127.0.0.1 unless HOST is given).")  # fmt: skip
+@click.option("--token", default=None, help="Token the web view asks for (made up if HOST is "
+              "not a loopback address and none is given).")  # fmt: skip
 @_friendly_errors
 def run_command(
     tournament_file: str,
@@ -351,6 +356,8 @@ def run_command(
     max_line: int | None,
     quiet: bool,
     no_report: bool,
+    web: str | None,
+    token: str | None,
 ) -> None:
     """Run (or resume) the tournament described by TOURNAMENT_FILE."""
     from pathlib import Path
@@ -359,7 +366,7 @@ def run_command(
     import trio
 
     from arena.config import load_config
-    from arena.tournament import Tournament
+    from arena.tournament import Observer, Observers, Tournament
 
     config = load_config(tournament_file)
     if concurrency is not None:
@@ -367,7 +374,17 @@ def run_command(
     protocol = _protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
     config = msgspec.structs.replace(config, protocol=protocol)
     text = Path(tournament_file).read_text(encoding="utf-8")
-    observer = _observer(quiet)
+    observer: Observer = _observer(quiet)
+    listen = hub = None
+    if web is not None:
+        from arena.web.hub import LiveHub
+        from arena.web.server import parse_listen
+
+        listen = parse_listen(web, token)
+        hub = LiveHub()
+        observer = Observers(observer, hub)
+    elif token is not None:
+        raise UserError("--token is for --web")
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
     tournament = Tournament(
@@ -382,7 +399,15 @@ def run_command(
         address=address,
     )
     try:
-        interrupted = trio.run(tournament.run_until_interrupted)
+        if listen is None:
+            interrupted = trio.run(tournament.run_until_interrupted)
+        else:
+            from arena.web.app import Site
+            from arena.web.server import run_with_web
+
+            name = tournament.directory.name
+            site = Site({name: tournament.directory.resolve()}, hub=hub, live_name=name)
+            interrupted = trio.run(run_with_web, tournament, site, listen, _announce)
     finally:
         observer.close()
         tournament.close()
@@ -406,6 +431,39 @@ def _observer(quiet: bool):  # noqa: ANN202
     from arena.live import LiveObserver, LogObserver
 
     return LogObserver() if quiet or not sys.stdout.isatty() else LiveObserver()
+
+
+def _announce(url: str) -> None:
+    click.echo(f"web view: {url}", err=True)
+
+
+@main.command()
+@click.argument("results_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--listen", "-l", default="127.0.0.1:8080", show_default=True,
+              metavar="[HOST:]PORT", help="Where to serve (port 0: any free port).")  # fmt: skip
+@click.option("--token", default=None, help="Token every request must carry (made up if HOST "
+              "is not a loopback address and none is given).")  # fmt: skip
+@_friendly_errors
+def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None:
+    """Serve a web view of stored tournaments (RESULTS_DIRS, default: results/).
+
+    Each folder is a tournament's (it holds games.sqlite) or holds such folders.
+    The databases are only read, so this may run while a tournament writes.
+    """
+    from pathlib import Path
+
+    import trio
+
+    from arena.web.app import Site, find_tournaments
+    from arena.web.server import parse_listen, serve_forever
+
+    where = parse_listen(listen, token)
+    paths = [Path(p) for p in results_dirs] or [Path("results")]
+    tournaments = find_tournaments([p for p in paths if p.is_dir()])
+    if not tournaments:
+        raise UserError(f"no tournament results in {', '.join(map(str, paths))}")
+    with suppress(KeyboardInterrupt):
+        trio.run(serve_forever, Site(tournaments), where, _announce)
 
 
 def _report(

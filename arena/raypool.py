@@ -54,6 +54,7 @@ import msgspec
 import trio
 
 from arena.config import ConfigError, TournamentConfig, parse_config
+from arena.events import EventSink, LiveEvent
 from arena.record import GameRecord
 from arena.runner import GameSlots, WorkItem
 
@@ -118,7 +119,10 @@ class Result(msgspec.Struct, frozen=True, array_like=True):
 
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
-_results_decoder = msgspec.msgpack.Decoder(list[Result])
+_stream_decoder = msgspec.msgpack.Decoder(tuple[list[Result], list[LiveEvent]])
+
+EVENT_BACKLOG = 1024
+"""Live events an actor holds for one batch's stream before dropping new ones."""
 
 
 def _one_line(text: str) -> str:
@@ -139,7 +143,10 @@ class GameActor:
     its own thread on a queue that the trio loop fills.
     """
 
-    def __init__(self, config: bytes, config_text: str, rebase: str | None, slots: int) -> None:
+    def __init__(
+        self, config: bytes, config_text: str, rebase: str | None, slots: int, events: bool = False
+    ) -> None:
+        self._events = events
         self._config_bytes = config
         self._config_text = config_text
         self._rebase = rebase
@@ -200,10 +207,11 @@ class GameActor:
     def play(self, batch: bytes) -> Iterator[bytes]:
         """Play a batch of work items; yield each finished game at once.
 
-        Each item yielded is a msgpack list of ``Result``: the games finished
-        since the last one. Usually that is one game; when games end faster than
-        Ray streams them, bundling keeps Ray's per-item cost from capping the
-        rate, without ever holding back a finished game.
+        Each item yielded is a msgpack pair: the list of ``Result`` (the games
+        finished since the last one) and the list of live events since then.
+        Usually that is one game; when games end faster than Ray streams them,
+        bundling keeps Ray's per-item cost from capping the rate, without ever
+        holding back a finished game.
         """
         items = _items_decoder.decode(batch)
         self._start_loop()
@@ -219,11 +227,14 @@ class GameActor:
             trio.from_thread.run_sync(self._send.send_nowait, item, trio_token=self._token)
         while waiting:
             ready: list[msgspec.Raw] = []
+            events: list[msgspec.Raw] = []
             message = results.get()
             while True:
                 kind, payload = message
                 if kind == "record":
                     ready.append(msgspec.Raw(payload))
+                elif kind == "event":
+                    events.append(msgspec.Raw(payload))
                 elif kind == "done":
                     waiting.discard(payload)
                 else:
@@ -232,8 +243,8 @@ class GameActor:
                     message = results.get_nowait()
                 except queue.Empty:
                     break
-            if ready:
-                yield _encoder.encode(ready)
+            if ready or events:
+                yield _encoder.encode([ready, events])
 
     def close(self) -> None:
         """No more work: let the slots finish, quit every bot, end the loop."""
@@ -263,7 +274,8 @@ class GameActor:
             self._send = send
             self._token = trio.lowlevel.current_trio_token()
             self._ready.set()
-            await slots.run(receive, self._emit, pair_done=self._pair_done)
+            on_event = self._event if self._events else None
+            await slots.run(receive, self._emit, pair_done=self._pair_done, on_event=on_event)
 
         try:
             trio.run(main)
@@ -284,6 +296,12 @@ class GameActor:
         with self._lock:
             results = self._routes[pair_key]
         results.put(("record", data))
+
+    def _event(self, event: LiveEvent) -> None:
+        with self._lock:
+            results = self._routes.get(event.key.rsplit("/", 1)[0])
+        if results is not None and results.qsize() < EVENT_BACKLOG:
+            results.put(("event", _encoder.encode(event)))
 
     async def _pair_done(self, item: WorkItem) -> None:
         with self._lock:
@@ -348,8 +366,10 @@ class RayPool:
         working_dir: str | None = None,
         batch: int | None = None,
         config: TournamentConfig | None = None,
+        on_event: EventSink | None = None,
     ) -> None:
         self.ray = require_ray()
+        self.on_event = on_event
         self.config = config if config is not None else parse_config(config_text, config_path)
         self.config_text = config_text
         self.config_path = Path(config_path).resolve()
@@ -508,7 +528,7 @@ class RayPool:
         }
         config = _encoder.encode(self.config) if self.rebase is None else b""
         actor = self._actor_class.options(**options).remote(
-            config, self.config_text, self.rebase, self._slots_each
+            config, self.config_text, self.rebase, self._slots_each, self.on_event is not None
         )
         self.actors.append(actor)
         return actor
@@ -590,7 +610,11 @@ class RayPool:
                     _encoder.encode(batch)
                 )
                 while (data := await self._wait(_next_result, ray, generator)) is not None:
-                    for result in _results_decoder.decode(data):
+                    results, events = _stream_decoder.decode(data)
+                    if self.on_event is not None:
+                        for event in events:
+                            self.on_event(event)
+                    for result in results:
                         left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
                         state["progressed"] = True
                         await self._deliver(result)

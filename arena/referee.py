@@ -36,6 +36,10 @@ class MoveEvent:
     ms: int
     forced: bool
     position: str
+    clocks: tuple[int, int] = (0, 0)
+    """Both players' remaining milliseconds after the action."""
+    info: dict[str, Any] | None = None
+    """The mover's last ``info`` for this action, as the record keeps it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -143,6 +147,8 @@ async def play_game(
                         last.ms,
                         last.forced,
                         state.to_text(),
+                        (clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)),
+                        last.info,
                     )  # fmt: skip
                 )
         else:

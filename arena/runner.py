@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import os
 import signal
+import time
 from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack, suppress
+from typing import Any
 
 import msgspec
 import trio
@@ -19,9 +21,10 @@ import trio
 from arena.clock import TimeControl
 from arena.config import TournamentConfig
 from arena.engine import Engine, EngineConfig, ResourceLimits
+from arena.events import EventSink, GameMoved, GameStarted
 from arena.games import get_game
 from arena.record import GameRecord
-from arena.referee import RefereeSettings, play_game
+from arena.referee import MoveEvent, RefereeSettings, play_game
 from arena.schedule import PairTask
 
 MB = 1 << 20
@@ -115,11 +118,13 @@ class GameSlots:
         *,
         pair_done: Callable[[WorkItem], Awaitable[None]] | None = None,
         skip: Callable[[str], bool] = lambda name: False,
+        on_event: EventSink | None = None,
     ) -> None:
         """Play every work item received until the channel closes.
 
         ``skip(bot)`` is asked before each game: a disqualified bot's games are
-        not played. ``pair_done`` is awaited after each work item.
+        not played. ``pair_done`` is awaited after each work item. ``on_event``,
+        if given, receives each game's start and every move (for live views).
         """
         async with AsyncExitStack() as stack:
             engines: dict[str, list[Engine]] = {}
@@ -131,7 +136,9 @@ class GameSlots:
             self.pool = EnginePool(engines)
             async with trio.open_nursery() as nursery:
                 for _ in range(self.slots):
-                    nursery.start_soon(self._slot, work.clone(), emit, pair_done, skip)
+                    nursery.start_soon(
+                        self._slot, work.clone(), emit, pair_done, skip, on_event
+                    )
             await work.aclose()
 
     async def _slot(
@@ -140,6 +147,7 @@ class GameSlots:
         emit: Emit,
         pair_done: Callable[[WorkItem], Awaitable[None]] | None,
         skip: Callable[[str], bool],
+        on_event: EventSink | None = None,
     ) -> None:
         assert self.pool is not None
         async with work:
@@ -150,6 +158,10 @@ class GameSlots:
                     names = task.players(number)
                     if any(skip(n) for n in names):
                         continue
+                    key = task.game_key(number)
+                    on_action = None
+                    if on_event is not None:
+                        on_action = self._announcer(on_event, key, names, task.variant, opening)
                     engines = [self.pool.take(n) for n in names]
                     try:
                         record = await play_game(
@@ -159,10 +171,45 @@ class GameSlots:
                             [self.controls[n] for n in names],
                             variant=task.variant,
                             settings=self.settings,
+                            on_action=on_action,
                         )
                     finally:
                         for engine in engines:
                             self.pool.give_back(engine)
-                    await emit(task.game_key(number), task.key, record)
+                    await emit(key, task.key, record)
                 if pair_done is not None:
                     await pair_done(item)
+
+    def _announcer(
+        self, on_event: EventSink, key: str, names: tuple[str, str], variant: str, opening: Any
+    ) -> Callable[[MoveEvent], None]:
+        """Announce game ``key`` to ``on_event`` now; return the referee's move callback."""
+        on_event(
+            GameStarted(
+                key=key,
+                game=self.game.name,
+                variant=variant,
+                players=list(names),
+                position=opening.to_text(),
+                time_control=[str(self.controls[n]) for n in names],
+                t=time.time(),
+            )
+        )
+
+        def moved(event: MoveEvent) -> None:
+            on_event(
+                GameMoved(
+                    key=key,
+                    ply=event.ply,
+                    player=event.player,
+                    action=event.action,
+                    ms=event.ms,
+                    forced=event.forced,
+                    position=event.position,
+                    clocks=list(event.clocks),
+                    info=event.info,
+                    t=time.time(),
+                )
+            )
+
+        return moved

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING
 import trio
 
 from arena.config import ConfigError, TournamentConfig
+from arena.events import EventSink, LiveEvent
 from arena.games import Game, get_game
 from arena.record import FAULT_REASONS, GameRecord
 from arena.runner import GameSlots, WorkItem, engine_config
@@ -87,6 +88,10 @@ class Progress:
 class Observer:
     """Callbacks of a running tournament; the base class ignores them all."""
 
+    wants_events = False
+    """True if :meth:`game_event` should receive every game's start and moves
+    (worker processes then stream them, which costs a line per move)."""
+
     def started(self, progress: Progress, config: TournamentConfig, directory: Path) -> None:
         pass
 
@@ -99,8 +104,44 @@ class Observer:
     def stopping(self) -> None:
         pass
 
+    def game_event(self, event: LiveEvent) -> None:
+        """A game started or moved; called between moves, so it must return at once."""
+
     def close(self) -> None:
         """The run is over (or abandoned): release the display."""
+
+
+class Observers(Observer):
+    """Several observers watching one run (the terminal view and the web view)."""
+
+    def __init__(self, *observers: Observer) -> None:
+        self.observers = observers
+        self.wants_events = any(o.wants_events for o in observers)
+        self._event_sinks = [o.game_event for o in observers if o.wants_events]
+
+    def started(self, progress: Progress, config: TournamentConfig, directory: Path) -> None:
+        for o in self.observers:
+            o.started(progress, config, directory)
+
+    def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
+        for o in self.observers:
+            o.game_finished(progress, key, record)
+
+    def bot_disqualified(self, name: str, standing: Standing) -> None:
+        for o in self.observers:
+            o.bot_disqualified(name, standing)
+
+    def stopping(self) -> None:
+        for o in self.observers:
+            o.stopping()
+
+    def game_event(self, event: LiveEvent) -> None:
+        for sink in self._event_sinks:
+            sink(event)
+
+    def close(self) -> None:
+        for o in self.observers:
+            o.close()
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,6 +287,9 @@ class Tournament:
                 ) from None
 
     async def _play(self, work: list[WorkItem]) -> None:
+        on_event: EventSink | None = (
+            self.observer.game_event if self.observer.wants_events else None
+        )
         if self.backend == "ray":
             from arena.raypool import RayPool
 
@@ -258,6 +302,7 @@ class Tournament:
                 dispatchable=self._dispatchable,
                 address=self.address,
                 config=self.config,
+                on_event=on_event,
             )
             await self.pool.run(work)
             return
@@ -268,7 +313,9 @@ class Tournament:
             async with send:
                 for item in work:
                     send.send_nowait(item)
-            await self.slots.run(receive, self._store_game, skip=self._disqualified)
+            await self.slots.run(
+                receive, self._store_game, skip=self._disqualified, on_event=on_event
+            )
         else:
             self.pool = WorkerPool(
                 self.config_text,
@@ -278,6 +325,7 @@ class Tournament:
                 on_record=self._store_game,
                 dispatchable=self._dispatchable,
                 protocol=self.config.protocol,
+                on_event=on_event,
             )
             await self.pool.run(work)
 

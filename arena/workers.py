@@ -30,6 +30,7 @@ import msgspec
 import trio
 
 from arena.config import ProtocolSettings, parse_config
+from arena.events import EventSink, GameMoved, GameStarted, LiveEvent
 from arena.process import child_preexec, spawn
 from arena.protocol import EndOfStream, LineReader
 from arena.record import GameRecord
@@ -37,6 +38,11 @@ from arena.runner import GameSlots, WorkItem
 
 MAX_LINE = 64 << 20
 """Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
+
+EVENT_BACKLOG = 1024
+"""Live events a worker holds for its pipe; past that, new ones are dropped, so a
+parent busy storing games never makes the referee wait (each event carries the
+whole position, so the next one repairs what a dropped one missed)."""
 
 SHUTDOWN_TIMEOUT = 5.0
 """How long a worker may take to kill its bots and exit once told to stop."""
@@ -48,6 +54,8 @@ class Setup(msgspec.Struct, tag="setup", frozen=True):
     slots: int
     protocol: ProtocolSettings | None = None
     """The command line's ``[protocol]`` settings, which the file's text lacks."""
+    events: bool = False
+    """Stream each game's start and moves too (a live web view is watching)."""
 
 
 class Work(msgspec.Struct, tag="work", frozen=True):
@@ -75,7 +83,7 @@ class Usage(msgspec.Struct, tag="usage", frozen=True):
 
 
 ToWorker = Setup | Work | End
-FromWorker = Result | PairDone | Usage
+FromWorker = Result | PairDone | Usage | GameStarted | GameMoved
 
 _to_worker = msgspec.json.Decoder(ToWorker)
 _from_worker = msgspec.json.Decoder(FromWorker)
@@ -117,6 +125,18 @@ async def worker_main() -> None:
     async def pair_done(item: WorkItem) -> None:
         await write(PairDone(item.task.key))
 
+    send_events, receive_events = trio.open_memory_channel[LiveEvent](EVENT_BACKLOG)
+    on_event: EventSink | None = None
+    if setup.events:
+
+        def on_event(event: LiveEvent) -> None:
+            with suppress(trio.WouldBlock):
+                send_events.send_nowait(event)
+
+    async def forward_events() -> None:
+        async for event in receive_events:
+            await write(event)
+
     async with trio.open_nursery() as nursery:
 
         async def feed() -> None:
@@ -134,7 +154,10 @@ async def worker_main() -> None:
                         await send_work.send(msg.item)
 
         nursery.start_soon(feed)
-        await slots.run(receive_work, emit, pair_done=pair_done)
+        if on_event is not None:
+            nursery.start_soon(forward_events)
+        await slots.run(receive_work, emit, pair_done=pair_done, on_event=on_event)
+        nursery.cancel_scope.cancel()  # the event forwarder
     usage = resource.getrusage(resource.RUSAGE_SELF)
     await write(Usage(usage.ru_utime + usage.ru_stime))
 
@@ -155,8 +178,12 @@ class WorkerPool:
         on_record: Callable[[str, str, GameRecord], Awaitable[None]],
         dispatchable: Callable[[WorkItem], bool] = lambda item: True,
         protocol: ProtocolSettings | None = None,
+        on_event: EventSink | None = None,
     ) -> None:
-        self.setup = Setup(config_text, config_path, slots, protocol)
+        self.setup = Setup(
+            config_text, config_path, slots, protocol, events=on_event is not None
+        )
+        self.on_event = on_event
         self.processes = processes
         self.on_record = on_record
         self.dispatchable = dispatchable
@@ -242,7 +269,10 @@ class WorkerPool:
                     msg = _from_worker.decode(await reader.receive_line())
                 except (EndOfStream, trio.BrokenResourceError):
                     break
-                if isinstance(msg, Usage):
+                if isinstance(msg, GameStarted | GameMoved):
+                    if self.on_event is not None:
+                        self.on_event(msg)
+                elif isinstance(msg, Usage):
                     self.worker_cpu += msg.cpu
                 elif isinstance(msg, Result):
                     entry = outstanding.get(msg.pair_key)

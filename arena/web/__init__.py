@@ -1,0 +1,7 @@
+"""The live web view: ``arena serve`` and ``arena run --web``.
+
+An ASGI app (``arena/web/app.py``, Starlette) served by Hypercorn's trio worker
+in the arena's own trio loop (``arena/web/server.py``), fed by the running
+tournament's :class:`~arena.web.hub.LiveHub` and by read-only reads of the
+results databases (``arena/web/store_view.py``).
+"""

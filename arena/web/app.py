@@ -1,0 +1,394 @@
+"""The web view as an ASGI app (Starlette, which runs on trio through anyio).
+
+Pages are rendered from the same ``ReportData`` as the reports (so a page and a
+report of the same store agree) and the same board drawing; finished games are
+always read from the store through a read-only connection, running games from
+the :class:`~arena.web.hub.LiveHub`. The live page is one server-sent-event
+stream: a snapshot first, then only what changed, pushed as it changes.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import math
+import time
+from collections.abc import AsyncIterator
+from http.cookies import SimpleCookie
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import jinja2
+import trio
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from arena.report import fmt
+from arena.report.boards import HEX, INITIALS, KAMISADO_SVG, OWNER_FILL, OWNER_TEXT, kamisado_svg
+from arena.report.html import embed_json
+from arena.report.replay import replay_json
+from arena.report.summary import ReportData, build_report
+from arena.store import DB_NAME, StoreError
+from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
+from arena.web.store_view import GameFilter, StoreView, SummaryView
+
+__all__ = ["Site", "TokenGate", "build_app", "find_tournaments"]
+
+COOKIE = "arena_token"
+BATCH_SECONDS = 0.02
+"""After each send a page's stream waits this long, so moves arriving meanwhile
+go out together (at most ~50 messages a second per page, however fast bots move)."""
+RESULTS_INTERVAL = 1.0
+"""Standings and results are re-read from the store at most once a second."""
+HEARTBEAT_SECONDS = 15.0
+RECENT = 12
+
+
+def find_tournaments(paths: list[Path]) -> dict[str, Path]:
+    """Tournament folders by name: each path is a tournament folder (it holds the
+    database) or a folder of them, such as ``results/``."""
+    found: dict[str, Path] = {}
+    for path in paths:
+        candidates = [path] if (path / DB_NAME).is_file() else sorted(
+            p for p in path.iterdir() if (p / DB_NAME).is_file()
+        ) if path.is_dir() else []  # fmt: skip
+        for directory in candidates:
+            name, n = directory.name, 2
+            while name in found and found[name] != directory.resolve():
+                name, n = f"{directory.name}-{n}", n + 1
+            found[name] = directory.resolve()
+    return found
+
+
+class Summaries:
+    """``ReportData`` per tournament, rebuilt only when its game count changed and
+    in a thread (the fit is numpy work), shared by every page that asks."""
+
+    def __init__(self) -> None:
+        self._views: dict[Path, StoreView] = {}
+        self._cache: dict[Path, tuple[int, ReportData]] = {}
+        self._locks: dict[Path, trio.Lock] = {}
+
+    def view(self, directory: Path) -> StoreView:
+        view = self._views.get(directory)
+        if view is None:
+            view = self._views[directory] = StoreView(directory)
+        return view
+
+    async def get(self, directory: Path) -> ReportData:
+        view = self.view(directory)
+        lock = self._locks.setdefault(directory, trio.Lock())
+        async with lock:
+            count = await trio.to_thread.run_sync(view.count)
+            cached = self._cache.get(directory)
+            if cached is None or cached[0] != count:
+                data = await trio.to_thread.run_sync(
+                    lambda: build_report(SummaryView(view), directory=directory)  # type: ignore[arg-type]
+                )
+                cached = self._cache[directory] = (count, data)
+            return cached[1]
+
+    def close(self) -> None:
+        for view in self._views.values():
+            view.close()
+
+
+@dataclasses.dataclass
+class Site:
+    """What one server shows: stored tournaments, and the live one if a run is on."""
+
+    tournaments: dict[str, Path]
+    hub: LiveHub | None = None
+    live_name: str | None = None
+    summaries: Summaries = dataclasses.field(default_factory=Summaries)
+
+
+def _environment() -> jinja2.Environment:
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("arena.web", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+    )
+
+
+def _static(name: str) -> str:
+    return resources.files("arena.web").joinpath("static", name).read_text(encoding="utf-8")
+
+
+def _board_assets() -> dict[str, str]:
+    style = {
+        **KAMISADO_SVG,
+        "hex": HEX,
+        "colours": {initial: colour for colour, initial in INITIALS.items()},
+        "owner_fill": OWNER_FILL,
+        "owner_text": OWNER_TEXT,
+    }
+    return {"board_svg": kamisado_svg(), "kamisado_style": embed_json(style)}
+
+
+def _standings(data: ReportData) -> list[dict[str, Any]]:
+    return [
+        {
+            **dataclasses.asdict(s),
+            "cells": fmt.standing_cells(s, blank_zero_faults=True),
+        }
+        for s in data.standings
+    ]
+
+
+def _sse(event: str, data: bytes) -> bytes:
+    return b"event: " + event.encode() + b"\ndata: " + data + b"\n\n"
+
+
+def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
+    env = _environment()
+    assets = _board_assets()
+    scripts = {name: _static(name) for name in ("board.js", "live.js", "tournament.js")}
+    style = _static("site.css")
+
+    def page(template: str, **context: Any) -> HTMLResponse:
+        html = env.get_template(template).render(
+            style=style,
+            scripts=scripts,
+            site=site,
+            fmt=fmt,
+            page_name=embed_json(context.get("name", "")),
+            **assets,
+            **context,
+        )
+        return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+
+    def directory_of(request: Request) -> Path:
+        name = request.path_params["name"]
+        if name not in site.tournaments:
+            raise _NotFound(f"no tournament named {name!r}")
+        return site.tournaments[name]
+
+    async def results_payload(directory: Path) -> dict[str, Any]:
+        data = await site.summaries.get(directory)
+        view = site.summaries.view(directory)
+        _, recent = await trio.to_thread.run_sync(
+            lambda: view.games(GameFilter(), limit=RECENT, newest_first=True)
+        )
+        _, faults = await trio.to_thread.run_sync(
+            lambda: view.games(GameFilter(faulted=True), limit=RECENT, newest_first=True)
+        )
+        return {
+            "games": data.games,
+            "standings": _standings(data),
+            "first_move": fmt.elo(data.first_move, signed=True),
+            "recent": recent,
+            "faults": faults,
+        }
+
+    async def index(request: Request) -> Response:
+        rows = []
+        for name, directory in site.tournaments.items():
+            try:
+                count = await trio.to_thread.run_sync(site.summaries.view(directory).count)
+            except StoreError:
+                count = None
+            rows.append({"name": name, "directory": str(directory), "games": count})
+        return page("index.html.j2", rows=rows)
+
+    async def live(request: Request) -> Response:
+        if site.hub is None:
+            raise _NotFound("no tournament is running in this server")
+        return page("live.html.j2", name=site.hub.name or site.live_name or "")
+
+    async def live_stream(request: Request) -> Response:
+        hub = site.hub
+        if hub is None or site.live_name is None:
+            raise _NotFound("no tournament is running in this server")
+        directory = site.tournaments[site.live_name]
+        sub = hub.subscribe()
+        return StreamingResponse(
+            _live_events(hub, sub, lambda: results_payload(directory)),
+            media_type="text/event-stream",
+            headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
+        )
+
+    async def tournament(request: Request) -> Response:
+        directory = directory_of(request)
+        data = await site.summaries.get(directory)
+        reasons = list(data.reasons)
+        live_here = site.hub is not None and site.live_name == request.path_params["name"]
+        return page(
+            "tournament.html.j2",
+            name=request.path_params["name"],
+            data=data,
+            reasons=reasons,
+            fault_bots=_fault_bots(data),
+            live_here=live_here,
+        )
+
+    async def games(request: Request) -> Response:
+        directory = directory_of(request)
+        q = request.query_params
+        where = GameFilter(
+            player=q.get("player", ""),
+            reason=q.get("reason", ""),
+            result=q.get("result", ""),
+            faulted=q.get("faulted", "") in ("1", "true"),
+        )
+        offset, limit = _int(q.get("offset"), 0), _int(q.get("limit"), 50)
+        view = site.summaries.view(directory)
+        total, rows = await trio.to_thread.run_sync(
+            lambda: view.games(where, offset=offset, limit=limit)
+        )
+        return JSONResponse({"total": total, "offset": offset, "games": rows})
+
+    async def replay(request: Request) -> Response:
+        directory = directory_of(request)
+        key = request.query_params.get("key", "")
+        view = site.summaries.view(directory)
+        record = await trio.to_thread.run_sync(view.record, key)
+        if record is None:
+            raise _NotFound(f"no game {key!r} in {request.path_params['name']}")
+        out = await trio.to_thread.run_sync(replay_json, record)
+        out.update(key=key, opening=record.opening, detail=record.detail,
+                   result=record.result, reason=record.reason)  # fmt: skip
+        return JSONResponse(out)
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        return Response(str(exc), status_code=404, media_type="text/plain")
+
+    app = Starlette(
+        routes=[
+            Route("/", index),
+            Route("/live", live),
+            Route("/live/events", live_stream),
+            Route("/t/{name}", tournament),
+            Route("/t/{name}/games", games),
+            Route("/t/{name}/replay", replay),
+        ],
+        exception_handlers={_NotFound: not_found},
+    )
+    return TokenGate(app, token) if token else app
+
+
+class _NotFound(Exception):
+    pass
+
+
+def _int(text: str | None, default: int) -> int:
+    try:
+        return max(0, int(text)) if text is not None else default
+    except ValueError:
+        return default
+
+
+def _fault_bots(data: ReportData) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for (bot, _), n in data.faults.items():
+        out[bot] = out.get(bot, 0) + n
+    return out
+
+
+async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIterator[bytes]:
+    """One page's event stream: a snapshot, then what changed, as it changes.
+
+    Waits on the subscriber's wake-up (never polls); results are re-read from the
+    store at most every ``RESULTS_INTERVAL`` seconds, the last change never lost.
+    """
+    try:
+
+        async def snapshot() -> bytes:
+            body = hub.snapshot()
+            body["results"] = await results()
+            return _sse("snapshot", hub.encode(body))
+
+        yield await snapshot()
+        last_results = trio.current_time()
+        results_due = math.inf
+        while True:
+            deadline = min(results_due, trio.current_time() + HEARTBEAT_SECONDS)
+            with trio.move_on_at(deadline):
+                await sub.wake.wait()
+            resync, topics = sub.take()
+            if resync:
+                yield await snapshot()
+                last_results, results_due = trio.current_time(), math.inf
+                continue
+            parts: list[bytes] = []
+            for topic in topics:
+                if topic == PROGRESS:
+                    parts.append(_sse("progress", hub.encode(hub.progress_payload())))
+                elif topic == RESULTS:
+                    results_due = min(results_due, last_results + RESULTS_INTERVAL)
+                else:
+                    key = topic.split(":", 1)[1]
+                    payload = hub.game_bytes(key)
+                    parts.append(
+                        _sse("game", payload)
+                        if payload is not None
+                        else _sse("gone", hub.encode({"key": key, "t": time.time()}))
+                    )
+            if trio.current_time() >= results_due or (hub.closed and results_due < math.inf):
+                parts.append(_sse("results", hub.encode(await results())))
+                last_results, results_due = trio.current_time(), math.inf
+            if hub.closed and not sub.pending:
+                yield b"".join(parts) + _sse("end", b"{}")
+                return
+            if parts:
+                yield b"".join(parts)
+                await trio.sleep(BATCH_SECONDS)
+            elif not topics:
+                yield b": keep-alive\n\n"
+    finally:
+        hub.unsubscribe(sub)
+
+
+class TokenGate:
+    """Every request must carry the token: ``?token=``, the cookie this sets on the
+    first good request, or ``Authorization: Bearer``. Compared in constant time."""
+
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self.token = token.encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] not in ("http", "websocket"):
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        given = request.query_params.get("token")
+        from_query = given is not None
+        if given is None:
+            given = request.cookies.get(COOKIE)
+        if given is None:
+            auth = request.headers.get("authorization", "")
+            given = auth[7:] if auth.lower().startswith("bearer ") else None
+        if given is None or not hmac.compare_digest(given.encode(), self.token):
+            response = Response(
+                "this arena web view needs its token: open the address the arena printed, "
+                "with ?token=...",
+                status_code=401,
+                media_type="text/plain",
+            )
+            await response(scope, receive, send)
+            return
+        if not from_query:
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_cookie(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                cookie: SimpleCookie = SimpleCookie()
+                cookie[COOKIE] = self.token.decode()
+                cookie[COOKIE]["path"] = "/"
+                cookie[COOKIE]["httponly"] = True
+                cookie[COOKIE]["samesite"] = "Strict"
+                header = cookie.output(header="").strip().encode()
+                message = {**message, "headers": [*message["headers"], (b"set-cookie", header)]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)
+
+
+def static_path() -> Path:
+    return Path(str(resources.files("arena.web").joinpath("static")))

@@ -1,0 +1,127 @@
+"""Serving the web view with Hypercorn's trio worker, inside the arena's trio loop.
+
+One loop for the referee and the server keeps the live events in-process (no
+queue between processes), and Hypercorn's trio worker is what lets a trio
+program host an ASGI app. The server is bound to 127.0.0.1 unless asked
+otherwise; any other address requires a token, generated if none is given.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import trio
+from hypercorn.config import Config
+from hypercorn.trio import serve as hypercorn_serve
+
+from arena.web.app import Site, build_app
+
+if TYPE_CHECKING:
+    from arena.tournament import Tournament
+
+__all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
+
+DEFAULT_HOST = "127.0.0.1"
+
+
+@dataclass(frozen=True, slots=True)
+class Listen:
+    host: str
+    port: int
+    token: str | None
+
+    @property
+    def loopback(self) -> bool:
+        return _is_loopback(self.host)
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def parse_listen(text: str, token: str | None = None) -> Listen:
+    """``PORT`` or ``HOST:PORT`` (``[::1]:PORT`` for IPv6). Binding anything but a
+    loopback address needs a token; without one, a random token is made."""
+    host, sep, port_text = text.rpartition(":")
+    if not sep:
+        host, port_text = DEFAULT_HOST, text
+    host = host.strip("[]") or DEFAULT_HOST
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise ValueError(f"--web/--listen wants [HOST:]PORT, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise ValueError(f"port {port} is out of range (0-65535)")
+    if token is not None and not token.strip():
+        raise ValueError("--token must not be empty")
+    if token is None and not _is_loopback(host):
+        token = secrets.token_urlsafe(18)
+    return Listen(host, port, token)
+
+
+def url_for(bound: str, listen: Listen, path: str = "/") -> str:
+    """The address to open: the bound URL, the path, and the token if there is one."""
+    query = f"?token={listen.token}" if listen.token else ""
+    return bound.rstrip("/") + path + query
+
+
+async def serve(
+    site: Site,
+    listen: Listen,
+    *,
+    task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
+) -> None:
+    """Serve ``site`` until cancelled; ``task_status.started`` gets the bound URL
+    (with the real port when ``listen.port`` is 0)."""
+    config = Config()
+    host = f"[{listen.host}]" if ":" in listen.host else listen.host
+    config.bind = [f"{host}:{listen.port}"]
+    config.accesslog = None
+    quiet = logging.getLogger("arena.web")
+    quiet.setLevel(logging.ERROR)
+    config.errorlog = quiet
+    config.graceful_timeout = 0.5
+    app = build_app(site, token=listen.token)
+
+    async with trio.open_nursery() as nursery:
+        binds: list[str] = await nursery.start(_hypercorn, app, config)
+        task_status.started(binds[0])
+
+
+async def _hypercorn(
+    app: Callable, config: Config, *, task_status: trio.TaskStatus[list[str]]
+) -> None:
+    await hypercorn_serve(app, config, task_status=task_status)  # type: ignore[arg-type]
+
+
+async def serve_forever(site: Site, listen: Listen, announce: Callable[[str], None]) -> None:
+    """``arena serve``: serve until Ctrl-C."""
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(serve, site, listen)
+        announce(url_for(url, listen))
+
+
+async def run_with_web(
+    tournament: Tournament, site: Site, listen: Listen, announce: Callable[[str], None]
+) -> bool:
+    """``arena run --web``: the tournament and its web view in one trio loop, until
+    the run ends or is interrupted (``True``); the view closes with the run."""
+    async with trio.open_nursery() as nursery:
+        url = await nursery.start(serve, site, listen)
+        announce(url_for(url, listen, "/live"))
+        interrupted = await tournament.run_until_interrupted()
+        if site.hub is not None:
+            site.hub.close()
+            await site.hub.flushed()
+        nursery.cancel_scope.cancel()
+    return interrupted

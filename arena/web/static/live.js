@@ -1,0 +1,129 @@
+"use strict";
+// The live page: one server-sent-event stream (a snapshot, then changes).
+(function () {
+  const boards = document.getElementById("boards");
+  const cards = new Map();
+  // For tests and bench/web.py: referee-to-page delays in seconds, games seen ending.
+  window.arenaLive = {delays: [], moves: 0, finished: 0, snapshots: 0};
+
+  function clock(ms) {
+    if (ms === undefined || ms === null) return "–";
+    const s = Math.max(ms, 0) / 1000, m = Math.floor(s / 60);
+    return m + ":" + (s - 60 * m).toFixed(1).padStart(4, "0");
+  }
+
+  function text(tag, cls, parent, content) {
+    const e = document.createElement(tag); if (cls) e.className = cls; if (content !== undefined) e.textContent = content;
+    parent.appendChild(e); return e;
+  }
+
+  function card(g) {
+    let c = cards.get(g.key);
+    if (c) return c;
+    const root = document.createElement("div"); root.className = "card"; root.dataset.key = g.key;
+    const title = text("div", "line", root, g.key + " · " + g.variant);
+    const rows = [0, 1].map(p => {
+      const who = text("div", "who", root);
+      const name = text("span", "", who, g.players[p]);
+      const clk = text("span", "clock", who, "");
+      return {who, name, clk};
+    });
+    let board = null, fields = null;
+    if (g.k === "kamisado") { board = ArenaBoard.newBoard(); root.appendChild(board); }
+    else fields = text("pre", "fields", root);
+    const last = text("div", "line last", root, "");
+    const info = text("div", "line info", root, "");
+    c = {root, title, rows, board, fields, last, info};
+    cards.set(g.key, c);
+    boards.appendChild(root);
+    running();
+    return c;
+  }
+
+  function showGame(g) {
+    const c = card(g);
+    c.root.dataset.ply = g.ply;
+    if (c.board) c.board.querySelector("g.towers") && ArenaBoard.drawTowers(c.board.querySelector("g.towers"), g.frame);
+    else c.fields.textContent = ArenaBoard.fieldsText(g.frame);
+    const mover = g.k === "kamisado" && g.frame.m ? (g.frame.m === "b" ? 0 : 1) : null;
+    c.rows.forEach((r, p) => {
+      r.clk.textContent = (g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
+      r.clk.classList.toggle("mover", mover === p);
+      r.name.textContent = g.players[p];
+      if (g.k === "kamisado") r.name.className = "side " + (p === 0 ? "black" : "gold");
+    });
+    c.last.textContent = g.last
+      ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
+      : "opening";
+    const i = g.info;
+    c.info.textContent = i ? ["depth", "score", "nodes", "pv", "text"].filter(k => i[k] !== undefined)
+      .map(k => k + " " + (Array.isArray(i[k]) ? i[k].join(" ") : i[k])).join(" · ") : "";
+    if (g.ply > 0) { window.arenaLive.moves++; window.arenaLive.delays.push(Date.now() / 1000 - g.t); }
+  }
+
+  function gone(key) {
+    const c = cards.get(key);
+    if (c) { c.root.remove(); cards.delete(key); window.arenaLive.finished++; running(); }
+  }
+
+  function progress(p) {
+    document.getElementById("live-name").textContent = p.name;
+    const eta = p.eta_seconds === null ? "–" : (p.eta_seconds >= 60 ? Math.round(p.eta_seconds / 60) + " min" : p.eta_seconds + " s");
+    const state = p.running ? (p.stopping ? "stopping" : "running") : "finished";
+    const line = document.getElementById("progress-line");
+    line.textContent = p.done + " of " + p.total + " games · " +
+      p.per_minute + " games/min · ETA " + eta + " · faults " + p.faults +
+      (p.disqualified.length ? " · disqualified " + p.disqualified.join(", ") : "") + " · " + state;
+    line.dataset.done = p.done; line.dataset.total = p.total; line.dataset.state = state;
+    document.getElementById("progress-bar").style.width = (p.total ? 100 * p.done / p.total : 0) + "%";
+    running();
+  }
+
+  function running() {
+    document.getElementById("running-count").textContent = "(" + cards.size + ")";
+  }
+
+  function rows(tbody, items, render) {
+    tbody.replaceChildren();
+    if (!items.length) { const tr = document.createElement("tr"); text("td", "meta", tr, "none yet"); tbody.appendChild(tr); }
+    for (const item of items) {
+      const tr = document.createElement("tr");
+      for (const [value, cls] of render(item)) text("td", cls || "", tr, value);
+      tbody.appendChild(tr);
+    }
+  }
+
+  function results(r) {
+    const table = document.getElementById("live-standings");
+    table.tHead.replaceChildren();
+    const head = document.createElement("tr");
+    for (const h of ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"]) text("th", "", head, h);
+    table.tHead.appendChild(head);
+    rows(table.tBodies[0], r.standings, s => s.cells.map((c, i) => [c, i === 1 ? "" : "num"]));
+    document.getElementById("standings-games").textContent = "(" + r.games + " games; first move " + r.first_move + " Elo)";
+    const line = g => [[g.index, "num"], [g.players[0]], [g.players[1]], [g.result], [g.reason + (g.faulty ? " (" + g.faulty + ")" : "")], [g.plies + " plies", "num"]];
+    rows(document.querySelector("#recent tbody"), r.recent, line);
+    rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "fault" : c]));
+    document.getElementById("recent").dataset.games = r.games;
+  }
+
+  const source = new EventSource("/live/events");
+  source.addEventListener("snapshot", ev => {
+    const s = JSON.parse(ev.data);
+    window.arenaLive.snapshots++;
+    for (const c of cards.values()) c.root.remove();
+    cards.clear();
+    progress(s.progress);
+    for (const g of s.games) showGame(g);
+    results(s.results);
+  });
+  source.addEventListener("progress", ev => progress(JSON.parse(ev.data)));
+  source.addEventListener("game", ev => showGame(JSON.parse(ev.data)));
+  source.addEventListener("gone", ev => gone(JSON.parse(ev.data).key));
+  source.addEventListener("results", ev => results(JSON.parse(ev.data)));
+  source.addEventListener("end", () => source.close());  // the run is over: no reconnecting
+  source.onerror = () => {
+    const line = document.getElementById("progress-line");
+    if (line.dataset.state !== "finished") line.textContent = "connection lost; reconnecting…";
+  };
+})();

@@ -1,0 +1,169 @@
+"""A results database seen by the web server: read-only, paged, filtered in SQL.
+
+The server never writes the store, so it does not use :class:`arena.store.Store`
+(which creates the schema and sets pragmas on open) but its own connection in
+SQLite's read-only mode; WAL lets it read while ``arena run`` writes. Pages ask
+for one page of games at a time and one record at a time, so a tournament of
+100,000 games costs a page no more than one of ten.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote
+
+import msgspec
+
+from arena.record import GameRecord
+from arena.store import DB_NAME, StoreError
+
+__all__ = ["GameFilter", "StoreView", "SummaryView"]
+
+MAX_PAGE = 500
+"""Most games one request may list."""
+
+_RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
+
+
+@dataclass(frozen=True, slots=True)
+class GameFilter:
+    """Which games a page lists: by a player (either side), an end reason, a result,
+    or only the faulted ones. Empty fields match everything."""
+
+    player: str = ""
+    reason: str = ""
+    result: str = ""
+    faulted: bool = False
+
+    def where(self) -> tuple[str, list[object]]:
+        clauses: list[str] = []
+        args: list[object] = []
+        if self.player:
+            clauses.append("(player0 = ? OR player1 = ?)")
+            args += [self.player, self.player]
+        if self.reason:
+            clauses.append("reason = ?")
+            args.append(self.reason)
+        if self.result in _RESULTS:
+            clauses.append("score = ?")
+            args.append(_RESULTS[self.result])
+        if self.faulted:
+            clauses.append("faulty IS NOT NULL")
+        return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
+
+
+class StoreView:
+    """Read-only queries on one tournament's ``games.sqlite``."""
+
+    def __init__(self, directory: str | Path) -> None:
+        self.directory = Path(directory)
+        self.path = self.directory / DB_NAME
+        if not self.path.is_file():
+            raise StoreError(f"no results database at {self.path}")
+        uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
+        try:
+            self._conn = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
+            row = self._conn.execute(
+                "SELECT name, arena_version, created_at FROM tournament"
+            ).fetchone()
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
+        if row is None:
+            raise StoreError(f"{self.path} holds no tournament")
+        self.tournament_name, self.arena_version, self.created_at = row
+        self._lock = threading.Lock()
+        self._decoder = msgspec.json.Decoder(GameRecord)
+
+    def close(self) -> None:
+        self._conn.close()
+
+    def _all(self, sql: str, args: list[object] | tuple[object, ...] = ()) -> list[tuple]:
+        with self._lock:
+            return self._conn.execute(sql, args).fetchall()
+
+    def count(self) -> int:
+        return self._all("SELECT count(*) FROM games")[0][0]
+
+    def games(
+        self, where: GameFilter, *, offset: int = 0, limit: int = 50, newest_first: bool = False
+    ) -> tuple[int, list[dict[str, object]]]:
+        """``(games matching, one page of them)``; each game as the table shows it."""
+        clause, args = where.where()
+        limit = max(0, min(limit, MAX_PAGE))
+        total = self._all(f"SELECT count(*) FROM games{clause}", args)[0][0]
+        order = "DESC" if newest_first else "ASC"
+        rows = self._all(
+            "SELECT rowid, key, player0, player1, score, reason, faulty, plies,"
+            f" started_at, ended_at FROM games{clause} ORDER BY rowid {order} LIMIT ? OFFSET ?",
+            [*args, limit, max(0, offset)],
+        )
+        return total, [_row(r) for r in rows]
+
+    def reasons(self) -> list[str]:
+        return [r for (r,) in self._all("SELECT DISTINCT reason FROM games ORDER BY reason")]
+
+    def record(self, key: str) -> GameRecord | None:
+        rows = self._all("SELECT record FROM games WHERE key = ?", (key,))
+        return self._decoder.decode(rows[0][0]) if rows else None
+
+    def items(self) -> Iterator[tuple[str, GameRecord]]:
+        """Every ``(key, record)`` in stored order, as ``Store.items`` gives them (so
+        the report's summary can be built from this view), fetched in chunks."""
+        last = 0
+        while True:
+            rows = self._all(
+                "SELECT rowid, key, record FROM games WHERE rowid > ? ORDER BY rowid LIMIT 500",
+                (last,),
+            )
+            if not rows:
+                return
+            for rowid, key, text in rows:
+                last = rowid
+                yield key, self._decoder.decode(text)
+
+
+class SummaryView:
+    """The store as ``build_report`` reads it, from the table's columns alone.
+
+    Standings, crosstable, faults and end reasons need only who played, the
+    score, the reason and who faulted; decoding every record for them would cost
+    a live page seconds per refresh at 100,000 games. The records yielded here
+    carry just those fields (no actions), so the game list built from them is
+    not shown: pages list games through :meth:`StoreView.games`.
+    """
+
+    def __init__(self, view: StoreView) -> None:
+        self.view = view
+        self.tournament_name = view.tournament_name
+        self.arena_version = view.arena_version
+        self.created_at = view.created_at
+
+    def items(self) -> Iterator[tuple[str, GameRecord]]:
+        first = self.view._all("SELECT record FROM games ORDER BY rowid LIMIT 1")
+        game = self.view._decoder.decode(first[0][0]).game if first else ""
+        rows = self.view._all(
+            "SELECT key, player0, player1, score, reason, faulty FROM games ORDER BY rowid"
+        )
+        for key, p0, p1, score, reason, faulty in rows:
+            yield key, GameRecord(
+                game=game, variant="", players=[p0, p1], opening="", actions=[],
+                score=score, reason=reason, faulty=faulty,
+            )  # fmt: skip
+
+
+def _row(r: tuple) -> dict[str, object]:
+    rowid, key, p0, p1, score, reason, faulty, plies, started, ended = r
+    return {
+        "index": rowid,
+        "key": key,
+        "players": [p0, p1],
+        "result": {1.0: "1-0", 0.0: "0-1"}.get(score, "1/2-1/2"),
+        "reason": reason,
+        "faulty": None if faulty is None else [p0, p1][faulty],
+        "plies": plies,
+        "seconds": round(max(ended - started, 0.0), 2),
+    }

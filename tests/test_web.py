@@ -1,0 +1,301 @@
+"""The web view without a browser: the live event stream of a real tournament,
+the server's read-only store pages, the token gate and the hub's bounds."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import trio
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.config import parse_config
+from arena.events import GameMoved, GameStarted
+from arena.store import Store
+from arena.tournament import Observers, Tournament
+from arena.web.app import Site, find_tournaments
+from arena.web.hub import MAX_PENDING, PROGRESS, LiveHub, game_topic
+from arena.web.server import parse_listen, serve, url_for
+from arena.web.store_view import GameFilter, StoreView
+
+SLOW_RANDOM = """
+import random, sys, time
+from arena.sdk import run
+rng = random.Random(int(sys.argv[1]))
+def choose(request):
+    time.sleep(0.003)
+    return rng.choice(request.legal)
+run(choose, name="slow")
+"""
+
+
+def tournament_text(tmp_path: Path, name: str, games: int = 2, concurrency: int = 2) -> str:
+    bot = tmp_path / "slow_bot.py"
+    bot.write_text(SLOW_RANDOM)
+    return f"""
+name = "{name}"
+variant = "single"
+tc = "5+0.1"
+games_per_pairing = {games}
+concurrency = {concurrency}
+seed = 3
+[openings]
+plies = 2
+[[bots]]
+name = "a"
+command = ["{sys.executable}", "{bot}", "1"]
+[[bots]]
+name = "b"
+command = ["{sys.executable}", "{bot}", "2"]
+[[bots]]
+name = "c"
+command = ["{sys.executable}", "{bot}", "3"]
+"""
+
+
+def make_tournament(tmp_path: Path, name: str, hub: LiveHub, workers: int, games: int = 2):
+    text = tournament_text(tmp_path, name, games)
+    config_path = tmp_path / f"{name}.toml"
+    config_path.write_text(text)
+    config = parse_config(text, str(config_path))
+    return Tournament(
+        config, text, results_root=tmp_path / "results", observer=Observers(hub),
+        config_path=config_path, workers=workers,
+    )  # fmt: skip
+
+
+async def sse_events(response: httpx.Response):
+    """``(event, data)`` pairs of a server-sent-event stream."""
+    event, data = "message", []
+    async for line in response.aiter_lines():
+        if line == "":
+            if data:
+                yield event, json.loads("\n".join(data))
+            event, data = "message", []
+        elif line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: "):
+            data.append(line[6:])
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+async def test_live_stream_follows_a_real_tournament(tmp_path: Path, workers: int) -> None:
+    """Moves arrive ply by ply from this process (1) or worker processes (2); a
+    game's board goes away when it is stored; standings follow from the store."""
+    hub = LiveHub()
+    tournament = make_tournament(tmp_path, "live", hub, workers)
+    name = tournament.directory.name
+    site = Site({name: tournament.directory.resolve()}, hub=hub, live_name=name)
+    plies: dict[str, list[int]] = {}
+    gone: set[str] = set()
+    results: list[dict[str, Any]] = []
+    with trio.fail_after(90):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+            async with (
+                httpx.AsyncClient(timeout=30) as client,
+                client.stream("GET", url + "/live/events") as response,
+            ):
+                assert response.headers["content-type"].startswith("text/event-stream")
+                events = sse_events(response)
+                kind, snapshot = await events.__anext__()
+                assert kind == "snapshot" and snapshot["games"] == []
+                nursery.start_soon(tournament.run)
+                async for kind, data in events:
+                    if kind == "game":
+                        plies.setdefault(data["key"], []).append(data["ply"])
+                        assert data["players"][0] in "abc" and data["k"] == "kamisado"
+                        assert len(data["clocks" if data["ply"] else "tc"]) == 2
+                    elif kind == "gone":
+                        gone.add(data["key"])
+                    elif kind == "results":
+                        results.append(data)
+                        if data["games"] == 6:
+                            break
+            nursery.cancel_scope.cancel()
+    tournament.close()
+    assert len(plies) == 6 and gone == set(plies)
+    for seen in plies.values():
+        assert seen == sorted(seen), seen  # boards only move forward (moves may coalesce)
+    assert any(len(set(seen)) >= 3 for seen in plies.values()), plies
+    final = results[-1]
+    assert final["games"] == 6 and sum(s["games"] for s in final["standings"]) == 12
+    assert [g["key"] for g in final["recent"]][0] in gone
+
+
+async def test_a_page_opened_mid_run_shows_what_a_page_open_from_the_start_shows(
+    tmp_path: Path,
+) -> None:
+    """Both bots stall at their third decision, so the running games settle: a page
+    opened then (its snapshot, then events) must agree with one that watched every
+    event from the start, and with the hub itself."""
+    bad_bot = Path(__file__).with_name("bad_bot.py")
+    text = f"""
+name = "mid"
+variant = "single"
+tc = "60+0"
+games_per_pairing = 4
+concurrency = 2
+seed = 5
+[[bots]]
+name = "a"
+command = ["{sys.executable}", "{bad_bot}", "sleep", "60", "--at", "3"]
+[[bots]]
+name = "b"
+command = ["{sys.executable}", "{bad_bot}", "sleep", "60", "--at", "3"]
+"""
+    (tmp_path / "mid.toml").write_text(text)
+    hub = LiveHub()
+    tournament = Tournament(
+        parse_config(text, str(tmp_path / "mid.toml")), text, results_root=tmp_path / "r",
+        observer=Observers(hub), config_path=tmp_path / "mid.toml", workers=1,
+    )  # fmt: skip
+    site = Site({"mid": tournament.directory.resolve()}, hub=hub, live_name="mid")
+    pages: list[dict[str, int]] = [{}, {}]
+
+    async def watch(client: httpx.AsyncClient, url: str, seen: dict[str, int]) -> None:
+        async with client.stream("GET", url + "/live/events") as response:
+            async for kind, data in sse_events(response):
+                if kind == "snapshot":
+                    seen.clear()
+                    seen.update({g["key"]: g["ply"] for g in data["games"]})
+                elif kind == "game":
+                    seen[data["key"]] = data["ply"]
+                elif kind == "gone":
+                    seen.pop(data["key"], None)
+
+    def hub_state() -> dict[str, int]:
+        return {k: g.last.ply if g.last else 0 for k, g in hub.games.items()}
+
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery, httpx.AsyncClient(timeout=60) as client:
+            url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+            nursery.start_soon(watch, client, url, pages[0])
+            while not hub.subscribers:
+                await trio.sleep(0.01)
+            nursery.start_soon(tournament.run)
+            while not (len(hub.games) == 2 and min(hub_state().values()) >= 2):
+                await trio.sleep(0.01)
+            nursery.start_soon(watch, client, url, pages[1])
+            while not (pages[0] == pages[1] == hub_state() and len(pages[1]) == 2):
+                await trio.sleep(0.01)
+            nursery.cancel_scope.cancel()
+    tournament.close()
+    assert min(pages[1].values()) >= 2
+
+
+async def test_stored_pages_are_paged_filtered_and_read_only(tmp_path: Path) -> None:
+    hub = LiveHub()
+    tournament = make_tournament(tmp_path, "stored", hub, workers=1)
+    with trio.fail_after(60):
+        await tournament.run()
+    tournament.close()
+    directory = tournament.directory
+    db = directory / "games.sqlite"
+    before = db.read_bytes()
+    with Store.open_existing(directory) as store:
+        stored = dict(store.items())
+    site = Site(find_tournaments([tmp_path / "results"]))
+    assert site.tournaments == {"stored": directory.resolve()}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                index = await client.get("/")
+                assert index.status_code == 200 and "/t/stored" in index.text
+                page = await client.get("/t/stored")
+                assert page.status_code == 200 and 'id="standings-table"' in page.text
+                first = (await client.get("/t/stored/games", params={"limit": 4})).json()
+                rest = (await client.get("/t/stored/games", params={"offset": 4})).json()
+                keys = [g["key"] for g in first["games"] + rest["games"]]
+                assert first["total"] == 6 and keys == list(stored)
+                only_a = (await client.get("/t/stored/games", params={"player": "a"})).json()
+                expected = [k for k, r in stored.items() if "a" in r.players]
+                assert [g["key"] for g in only_a["games"]] == expected
+                wins = (await client.get("/t/stored/games", params={"result": "1-0"})).json()
+                assert wins["total"] == sum(r.score == 1.0 for r in stored.values())
+                key = keys[0]
+                replay = (await client.get("/t/stored/replay", params={"key": key})).json()
+                assert len(replay["a"]) == len(stored[key].actions)
+                assert len(replay["f"]) == len(stored[key].actions) + 1
+                missing = await client.get("/t/stored/replay", params={"key": "nope"})
+                assert missing.status_code == 404
+                assert (await client.get("/t/other")).status_code == 404
+                assert (await client.get("/live")).status_code == 404
+            nursery.cancel_scope.cancel()
+    assert db.read_bytes() == before
+    view = StoreView(directory)
+    with pytest.raises(sqlite3.OperationalError, match="readonly"):
+        view._conn.execute("DELETE FROM games")
+    assert view.games(GameFilter(reason="no-such"))[0] == 0
+    view.close()
+
+
+async def test_token_gate(tmp_path: Path) -> None:
+    listen = parse_listen("0.0.0.0:0")
+    assert listen.token and len(listen.token) >= 16  # made up: not a loopback address
+    assert parse_listen("127.0.0.1:0").token is None
+    assert parse_listen("[::1]:0", "x").token == "x"
+    with pytest.raises(ValueError, match="HOST"):
+        parse_listen("localhost:http")
+    with pytest.raises(ValueError, match="range"):
+        parse_listen("70000")
+    local = parse_listen("127.0.0.1:0", "s3cret")
+    site = Site({})
+    with trio.fail_after(30):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, site, local)
+            assert url_for(url, local).endswith("/?token=s3cret")
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                assert (await client.get("/")).status_code == 401
+                assert (await client.get("/?token=wrong")).status_code == 401
+                headers = {"Authorization": "Bearer s3cret"}
+                assert (await client.get("/", headers=headers)).status_code == 200
+                ok = await client.get("/?token=s3cret")
+                assert ok.status_code == 200 and "arena_token" in ok.headers["set-cookie"]
+                assert (await client.get("/t/x/games")).status_code == 404  # the cookie
+            nursery.cancel_scope.cancel()
+
+
+def test_hub_coalesces_and_bounds_each_page() -> None:
+    """A page that does not read gets each game's latest board once, and past the
+    bound a fresh snapshot instead of a backlog; moves after a game is stored,
+    or out of order, are ignored."""
+    hub = LiveHub()
+    sub = hub.subscribe()
+    start = GameStarted("g/1", "kamisado", "single", ["a", "b"], "", ["1+0", "1+0"], 0.0)
+    hub.game_event(start)
+    for ply in range(1, 50):
+        hub.game_event(GameMoved("g/1", ply, ply % 2, f"m{ply}", 1, False, "", [1, 1], 0.0))
+    hub.game_event(GameMoved("g/1", 10, 0, "late", 1, False, "", [1, 1], 0.0))
+    assert hub.games["g/1"].last is not None and hub.games["g/1"].last.ply == 49
+    resync, topics = sub.take()
+    assert not resync and topics == [game_topic("g/1")]
+    for n in range(MAX_PENDING + 1):
+        hub.game_event(GameStarted(f"x/{n}", "kamisado", "single", ["a", "b"], "", [], 0.0))
+    resync, topics = sub.take()
+    assert resync and topics == [] and sub.dropped == 1
+    hub.finished.add("g/1")
+    hub.games.pop("g/1")
+    hub.game_event(GameMoved("g/1", 50, 0, "m", 1, False, "", [1, 1], 0.0))
+    assert "g/1" not in hub.games
+    hub.stopping()
+    assert sub.take() == (False, [PROGRESS])
+    hub.unsubscribe(sub)
+    hub.stopping()
+    assert sub.pending == {}
+
+
+def test_serve_without_results_is_one_line(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["serve", str(tmp_path)])
+    assert result.exit_code != 0
+    expected = f"arena: error: no tournament results in {tmp_path}"
+    assert result.output.strip().splitlines() == [expected]
+    bad = CliRunner().invoke(main, ["serve", str(tmp_path), "--listen", "nohost:x"])
+    assert "arena: error: --web/--listen wants [HOST:]PORT" in bad.output

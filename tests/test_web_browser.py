@@ -1,0 +1,212 @@
+"""The web view in a real browser (chromium via Playwright), against the real
+``arena run --web`` and ``arena serve`` commands: what a user sees."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from browser import browser, overflow, page_at  # noqa: F401 - the fixture
+
+BAD_BOT = Path(__file__).with_name("bad_bot.py")
+SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
+
+
+def shot(page, tmp_path: Path, name: str) -> None:
+    """Screenshots go to the test's folder (and to $ARENA_SCREENSHOTS, to look at)."""
+    for folder in (tmp_path, SHOTS):
+        if folder is not None:
+            folder.mkdir(parents=True, exist_ok=True)
+            page.screenshot(path=str(folder / name), full_page=True)
+
+
+def start(args: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
+    """Start an arena command that serves the web view; return it and its URL."""
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *args],
+        cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stderr is not None
+    for line in process.stderr:
+        if line.startswith("web view: "):
+            return process, line.split(": ", 1)[1].strip()
+    process.wait(10)
+    pytest.fail(f"the arena printed no web address (exit {process.returncode})")
+
+
+def stop(process: subprocess.Popen[str]) -> None:
+    if process.poll() is None:
+        process.terminate()
+        process.wait(20)
+
+
+@pytest.fixture
+def slow_tournament(tmp_path: Path) -> Path:
+    toml = tmp_path / "live.toml"
+    bot = [sys.executable, str(BAD_BOT), "sleep_each", "0.04"]
+    toml.write_text(
+        f"""
+name = "live"
+variant = "single"
+tc = "30+0"
+games_per_pairing = 2
+concurrency = 2
+seed = 11
+[[bots]]
+name = "alpha"
+command = {bot!r}
+[[bots]]
+name = "beta"
+command = {bot!r}
+[[bots]]
+name = "gamma"
+command = ["builtin:random"]
+""".replace("'", '"')
+    )
+    return toml
+
+
+def test_live_page_follows_a_running_tournament(
+    browser,
+    tmp_path: Path,
+    slow_tournament: Path,  # noqa: F811
+) -> None:
+    process, url = start(
+        ["run", str(slow_tournament), "--results", str(tmp_path / "results"), "--quiet",
+         "--no-report", "--web", "127.0.0.1:0"],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        with page_at(browser, 1400) as (page, errors):
+            page.goto(url)
+            card = page.locator(".card[data-ply]").first
+            card.wait_for(timeout=30_000)
+            key = card.get_attribute("data-key")
+            page.wait_for_function(
+                "k => { const c = document.querySelector(`.card[data-key='${k}']`);"
+                " return c && +c.dataset.ply >= 2"
+                " && c.querySelectorAll('g.tower').length === 16; }",
+                arg=key,
+                timeout=30_000,
+            )
+            first = page.evaluate(
+                "k => [...document.querySelector(`.card[data-key='${k}'] g.towers`).children]"
+                ".map(t => t.dataset.square).join()",
+                key,
+            )
+            page.wait_for_function(
+                "([k, before]) => { const c = document.querySelector(`.card[data-key='${k}']`);"
+                " return !c || [...c.querySelector('g.towers').children]"
+                ".map(t => t.dataset.square).join() !== before; }",
+                arg=[key, first],
+                timeout=30_000,
+            )  # the board changed (or the game ended)
+            assert page.locator(".card .clock").first.inner_text().count(":") == 1
+            page.wait_for_function("window.arenaLive.finished >= 1", timeout=30_000)
+            page.wait_for_function(
+                "document.querySelectorAll('#recent tbody tr').length >= 1"
+                " && document.querySelectorAll('#live-standings tbody tr').length === 3",
+                timeout=30_000,
+            )
+            assert "of 6 games" in page.locator("#progress-line").inner_text()
+            shot(page, tmp_path, "live-1400.png")
+            with page_at(browser, 420) as (narrow, narrow_errors):
+                narrow.goto(url)
+                narrow.locator("#live-standings tbody tr").first.wait_for(timeout=30_000)
+                shot(narrow, tmp_path, "live-420.png")
+                assert overflow(narrow)["wide"] == []
+                assert narrow_errors == []
+            page.wait_for_function(
+                "document.getElementById('progress-line').dataset.state === 'finished'",
+                timeout=60_000,
+            )
+            assert page.locator("#progress-line").get_attribute("data-done") == "6"
+            assert errors == []
+        assert process.wait(60) == 0
+    finally:
+        stop(process)
+
+
+@pytest.fixture
+def stored(tmp_path: Path) -> Path:
+    toml = tmp_path / "club.toml"
+    toml.write_text(
+        """
+name = "club"
+variant = "single"
+tc = "10+0"
+games_per_pairing = 4
+concurrency = 2
+seed = 4
+[openings]
+plies = 2
+[[bots]]
+name = "random"
+command = "builtin:random"
+[[bots]]
+name = "greedy"
+command = "builtin:greedy"
+[[bots]]
+name = "random2"
+command = "builtin:random"
+args = ["--seed", "9"]
+"""
+    )
+    subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", "results", "-q",
+         "--no-report"],
+        cwd=tmp_path, check=True, capture_output=True, timeout=120,
+    )  # fmt: skip
+    return tmp_path / "results"
+
+
+def test_stored_tournament_filter_and_replay(
+    browser,
+    tmp_path: Path,
+    stored: Path,  # noqa: F811
+) -> None:
+    process, url = start(["serve", str(stored), "--listen", "127.0.0.1:0"], tmp_path)
+    try:
+        with page_at(browser, 1400) as (page, errors):
+            page.goto(url)
+            page.click("a[href='/t/club']")
+            page.wait_for_function(
+                "document.getElementById('page-info').dataset.total === '12'", timeout=20_000
+            )
+            assert page.locator("#standings-table tbody tr").count() == 3
+            page.select_option("select[name=player]", "greedy")
+            page.wait_for_function(
+                "document.getElementById('page-info').dataset.total === '8'", timeout=20_000
+            )
+            rows = page.locator("#games tbody tr.game")
+            assert rows.count() == 8
+            for text in rows.all_inner_texts():
+                assert "greedy" in text
+            rows.first.locator("button.open").click()
+            viewer = page.locator(".viewer")
+            viewer.locator("svg.board g.tower").first.wait_for(timeout=20_000)
+            assert viewer.get_attribute("data-ply") == "0"
+            before = viewer.locator("g.towers").inner_html()
+            next_button = viewer.locator("button[title=next]")
+            next_button.click()
+            next_button.click()
+            assert viewer.get_attribute("data-ply") == "2"
+            assert viewer.locator("g.towers").inner_html() != before
+            assert "ply 2/" in viewer.locator(".status").inner_text()
+            viewer.press("End")
+            last = int(viewer.get_attribute("data-ply") or 0)
+            assert last == viewer.locator("ol.moves li").count() and last > 2
+            shot(page, tmp_path, "tournament-1400.png")
+            assert errors == []
+        with page_at(browser, 420) as (page, errors):
+            page.goto(url + "t/club")
+            page.locator("#games tbody tr.game").first.locator("button.open").click()
+            page.locator(".viewer svg.board").wait_for(timeout=20_000)
+            shot(page, tmp_path, "tournament-420.png")
+            assert overflow(page)["wide"] == []
+            assert errors == []
+    finally:
+        stop(process)
