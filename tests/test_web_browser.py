@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from browser import browser, overflow, page_at  # noqa: F401 - the fixture
+from browser import overflow, page_at  # the ``browser`` fixture comes from conftest
 
 BAD_BOT = Path(__file__).with_name("bad_bot.py")
 SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
@@ -72,7 +72,7 @@ command = ["builtin:random"]
 def test_live_page_follows_a_running_tournament(
     browser,
     tmp_path: Path,
-    slow_tournament: Path,  # noqa: F811
+    slow_tournament: Path,
 ) -> None:
     process, url = start(
         ["run", str(slow_tournament), "--results", str(tmp_path / "results"), "--quiet",
@@ -166,7 +166,7 @@ args = ["--seed", "9"]
 def test_stored_tournament_filter_and_replay(
     browser,
     tmp_path: Path,
-    stored: Path,  # noqa: F811
+    stored: Path,
 ) -> None:
     process, url = start(["serve", str(stored), "--listen", "127.0.0.1:0"], tmp_path)
     try:
