@@ -1,6 +1,6 @@
 """The Sekigahara battle: one attack between two armies, hidden blocks and hidden hands.
 
-The rules are ``/work/shared/rules/sekigahara-battle.md``; the action notation,
+The rules are ``docs/rules/sekigahara-battle.md``; the action notation,
 position text and scenario format are in ``protocol.md`` (section 11).
 """
 
