@@ -3,7 +3,7 @@
 Both are :class:`~arena.tournament.Observer`s, so the runner does not know which
 one is watching. The live view redraws a progress bar (games done of total, games
 per minute, ETA), fault counters by reason, the running games (pairing, ply,
-clocks), the last few results and the current score table. The log lines, for
+clocks), the last few results and the current score table with a running Elo. The log lines, for
 ``--quiet``, pipes and CI, follow cutechess-cli: each finished game, then the
 running "Score of A vs B".
 """
@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.config import TournamentConfig
+from arena.rating import joint_fit
 from arena.record import FAULT_REASONS, GameRecord
 from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
 
@@ -101,18 +102,58 @@ class LogObserver(Observer):
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
 
 
-def standings_table(progress: Progress) -> Table:
+class RunningElo:
+    """Ratings of the games finished so far, refit only when a game was added.
+
+    The fit (a few tens of milliseconds) runs when the view is drawn, in rich's
+    refresh thread, never in the trio loop that referees the games.
+    """
+
+    def __init__(self) -> None:
+        self.results: list[tuple[str, str, float]] = []
+        self._seen = -1
+        self._ratings: dict[str, tuple[float, float]] = {}
+
+    def add(self, record: GameRecord) -> None:
+        self.results.append((record.players[0], record.players[1], float(record.score)))
+
+    def ratings(self) -> dict[str, tuple[float, float]]:
+        """``{player: (Elo, half-width of its 95 % interval)}``; ``{}`` before a fit."""
+        results = self.results[:]
+        if len(results) != self._seen:
+            self._seen = len(results)
+            players = list(dict.fromkeys(p for r in results for p in r[:2]))
+            if len(players) >= 2:
+                try:
+                    fit = joint_fit(results, players=players)
+                except ValueError:
+                    return self._ratings
+                self._ratings = {
+                    p: (fit.rating(p).value, fit.rating(p).error) for p in players
+                }  # fmt: skip
+        return self._ratings
+
+
+def standings_table(
+    progress: Progress, ratings: dict[str, tuple[float, float]] | None = None, elo: str = "Elo"
+) -> Table:
     table = Table(title="standings", title_justify="left", expand=False)
     table.add_column("#", justify="right")
-    table.add_column("bot")
+    table.add_column("bot", overflow="fold")
     table.add_column("games", justify="right")
     table.add_column("points", justify="right")
     table.add_column("score", justify="right")
+    if ratings is not None:
+        table.add_column(elo, justify="right")
     table.add_column("faults", justify="right")
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
         flag = " (disqualified)" if row.disqualified else ""
-        cells = (str(rank), name + flag, str(row.games), f"{row.points:g}",
-                 f"{100 * row.score:.1f}%", str(row.faults))  # fmt: skip
+        cells = [str(rank), name + flag, str(row.games), f"{row.points:g}",
+                 f"{100 * row.score:.1f}%"]  # fmt: skip
+        if ratings is not None:
+            rating = ratings.get(name)
+            cells.append(f"{rating[0]:+.0f} ±{rating[1]:.0f}" if rating else "–")
+        cells.append(str(row.faults))
         table.add_row(*map(Text, cells))
     return table
 
@@ -168,6 +209,7 @@ class LiveObserver(Observer):
         self.console = console or Console(emoji=False, highlight=False)
         self.running: dict[str, Running] = {}
         self.recent: deque[str] = deque(maxlen=RECENT)
+        self.elo = RunningElo()
         self.bar = Bar(
             TextColumn("[bold]{task.description}"),
             BarColumn(),
@@ -196,7 +238,9 @@ class LiveObserver(Observer):
         if self.recent:
             parts.append(Text("last results:\n" + "\n".join(self.recent)))
         if not final:
-            parts.append(standings_table(self._progress))
+            resumed = self._progress.done > self._progress.played_now
+            elo = "Elo (this run)" if resumed else "Elo"
+            parts.append(standings_table(self._progress, self.elo.ratings(), elo))
         return Group(*parts)
 
     def game_event(self, event: Any) -> None:
@@ -231,6 +275,7 @@ class LiveObserver(Observer):
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
         self.running.pop(key, None)
         self.recent.append(result_line(progress, key, record))
+        self.elo.add(record)
         rate = games_per_minute(progress.played_now, time.monotonic() - self._start)
         self.bar.update(self.task, completed=progress.done, rate=f"{rate:.1f} games/min")
         if self.live is not None:

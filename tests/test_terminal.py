@@ -1,6 +1,7 @@
 """What the terminal shows: through a pipe (plain, every line ended, one standings
 table, full names), with ``--quiet`` (cutechess-style running scores), the live
-view's running games, ``arena show`` for Sekigahara, and ``arena export -o -``.
+view's running games, last results and running Elo, ``arena show`` for
+Sekigahara, and ``arena export -o -``.
 
 ``CliRunner`` gives the command a pipe, not a terminal, as a CI log would.
 """
@@ -146,6 +147,14 @@ def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:
     frame.print(view._render())
     text = frame.file.getvalue()  # type: ignore[attr-defined]
     assert "last results" in text and "r1:a:b/1 a - b 1-0 home-row" in text
+    # the running Elo, from the games finished so far (a won the only one)
+    from arena.rating import joint_fit
+
+    fit = joint_fit([("a", "b", 1.0)], players=["a", "b"])
+    a = fit.rating("a")
+    assert "Elo" in text
+    standing = next(line for line in text.splitlines() if " a " in line and "100.0%" in line)
+    assert f"{a.value:+.0f} ±{a.error:.0f}" in standing
     assert not any("r1:a:b/1" in line and "c1-c5" in line for line in text.splitlines())
     view.close()
     # Off a terminal the last frame is ended, so the next line starts on its own.
