@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.config import TournamentConfig
+from arena.events import GameStarted, LiveEvent
 from arena.rating import joint_fit
 from arena.record import FAULT_REASONS, GameRecord
 from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
@@ -243,9 +244,9 @@ class LiveObserver(Observer):
             parts.append(standings_table(self._progress, self.elo.ratings(), elo))
         return Group(*parts)
 
-    def game_event(self, event: Any) -> None:
-        """A game started (``players``) or moved (``ply``, ``clocks``); see arena/events.py."""
-        if hasattr(event, "players"):
+    def game_event(self, event: LiveEvent) -> None:
+        """A game started or moved: keep its pairing, ply, clocks and last action."""
+        if isinstance(event, GameStarted):
             self.running[event.key] = Running((event.players[0], event.players[1]))
             return
         game = self.running.get(event.key)
@@ -253,7 +254,7 @@ class LiveObserver(Observer):
             return
         game.ply = event.ply
         game.last = event.action
-        if getattr(event, "clocks", None):
+        if len(event.clocks) == 2:
             game.clocks = (event.clocks[0], event.clocks[1])
 
     def started(self, progress: Progress, config: TournamentConfig, directory: Path) -> None:

@@ -136,9 +136,7 @@ class GameSlots:
             self.pool = EnginePool(engines)
             async with trio.open_nursery() as nursery:
                 for _ in range(self.slots):
-                    nursery.start_soon(
-                        self._slot, work.clone(), emit, pair_done, skip, on_event
-                    )
+                    nursery.start_soon(self._slot, work.clone(), emit, pair_done, skip, on_event)
             await work.aclose()
 
     async def _slot(

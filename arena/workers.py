@@ -180,9 +180,7 @@ class WorkerPool:
         protocol: ProtocolSettings | None = None,
         on_event: EventSink | None = None,
     ) -> None:
-        self.setup = Setup(
-            config_text, config_path, slots, protocol, events=on_event is not None
-        )
+        self.setup = Setup(config_text, config_path, slots, protocol, events=on_event is not None)
         self.on_event = on_event
         self.processes = processes
         self.on_record = on_record

@@ -18,6 +18,7 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from arena.cli import main
+from arena.events import GameMoved, GameStarted
 from arena.export import EXPORT_SCHEMA
 from arena.games import get_game
 from arena.live import LiveObserver, LogObserver
@@ -98,16 +99,6 @@ def test_quiet_lines_carry_the_running_score(tmp_path: Path) -> None:
     assert sum(line.split()[:3] == ["#", "player", "Elo"] for line in lines) == 1
 
 
-class _Started:
-    def __init__(self, key: str, players: list[str]) -> None:
-        self.key, self.players = key, players
-
-
-class _Moved:
-    def __init__(self, key: str, ply: int, action: str, clocks: list[int]) -> None:
-        self.key, self.ply, self.action, self.clocks = key, ply, action, clocks
-
-
 def _record(players: list[str], score: float) -> GameRecord:
     state = get_game("kamisado").new_state("single")
     return GameRecord(
@@ -130,9 +121,10 @@ def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:
     assert view.wants_events
     progress = Progress(total=4)
     view.started(progress, config, tmp_path)
-    view.game_event(_Started("r1:a:b/1", ["a", "b"]))
-    view.game_event(_Started("r1:a:b/2", ["b", "a"]))
-    view.game_event(_Moved("r1:a:b/1", 7, "c1-c5", [61_500, 9_250]))
+    opening = get_game("kamisado").new_state("single").to_text()
+    for key, players in (("r1:a:b/1", ["a", "b"]), ("r1:a:b/2", ["b", "a"])):
+        view.game_event(GameStarted(key, "kamisado", "single", players, opening, ["10+0.1"], 0.0))
+    view.game_event(GameMoved("r1:a:b/1", 7, 0, "c1-c5", 12, False, opening, [61_500, 9_250], 0.0))
     frame = Console(file=io.StringIO(), width=100)
     frame.print(view._render())
     text = frame.file.getvalue()  # type: ignore[attr-defined]
