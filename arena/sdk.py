@@ -24,7 +24,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, BinaryIO
 
 from arena.games import State, get_game
@@ -38,11 +38,14 @@ from arena.protocol import (
     Identity,
     Info,
     NewGame,
+    OptionSpec,
+    OptionValue,
     Ping,
     Pong,
     ProtocolError,
     Quit,
     Ready,
+    SetOption,
     decode_arena_message,
     encode_line,
 )
@@ -62,6 +65,8 @@ class Request:
     legal: list[str]
     clock: ClockInfo
     received_at: float
+    options: dict[str, OptionValue] = field(default_factory=dict)
+    """The bot's option values (defaults, then whatever ``setoption`` set)."""
 
     def state(self) -> State:
         """The rules-core state of ``position`` (from this player's point of view)."""
@@ -99,6 +104,18 @@ class Bot:
     author = ""
     version = ""
     games: Sequence[str] = ("kamisado",)
+    options: Sequence[OptionSpec] = ()
+    """Engine options to declare in ``identity`` (protocol.md 2.1)."""
+
+    def set_option(self, name: str, value: OptionValue) -> None:
+        """Called for each ``setoption`` (before a ``newgame``); the value is kept
+        for :meth:`option_values`. Override to act on it at once."""
+        self.__dict__.setdefault("_settings", {})[name] = value
+
+    def option_values(self) -> dict[str, OptionValue]:
+        """Every declared option: its default, or the value ``setoption`` gave it."""
+        values = {o.name: o.default for o in self.options if o.default is not None}
+        return values | self.__dict__.get("_settings", {})
 
     def new_game(self, message: NewGame) -> None:
         """Called before the first decision of every game."""
@@ -154,8 +171,11 @@ def serve(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = Non
                     author=bot.author,
                     version=bot.version,
                     games=list(bot.games),
+                    options=list(bot.options) or None,
                 )
             )
+        elif isinstance(msg, SetOption):
+            bot.set_option(msg.name, msg.value)
         elif isinstance(msg, NewGame):
             game, variant = msg.game, msg.variant
             bot.new_game(msg)
@@ -172,6 +192,7 @@ def serve(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = Non
                 legal=msg.legal,
                 clock=msg.clock,
                 received_at=received,
+                options=bot.option_values(),
             )
             choice = bot.choose(request)
             if isinstance(choice, tuple):
@@ -196,12 +217,18 @@ def run(
     author: str = "",
     version: str = "",
     games: Sequence[str] = ("kamisado",),
+    options: Sequence[OptionSpec] = (),
 ) -> None:
-    """Serve ``choose`` (a function or a :class:`Bot`) on stdin/stdout and exit."""
+    """Serve ``choose`` (a function or a :class:`Bot`) on stdin/stdout and exit.
+
+    A function bot reads its option values from ``request.options``.
+    """
     bot = (
         choose
         if isinstance(choose, Bot)
-        else _FunctionBot(choose, name=name, author=author, version=version, games=games)
+        else _FunctionBot(
+            choose, name=name, author=author, version=version, games=games, options=options
+        )
     )
     try:
         code = serve(bot)

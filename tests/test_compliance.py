@@ -178,3 +178,18 @@ async def test_declared_options_are_checked_and_set():
     assert not option.passed and "default 0 does not fit" in option.detail
     plain = await check_bot(AUTHOR_BOT)
     assert "options" not in [c.name for c in plain]
+
+
+@pytest.mark.parametrize(("mode", "reason"), [("exit", "crash: testbot: exited with code"),
+                                              ("sleep", "time: ")])  # fmt: skip
+async def test_whole_games_report_a_crash_or_a_time_loss_with_the_position(mode, reason):
+    """The bot behaves for the five single decisions, then fails at its eighth ``go``:
+    the third decision of the first whole game."""
+    bad = [sys.executable, str(Path(__file__).with_name("bad_bot.py")), mode, "3", "--at", "8"]
+    checks = await check_bot(bad, games=1, tc="1+0.01")
+    failures = [c for c in checks if not c.passed]
+    assert [c.name for c in failures] == ["games: single vs random"], [c.line() for c in checks]
+    detail = failures[0].detail
+    assert "game 1 (as black, player 0)" in detail and reason in detail, detail
+    position = detail.split("position: ")[1].split(";")[0]
+    assert get_game("kamisado").state_from_text(position).current_player() == 0

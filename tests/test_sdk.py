@@ -7,7 +7,17 @@ import io
 import msgspec
 
 from arena.games import get_game
-from arena.protocol import ClockInfo, Go, Hello, NewGame, Ping, Quit, encode_line
+from arena.protocol import (
+    ClockInfo,
+    Go,
+    Hello,
+    NewGame,
+    OptionSpec,
+    Ping,
+    Quit,
+    SetOption,
+    encode_line,
+)
 from arena.sdk import Bot, Request, serve
 
 
@@ -58,3 +68,33 @@ def test_garbage_from_the_arena_is_skipped_not_fatal() -> None:
     stdout = io.BytesIO()
     assert serve(Bot(), stdin, stdout) == 0
     assert msgspec.json.decode(stdout.getvalue()) == {"type": "pong", "id": 7}
+
+
+def test_sdk_bots_declare_options_and_receive_setoption() -> None:
+    state = get_game("kamisado").new_state("single")
+    seen: list[dict] = []
+
+    class Tuned(Bot):
+        name = "tuned"
+        options = (OptionSpec(name="Hash", type="int", default=64, min=1, max=1024),
+                   OptionSpec(name="Style", type="choice", choices=["solid", "wild"]))  # fmt: skip
+
+        def choose(self, request: Request) -> str:
+            seen.append(request.options)
+            return request.legal[0]
+
+    lines = [
+        Hello(id=1, game="kamisado", variant="single"),
+        SetOption(name="Style", value="wild"),
+        NewGame(id=2, game="kamisado", variant="single", player=0, players=["a", "b"],
+                position=state.to_text(), time_control="10+0.1"),
+        _go(state, 3),
+        Quit(),
+    ]  # fmt: skip
+    stdout = io.BytesIO()
+    assert serve(Tuned(), io.BytesIO(b"".join(encode_line(m) for m in lines)), stdout) == 0
+    identity = msgspec.json.decode(stdout.getvalue().splitlines()[0])
+    assert [o["name"] for o in identity["options"]] == ["Hash", "Style"]
+    assert identity["options"][0] == {"name": "Hash", "type": "int", "default": 64, "min": 1.0,
+                                      "max": 1024.0}  # fmt: skip
+    assert seen == [{"Hash": 64, "Style": "wild"}]
