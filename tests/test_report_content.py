@@ -8,17 +8,19 @@ as a subprocess); the others are stored records played through the rules core.
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 from test_report import markdown_table, parse_html, play_random
 
 from arena.games import get_game
 from arena.record import CRASH, GameRecord
-from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, write_reports
+from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, print_standings, write_reports
 from arena.report.battle import battle_frame
 from arena.report.replay import decode_frames, game_view
 from arena.store import Store
@@ -44,6 +46,13 @@ def info_cup(tmp_path_factory: pytest.TempPathFactory) -> Path:
     result = CliRunner().invoke(main, ["run", str(toml), "--results", str(root), "-q"])
     assert result.exit_code == 0, result.output
     return root / "infocup"
+
+
+def build_report_for(directory: Path):  # noqa: ANN201
+    from arena.report.summary import build_report
+
+    with Store.open_existing(directory) as store:
+        return build_report(store)
 
 
 def _records(directory: Path) -> list[tuple[str, GameRecord]]:
@@ -72,6 +81,14 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
     assert f"score {last['score']:+g}" in rows["info"][6]
     assert "pv " + " ".join(last["pv"]) in rows["info"][6]
     assert rows["random"][3] == "0" and rows["random"][4] == "–"
+    # The terminal: the search figures under the standings, plain through a pipe.
+    out = io.StringIO()
+    print_standings(build_report_for(info_cup), Console(file=out, width=60))
+    lines = out.getvalue().splitlines()
+    search = lines[lines.index("search (from info lines):") + 1 :]
+    assert search[0].split()[:2] == ["player", "moves"]
+    info_row = next(line.split() for line in search if line.startswith("info "))
+    assert info_row[1] == str(len(moves)) and info_row[-2] == f"{depth:.1f}"
     # HTML: the same table as data, and every move's depth, score and PV in the replay.
     html = parse_html(info_cup / HTML_NAME)
     stats = {a["data-player"]: a for a in html.with_class("tr", "bot-stats")}

@@ -36,7 +36,7 @@ def _ticks(low: float, high: float) -> list[float]:
     return ticks
 
 
-def _short(name: str, limit: int = 22) -> str:
+def _short(name: str, limit: int = 18) -> str:
     """A label that fits the label column; the full name is in the row's title."""
     return name if len(name) <= limit else name[: limit - 1] + "…"
 

@@ -1,6 +1,7 @@
 """The standings in the terminal (what ``arena run`` and ``arena report`` print).
 
-One table, the rated one: Elo, its interval, W-L-D, score and faults. On a
+One standings table, the rated one: Elo, its interval, W-L-D, score and faults
+(then, if bots sent ``info`` lines, their search figures). On a
 terminal it is a rich table whose names fold instead of being cut; through a
 pipe or in a CI log it is plain text, every line ended, nothing cut at 80
 columns and no box drawing, so ``grep`` and ``diff`` read it.
@@ -17,9 +18,19 @@ from rich.text import Text
 from arena.report import fmt
 from arena.report.summary import ReportData
 
-__all__ = ["plain_table", "print_standings", "standings_lines", "standings_table", "text_console"]
+__all__ = [
+    "plain_table",
+    "print_standings",
+    "search_table",
+    "standings_lines",
+    "standings_table",
+    "text_console",
+]
 
-RIGHT = {"#", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"}
+RIGHT = {"#", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults", "moves",
+         "time/move", "moves with info", "avg depth", "nodes/s"}  # fmt: skip
+SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
+"""The search table without its last column (a sample info line: too wide here)."""
 
 
 def text_console() -> Console:
@@ -60,11 +71,33 @@ def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[s
     return [line(headers), *(line(r) for r in rows)]
 
 
+def _searched(data: ReportData) -> bool:
+    return any(b.info_moves for b in data.bot_stats)
+
+
+def _search_rows(data: ReportData) -> list[list[str]]:
+    return [fmt.stats_cells(b)[: len(SEARCH_HEADERS)] for b in data.bot_stats]
+
+
+def search_table(data: ReportData) -> Table:
+    """Per bot: moves, time per move and, from its ``info`` lines, depth and nodes/s."""
+    table = Table(title="search (from info lines)")
+    for name in SEARCH_HEADERS:
+        table.add_column(name, justify="right" if name in RIGHT else "left", overflow="fold")
+    for row in _search_rows(data):
+        table.add_row(*map(Text, row))
+    return table
+
+
 def standings_lines(data: ReportData) -> list[str]:
-    """The standings, the first-move advantage and the faults as plain lines."""
+    """The standings, the first-move advantage and the faults as plain lines, and
+    the bots' search figures when any bot sent ``info`` lines."""
     lines = [_title(data)]
     lines += plain_table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings])
-    return lines + _notes(data)
+    lines += _notes(data)
+    if _searched(data):
+        lines += ["search (from info lines):", *plain_table(SEARCH_HEADERS, _search_rows(data))]
+    return lines
 
 
 def _notes(data: ReportData) -> list[str]:
@@ -89,6 +122,8 @@ def print_standings(data: ReportData, console: Console | None = None) -> None:
         console.print(standings_table(data))
         for note in _notes(data):
             console.print(note, markup=False, emoji=False, highlight=False)
+        if _searched(data):
+            console.print(search_table(data))
         return
     for line in standings_lines(data):
         console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
