@@ -84,13 +84,13 @@ class Position:
 
 
 def _advance_to_decision(state: State) -> State | None:
-    """Play forced actions until a real decision (two or more legal actions): the
-    referee never asks a bot for a forced one."""
+    """Play the actions the referee plays itself (``State.forced_action``) until a
+    decision it asks a bot for."""
     while not state.is_terminal():
-        legal = state.legal_actions()
-        if len(legal) > 1:
+        forced = state.forced_action()
+        if forced is None:
             return state
-        state.apply_action(legal[0])
+        state.apply_action(forced)
     return None
 
 
@@ -104,7 +104,7 @@ def _random_position(game: Game, variant: str, plies: int, seed: int) -> State:
         if state.is_terminal():
             break
         state.apply_action(rng.choice(state.legal_actions()))
-        if not state.is_terminal() and len(state.legal_actions()) > 1:
+        if not state.is_terminal() and state.forced_action() is None:
             deepest = state.clone()
     if deepest is None:
         raise RuntimeError(f"{game.name}/{variant} offers no decision at all")

@@ -3,8 +3,11 @@
 The referee is the only judge: it asks the bot whose decision it is, checks the
 answer against the rules core, charges the time the engine layer measured (request
 written to answer read) to that player's clock, and ends the game with a result
-and a reason whatever a bot does. Forced actions (a single legal action, such as a
-Kamisado zero-length move) are played without asking and cost no time.
+and a reason whatever a bot does. A forced action is played without asking, at no
+cost in time, only when the game says every player can see it is forced
+(``State.forced_action``: a Kamisado zero-length move); a decision forced only by
+hidden facts is asked like any other, so clocks and increments never tell the
+opponent what the mover hides.
 
 It knows nothing of storage or ratings: it returns a :class:`GameRecord`.
 """
@@ -201,11 +204,12 @@ async def _one_decision(
     actions: list[ActionRecord],
 ) -> None:
     player = state.current_player()
-    legal = state.legal_actions()
-    if len(legal) == 1:
-        state.apply_action(legal[0])
-        actions.append(ActionRecord(player, legal[0], 0, True))
+    forced = state.forced_action()
+    if forced is not None:
+        state.apply_action(forced)
+        actions.append(ActionRecord(player, forced, 0, True))
         return
+    legal = state.legal_actions()
     engine = engines[player]
     clock = clocks[player]
     request = Go(

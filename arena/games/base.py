@@ -90,6 +90,18 @@ class State(ABC):
     def history(self, player: int) -> list[str]:
         """The actions so far, as ``player`` may see them."""
 
+    def forced_action(self) -> str | None:
+        """The action the referee may play without asking the bot, or ``None``.
+
+        A decision played without a request is visible to the opponent: no clock
+        charge and no increment show in its ``remaining_ms``. So only an action
+        that every player can tell is forced may be auto-played; where it is the
+        single legal action only because of what the mover hides (a hand without
+        a loyalty card), the bot must be asked like for any decision. The default
+        always asks, the safe choice for a game with secrets; games override it.
+        """
+        return None
+
     def player_names(self) -> tuple[str, str]:
         return ("first", "second")
 

@@ -55,6 +55,12 @@ class KamisadoState(State):
         self.actions.append(action)
         self._legal = None
 
+    def forced_action(self) -> str | None:
+        """Everything is public, so a single legal action (a zero-length move, a
+        push that is the only move) is forced for all to see: the referee plays it."""
+        legal = self._legal_map()
+        return next(iter(legal)) if len(legal) == 1 else None
+
     def clone(self) -> KamisadoState:
         return KamisadoState(self.pos.copy(), self.actions[:])
 

@@ -12,9 +12,9 @@ Turn structure (``phase``):
 - ``act``: the side with the initiative plays ``leader``, ``deploy`` or ``stop``;
 - ``challenge``: after every *card* deployment in a battle, the other side
   decides ``challenge <card>`` or ``pass``. Ruling: this turn happens even when
-  that side holds no loyalty card (then ``pass`` is its only action and the arena
-  plays it without asking), so the turn sequence never tells the deployer
-  whether the opponent holds one;
+  that side holds no loyalty card (then ``pass`` is its only action, and the
+  arena still asks for it: see ``forced_action``), so neither the turn sequence
+  nor the clocks tell the deployer whether the opponent holds one;
 - ``refute``: after a challenge, the deployer plays ``refute <card>`` or
   ``decline``;
 - ``over``: both sides have stopped.
@@ -358,6 +358,27 @@ class SekigaharaState(State):
             except IllegalAction as exc:
                 raise GameError(f"move {i + 1} {action!r}: {exc}") from None
         return state
+
+    def forced_action(self) -> str | None:
+        """The single legal action, when the opponent can see that it is forced.
+
+        Only counts are public: an empty hand leaves nothing to challenge or refute
+        with, an empty reserve nothing to deploy, and an empty hand after a card was
+        played (no free leaders any more) nothing either; then ``stop``, ``pass`` or
+        ``decline`` is forced for all to see. Any other forced action (no loyalty
+        card, no matching card, a reserve the hand cannot deploy) is forced only by
+        hidden facts, so the bot is asked and its clock runs as for a choice.
+        """
+        role = self.current_player()
+        if role == TERMINAL:
+            return None
+        side = self.sides[role]
+        if self.phase == "act":
+            public = not side.reserve or (not side.hand and side.card_played)
+        else:
+            public = not side.hand
+        legal = self.legal_actions()
+        return legal[0] if public and len(legal) == 1 else None
 
     def player_names(self) -> tuple[str, str]:
         return ROLES
