@@ -135,8 +135,11 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     record.detail = f"{faulty}: bot exited with code 3 <at once>"
     record.stderr_tails = ["", ""]
     record.stderr_tails[record.faulty or 0] = "Traceback (most recent call last):\nValueError: boom"
+    clean = play_random("kamisado", "standard", ("good", "bad"), random.Random(5))
+    clean.stderr_tails = ["", "x" * 5000 + "END"]
     with Store.open(tmp_path, name="faulty", config_text="", fingerprint="f") as store:
         store.add_game("g1", "p1", record)
+        store.add_game("g2", "p2", clean)
     write_reports(tmp_path)
     text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
@@ -148,6 +151,8 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     # In a cell's text, not only in a hover title; escaped, and the tail is open.
     assert '<td class="detail">' + record.detail.replace("<", "&lt;").replace(">", "&gt;") in page
     assert '<details class="stderr" open>' in page and "ValueError: boom" in page
+    # A clean game's tail is shown too, but only its end: the page stays small.
+    assert "x" * 297 + "END" in page and "x" * 300 not in page
 
 
 @pytest.fixture(scope="module")
