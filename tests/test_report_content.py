@@ -234,12 +234,15 @@ def test_reports_in_a_browser_fit_the_page(browser, info_cup, battle_cup, width,
             if name == "kamisado":
                 assert page.locator("#replay-row-1 g.tower").count() == 16
                 assert page.locator("#replay-row-1 rect.last-move").count() in (0, 2)
-                assert "depth" in page.locator("#replay-row-1 ol.moves").inner_text()
+                moves = page.locator("#replay-row-1 ol.moves").inner_text()
+                assert "depth" in moves and "(black)" in moves and "(gold)" in moves
             else:
                 army = page.locator("#replay-row-1 .battle .army")
                 assert army.count() == 2
                 page.click("#replay-row-1 button[title=last]")
                 assert "casualties" in page.locator("#replay-row-1 .battle .outcome").inner_text()
+                moves = page.locator("#replay-row-1 ol.moves").inner_text()
+                assert "(attacker)" in moves and "(defender)" in moves
             assert overflow(page) == {"scroll": width, "width": width, "wide": []}
             page.screenshot(path=str(tmp_path / f"{name}-{width}.png"), full_page=True)
             # Filter by a bot, then by a result; then sort by plies.

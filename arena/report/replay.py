@@ -55,6 +55,8 @@ class Replay:
 
     frames: list[dict[str, Any]]
     error: str | None = None
+    roles: tuple[str, str] = ("first", "second")
+    """What the game calls player 0 and 1 (black/gold, attacker/defender)."""
 
 
 def game_view(state: State) -> dict[str, Any]:
@@ -90,14 +92,16 @@ def replay_frames(record: GameRecord) -> Replay:
         state = get_game(record.game).state_from_text(record.opening)
     except GameError as exc:
         return Replay([], f"cannot read the opening: {exc}")
+    roles = state.player_names()
     frames = [compact(game_view(state))]
     for ply, action in enumerate(record.actions, start=1):
         try:
             state.apply_action(action.action)
         except GameError as exc:
-            return Replay(frames, f"ply {ply} ({action.action!r}) does not replay: {exc}")
+            error = f"ply {ply} ({action.action!r}) does not replay: {exc}"
+            return Replay(frames, error, roles)
         frames.append(compact(game_view(state)))
-    return Replay(frames)
+    return Replay(frames, roles=roles)
 
 
 def encode_frames(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -159,7 +163,7 @@ def replay_json(record: GameRecord) -> dict[str, Any]:
     pv, nodes, text) when it sent one; ``f`` the delta frames,
     ``e`` why the replay stopped early, if it did; ``k`` is the picture kind
     (``"kamisado"`` for a board, ``"sekigahara"`` for the battle, ``"text"`` for
-    the generic field listing).
+    the generic field listing); ``n`` the players' names and ``r`` their roles.
     """
     replay = replay_frames(record)
     actions: list[list[Any]] = []
@@ -173,6 +177,7 @@ def replay_json(record: GameRecord) -> dict[str, Any]:
     out: dict[str, Any] = {
         "k": record.game if record.game in COMPACT else "text",
         "n": list(record.players),
+        "r": list(replay.roles),
         "a": actions,
         "f": encode_frames(replay.frames),
     }

@@ -162,6 +162,7 @@
     const data = JSON.parse(document.getElementById("replay-" + index).textContent);
     const frames = decode(data.f);
     const last = Math.max(frames.length - 1, 0);
+    const who = p => data.n[p] + (data.r ? " (" + data.r[p] + ")" : "");
     container.tabIndex = 0;
     const left = document.createElement("div");
     const right = document.createElement("div");
@@ -185,7 +186,7 @@
     const list = document.createElement("ol"); list.className = "moves"; right.appendChild(list);
     data.a.forEach((a, i) => {
       const li = document.createElement("li");
-      li.textContent = data.n[a[2]] + ": " + a[0] + " (" + a[1] + " ms" + (a[3] ? ", forced" : "") + ")";
+      li.textContent = who(a[2]) + ": " + a[0] + " (" + a[1] + " ms" + (a[3] ? ", forced" : "") + ")";
       if (a[4]) html("span", "info", infoText(a[4]), li);
       li.addEventListener("click", () => show(Math.min(i + 1, last)));
       list.appendChild(li);
@@ -198,7 +199,7 @@
       const before = ply > 0 ? frames[ply - 1] : null;
       const action = ply > 0 ? data.a[ply - 1] : null;
       let head = "ply " + ply + "/" + data.a.length + (action
-        ? ": " + data.n[action[2]] + " played " + action[0] + " in " + action[1] + " ms" + (action[3] ? " (forced)" : "")
+        ? ": " + who(action[2]) + " played " + action[0] + " in " + action[1] + " ms" + (action[3] ? " (forced)" : "")
         : ": opening");
       if (action && action[4]) head += "\n" + infoText(action[4]);
       if (board) { drawTowers(board.querySelector("g.towers"), frame, lastMove(before, frame)); status.textContent = head + "\n" + (frames.length ? kamisadoStatus(frame) : ""); }
