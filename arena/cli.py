@@ -467,7 +467,12 @@ def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None
 
 
 def _report(
-    directory: object, anchor: tuple[str, float] | None = None, *, write: bool = True
+    directory: object,
+    anchor: tuple[str, float] | None = None,
+    *,
+    write: bool = True,
+    latest: int | None = None,
+    faulted: int | None = None,
 ) -> None:
     """Write report.md and report.html into ``directory`` (unless ``write`` is off)
     and print the standings, the one table of a run's end."""
@@ -479,7 +484,9 @@ def _report(
     from arena.store import Store
 
     if write:
-        data = write_reports(directory, anchor=anchor)  # type: ignore[arg-type]
+        data = write_reports(  # type: ignore[arg-type]
+            directory, anchor=anchor, list_latest=latest, list_faulted=faulted
+        )
     else:
         with Store.open_existing(directory) as store:  # type: ignore[arg-type]
             data = build_report(store, anchor=anchor, directory=Path(str(directory)))
@@ -506,10 +513,20 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
 @click.option(
     "--anchor", default=None, help="Fix one bot's rating, e.g. random=0 (default: pool mean 0)."
 )
+@click.option("--latest", type=click.IntRange(0), default=None,
+              help="Games listed and replayed, newest first (default 200).")  # fmt: skip
+@click.option("--faulted", type=click.IntRange(0), default=None,
+              help="Faulted games listed before those (default 200).")  # fmt: skip
 @_friendly_errors
-def report(results_dir: str, anchor: str | None) -> None:
-    """Write report.md and report.html for RESULTS_DIR and print the standings."""
-    _report(results_dir, _parse_anchor(anchor))
+def report(
+    results_dir: str, anchor: str | None, latest: int | None, faulted: int | None
+) -> None:
+    """Write report.md and report.html for RESULTS_DIR and print the standings.
+
+    Every game counts in the tables; the latest games and the faulted ones are
+    listed with replays, so the reports stay small (arena serve shows them all).
+    """
+    _report(results_dir, _parse_anchor(anchor), latest=latest, faulted=faulted)
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})

@@ -499,12 +499,23 @@ class Store:
     def items(self) -> Iterator[tuple[str, GameRecord]]:
         """``(key, record)`` of every game, in the order they were stored.
 
-        The rows are fetched at once (short lock), then decoded lazily.
+        Rows are fetched in chunks (a short lock each) and decoded lazily, so a
+        report of 100,000 games never holds them all in memory.
         """
-        rows = self._rows("SELECT key, record FROM games ORDER BY rowid")
         decoder = msgspec.json.Decoder(GameRecord)
-        for key, text in rows:
-            yield key, decoder.decode(text)
+        last = 0
+        while True:
+            with self._lock:
+                rows = self._conn.execute(
+                    "SELECT rowid, key, record FROM games WHERE rowid > ? ORDER BY rowid"
+                    " LIMIT 1000",
+                    (last,),
+                ).fetchall()
+            if not rows:
+                return
+            for rowid, key, text in rows:
+                last = rowid
+                yield key, decoder.decode(text)
 
     def pair_items(self) -> Iterator[tuple[str, str, GameRecord]]:
         """``(key, pair_key, record)`` of every game, in stored order (for export)."""

