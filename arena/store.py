@@ -504,18 +504,19 @@ class Store:
         """
         decoder = msgspec.json.Decoder(GameRecord)
         last = 0
-        while True:
-            with self._lock:
-                rows = self._conn.execute(
-                    "SELECT rowid, key, record FROM games WHERE rowid > ? ORDER BY rowid"
-                    " LIMIT 1000",
-                    (last,),
-                ).fetchall()
-            if not rows:
-                return
+        while rows := self._chunk(last):
             for rowid, key, text in rows:
                 last = rowid
                 yield key, decoder.decode(text)
+
+    @_sql_errors
+    def _chunk(self, after: int) -> list[tuple[int, str, str]]:
+        """The next 1000 ``(rowid, key, record)`` rows after rowid ``after``."""
+        with self._lock:
+            return self._conn.execute(
+                "SELECT rowid, key, record FROM games WHERE rowid > ? ORDER BY rowid LIMIT 1000",
+                (after,),
+            ).fetchall()
 
     def pair_items(self) -> Iterator[tuple[str, str, GameRecord]]:
         """``(key, pair_key, record)`` of every game, in stored order (for export)."""

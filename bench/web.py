@@ -1,0 +1,176 @@
+"""The live web view under load: referee-to-browser delay and the arena's extra CPU.
+
+A round robin runs 16 games at once (bots that think 20 ms a move) with
+``arena run --web``, watched by 10 chromium pages (Playwright, Debian's
+``/usr/bin/chromium``). Each page records, for every board update it draws, the
+time since the referee applied that move (both clocks are this machine's). The
+same tournament is also run without ``--web`` at all, and the arena's CPU time
+(its own process and its worker processes, not the bots) is compared:
+
+    delay: median and p99 over every move drawn (target: p99 < 100 ms)
+    extra CPU: (arena CPU with 10 pages - without the web view) / wall time
+               (target: < 10 % of one core)
+
+    python bench/web.py [--pages 10] [--think 0.02] [--games-per-pairing 8]
+
+Figures are noisy on a shared machine: the load average is printed beside them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+BOT = """
+import os, random, sys, time
+from arena.sdk import run
+rng = random.Random(int(sys.argv[1]))
+think, gate = float(sys.argv[2]), sys.argv[3]
+def choose(request):
+    while not os.path.exists(gate):  # every page is open before the first move
+        time.sleep(0.05)
+    time.sleep(think)
+    return rng.choice(request.legal)
+run(choose, name="thinker")
+"""
+
+CHROMIUM_ARGS = [
+    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+    "--disable-component-update", "--disable-sync", "--no-first-run",
+]  # fmt: skip
+
+
+def tournament(folder: Path, think: float, games: int) -> Path:
+    bot = folder / "thinker.py"
+    bot.write_text(BOT)
+    gate = folder / "gate"
+    bots = "".join(
+        f'[[bots]]\nname = "t{i}"\n'
+        f'command = ["{sys.executable}", "{bot}", "{i}", "{think}", "{gate}"]\n'
+        for i in range(6)
+    )
+    toml = folder / "web.toml"
+    toml.write_text(
+        f'name = "webbench"\nvariant = "single"\ntc = "120+1"\ngames_per_pairing = {games}\n'
+        f"concurrency = 16\nseed = 2\n[openings]\nplies = 2\n{bots}"
+    )
+    return toml
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of ``pid`` and of its children named arena.workers."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    pids = [pid]
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+                ppid = int(stat.rsplit(")", 1)[1].split()[1])
+                if ppid == pid and b"arena.workers" in (entry / "cmdline").read_bytes():
+                    pids.append(int(entry.name))
+            except (OSError, ValueError):
+                continue
+    for p in pids:
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
+    return total
+
+
+class CpuWatch(threading.Thread):
+    """Samples the arena's CPU until it exits; keeps the largest total seen per pid
+    set (a process's counters vanish with it, so the last sample is the figure)."""
+
+    def __init__(self, pid: int) -> None:
+        super().__init__(daemon=True)
+        self.pid = pid
+        self.last = 0.0
+        self.stop = threading.Event()
+
+    def run(self) -> None:
+        while not self.stop.is_set():
+            self.last = max(self.last, cpu_seconds(self.pid))
+            time.sleep(0.2)
+
+
+def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, object]:
+    gate = toml.with_name("gate")
+    gate.unlink(missing_ok=True)
+    if not web:
+        gate.touch()
+    args = [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(results),
+            "-q", "--no-report"]  # fmt: skip
+    if web:
+        args += ["--web", "127.0.0.1:0"]
+    start = time.monotonic()
+    process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    watch = CpuWatch(process.pid)
+    watch.start()
+    delays: list[float] = []
+    if web:
+        assert process.stderr is not None
+        url = next(line for line in process.stderr if line.startswith("web view: ")).split()[-1]
+        from playwright.sync_api import sync_playwright
+
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+            opened = [browser.new_page(viewport={"width": 1400, "height": 900})
+                      for _ in range(pages)]  # fmt: skip
+            for page in opened:
+                page.goto(url)
+                page.wait_for_function("window.arenaLive.snapshots >= 1")
+            gate.touch()
+            start = time.monotonic()  # the moves start now
+            opened[0].wait_for_function(
+                "document.getElementById('progress-line').dataset.state === 'finished'",
+                timeout=600_000,
+            )
+            for page in opened:
+                delays += page.evaluate("window.arenaLive.delays")
+            browser.close()
+    process.wait()
+    wall = time.monotonic() - start
+    watch.stop.set()
+    watch.join()
+    return {"wall": wall, "cpu": watch.last, "delays": delays}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--pages", type=int, default=10)
+    parser.add_argument("--think", type=float, default=0.02, help="Seconds per bot move.")
+    parser.add_argument("--games-per-pairing", type=int, default=8)
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp(prefix="arena-bench-web-"))
+    toml = tournament(folder, args.think, args.games_per_pairing)
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
+    plain = run_arena(toml, folder / "plain", web=False, pages=0)
+    watched = run_arena(toml, folder / "web", web=True, pages=args.pages)
+    delays = sorted(1000 * d for d in watched["delays"])  # type: ignore[union-attr]
+    if not delays:
+        sys.exit("no move reached a page")
+    p99 = delays[min(len(delays) - 1, int(0.99 * len(delays)))]
+    print(f"moves drawn: {len(delays)} over {args.pages} pages "
+          f"({len(delays) // args.pages} per page)")  # fmt: skip
+    print(f"referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
+          f"p99 {p99:.1f} ms, max {delays[-1]:.1f} ms (target p99 < 100 ms)")  # fmt: skip
+    for name, run in (("without web", plain), (f"{args.pages} pages", watched)):
+        print(f"arena CPU {name}: {run['cpu']:.2f} s in {run['wall']:.1f} s wall")
+    extra = (watched["cpu"] - plain["cpu"]) / watched["wall"]  # type: ignore[operator]
+    print(f"extra arena CPU with {args.pages} pages: {100 * extra:.1f} % of one core "
+          "(target < 10 %)")  # fmt: skip
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+if __name__ == "__main__":
+    main()
