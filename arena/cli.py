@@ -163,6 +163,31 @@ def _protocol_settings(base: Any, handshake: float | None, newgame: float | None
     return msgspec.structs.replace(base, **{k: v for k, v in given.items() if v is not None})
 
 
+def _identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) -> str:
+    """A command bot's ``identity`` name, made a valid tournament name; a built-in
+    (or a bot that does not answer ``hello``) keeps the name it has."""
+    import re
+
+    import trio
+
+    from arena.config import NAME_RE
+    from arena.engine import Engine, EngineConfig, EngineError
+
+    name, command, builtin = spec
+    if builtin:
+        return name
+
+    async def ask() -> str:
+        async with Engine(EngineConfig(name=name, command=command)) as engine:
+            try:
+                return (await engine.start(game, variant, check_identity=False)).name
+            except EngineError:
+                return name
+
+    wanted = re.sub(r"[^A-Za-z0-9_.+\-]", "-", trio.run(ask))[:64].lstrip("-.+_")
+    return wanted if NAME_RE.match(wanted) else name
+
+
 def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
     """A built-in bot name (``random`` or ``builtin:random``) or a command line;
     the flag says whether the name is the built-in's (else it is a placeholder
@@ -625,7 +650,10 @@ def sprt(
     from arena.sprt import SprtState, tournament_text
     from arena.tournament import Tournament
 
-    (a, a_cmd, _), (b, b_cmd, _) = _bot_command(first, seed), _bot_command(second, seed + 1)
+    specs = [_bot_command(first, seed), _bot_command(second, seed + 1)]
+    variant_name = variant or get_game(game_name).default_variant
+    (a, a_cmd), (b, b_cmd) = [(_identity_name(spec, game_name, variant_name), spec[1])
+                              for spec in specs]  # fmt: skip
     if a == b:
         a, b = f"{a}-1", f"{b}-2"
     state = SprtState(a, elo0, elo1, alpha, beta, model)

@@ -73,3 +73,19 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
     mine = next(i for i, (role, _) in enumerate(moves) if role == "gold")
     first_go = next(json.loads(line) for line in log.read_text().splitlines() if '"go"' in line)
     assert first_go["history"] == [action for _, action in moves[:mine]]
+
+
+def test_a_command_bot_is_named_by_its_identity_for_sprt_too() -> None:
+    from arena.cli import _bot_command, _identity_name
+
+    spec = _bot_command(f"{sys.executable} {AUTHOR_BOT} --name 'plain c/2'", None)
+    assert spec[0] != "plain-c-2"
+    assert _identity_name(spec, "kamisado", "standard") == "plain-c-2"
+    assert _identity_name(_bot_command("random", 1), "kamisado", "standard") == "random"
+
+
+def test_play_handshake_timeout_is_the_operators() -> None:
+    slow = f"{sys.executable} -c 'import time; time.sleep(5)'"
+    result = CliRunner().invoke(main, ["play", slow, slow, "-q", "--handshake-timeout", "0.5"])
+    assert result.exit_code == 0, result.output
+    assert "result 0-1 time" in result.output and "no answer within 0.500 s" in result.output
