@@ -394,8 +394,6 @@ def run_command(
     from arena.tournament import Observer, Observers, Tournament
 
     config = load_config(tournament_file)
-    if concurrency is not None:
-        config = msgspec.structs.replace(config, concurrency=concurrency)
     protocol = _protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
     config = msgspec.structs.replace(config, protocol=protocol)
     text = Path(tournament_file).read_text(encoding="utf-8")
@@ -422,6 +420,7 @@ def run_command(
         workers=workers,
         backend=backend,
         address=address,
+        concurrency=concurrency,
     )
     try:
         if listen is None:
@@ -448,6 +447,9 @@ def run_command(
     click.echo(
         f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
     )
+    summary = getattr(tournament.pool, "summary", None)
+    if summary is not None:  # the Ray backend: nodes used, nodes and actors lost
+        click.echo(summary())
     _report(tournament.directory, write=not no_report)
 
 

@@ -14,13 +14,18 @@ openings ``file`` are absolute, ``variant`` names a real variant and
 
 from __future__ import annotations
 
+import functools
+import importlib.machinery
+import importlib.util
 import os
 import re
 import shlex
 import shutil
+import sys
 import tomllib
 from collections.abc import Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Literal, get_args
 
 import msgspec
@@ -172,6 +177,9 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     """Where games run: this machine's worker processes, or a Ray cluster (the 'ray' extra)."""
     ray_address: str | None = None
     """A running Ray cluster (``HEAD:6379``) for ``backend = "ray"``; none starts a local one."""
+    ray_connect_timeout: Annotated[float, Meta(gt=0, le=600)] = 5.0
+    """Seconds each step of reaching the cluster may take (connect, greeting) before
+    the run stops with one line instead of waiting on Ray's retries."""
 
     def bot(self, name: str) -> BotConfig:
         for bot in self.bots:
@@ -276,12 +284,39 @@ def _check_time_control(text: str) -> str | None:
 
 
 def _load_builtin() -> Callable[[str], list[str]] | None:
-    """``bots.resolve_builtin`` if the built-in bots package provides it."""
-    try:
-        from bots import resolve_builtin  # type: ignore[attr-defined]
-    except ImportError:
-        return None
-    return resolve_builtin
+    """``resolve_builtin`` of the installed built-in bots package, if there is one.
+
+    Not ``import bots``: where the current folder comes first on ``sys.path`` (a
+    Ray node running in its copy of a shipped working directory), a user's own
+    ``bots/`` folder there would hide the installed package.
+    """
+    module = sys.modules.get("bots")  # imported already: the arena's own (or a test's)
+    if module is None:
+        module = _installed_module("bots")
+    return getattr(module, "resolve_builtin", None)
+
+
+@functools.cache
+def _installed_module(name: str) -> ModuleType | None:
+    """Top-level package ``name`` as installed, skipping the current folder; not
+    entered in ``sys.modules`` (the folder's own ``name`` stays importable)."""
+    here = os.path.realpath(os.getcwd())
+    path = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
+    for finder in sys.meta_path:
+        if finder is importlib.machinery.PathFinder:
+            spec = importlib.machinery.PathFinder.find_spec(name, path)
+        else:
+            find_spec = getattr(finder, "find_spec", None)
+            spec = find_spec(name, None) if find_spec is not None else None
+        if spec is None or spec.loader is None or spec.origin is None:
+            continue  # not here, or a namespace folder: not the package
+        module = importlib.util.module_from_spec(spec)
+        try:
+            spec.loader.exec_module(module)
+        except Exception:  # noqa: BLE001 - a broken package is the same as none
+            return None
+        return module
+    return None
 
 
 class _Validator:

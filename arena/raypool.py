@@ -42,9 +42,11 @@ import queue
 import re
 import socket
 import threading
+import tomllib
 from collections import deque
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import suppress
+from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
 from types import ModuleType
@@ -55,6 +57,7 @@ import trio
 
 from arena.config import ConfigError, TournamentConfig, parse_config
 from arena.events import EventSink, LiveEvent
+from arena.rayconnect import AddressError, check_address, init_ray, routed_logs
 from arena.record import GameRecord
 from arena.runner import GameSlots, WorkItem
 
@@ -74,8 +77,19 @@ IN_FLIGHT = 2
 """Batches outstanding per actor: one playing, one queued behind it, so that the
 actor's slots never idle while the driver hands out the next batch."""
 
-CONNECT_TIMEOUT = 10.0
-"""How long the head node's port may take to accept a connection."""
+INIT_TIMEOUT = 60.0
+"""How long ``ray.init`` may take once the address answered (it ships the working
+directory, if any, to the cluster)."""
+
+CHECK_TIMEOUT = 60.0
+"""How long a new actor may take to start and check its node (a first actor on a
+node may wait for Ray to unpack the working directory there)."""
+
+MAX_START_FAILURES = 5
+"""Actors a seat may fail to start in a row before the run gives up."""
+
+MAX_GAME_LOSSES = 3
+"""Times a game may be lost with its actor before the run gives up."""
 
 CLOSE_TIMEOUT = 10.0
 """How long an actor may take to quit its bots at the end before it is killed."""
@@ -168,7 +182,7 @@ class GameActor:
 
         Done before the first game so that a node without a bot fails the run at
         once with one readable line, instead of every game there ending in a
-        "crash" fault charged to an innocent bot. Returns the node's name.
+        "crash" fault charged to an innocent bot. Returns the node's host name.
         """
         if self._config is None:
             self._config = self._load()
@@ -193,14 +207,16 @@ class GameActor:
                 raise BotMissingError(self._cannot(bot.name, f"folder {bot.cwd} not found"))
         return config
 
-    def _cannot(self, bot: str, what: str) -> str:
-        return f"worker on node {self.node} cannot start bot {bot}: {what}"
+    @staticmethod
+    def _cannot(bot: str, what: str) -> str:
+        """The driver adds "worker on node NODE" (it knows where it placed the actor)."""
+        return f"cannot start bot {bot}: {what}"
 
     def _explain(self, message: str) -> str:
         match = _BOT_KEY_RE.search(message)
         if match:
             return self._cannot(match["name"], match["detail"])
-        return f"worker on node {self.node} cannot load the tournament file: {message}"
+        return f"cannot load the tournament file: {message}"
 
     # -- playing ------------------------------------------------------------------------
 
@@ -339,18 +355,72 @@ def _next_result(ray: ModuleType, generator: Any) -> bytes | None:
     return ray.get(ref)
 
 
+def _first(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseException | None:
+    for exc in group.exceptions:
+        if isinstance(exc, BaseExceptionGroup):
+            found = _first(exc, kind)
+            if found is not None:
+                return found
+        elif isinstance(exc, kind):
+            return exc
+    return None
+
+
+@dataclass(eq=False)
+class Node:
+    """One Ray node as the driver sees it, for placing actors and for messages."""
+
+    id: str
+    label: str
+    """``ADDRESS [first 8 hex digits of the node id]``: addresses repeat on one host."""
+    cpus: int
+    actors: int = 0
+    """Our live actors placed here."""
+    suspect: bool = False
+    """An actor here was lost while Ray still calls the node alive: Ray takes many
+    seconds to notice a killed node, so other nodes are preferred meanwhile."""
+    lost: bool = False
+    raylet: tuple[str, int] | None = None
+    """The node manager's address: whether it still accepts connections tells a
+    dead node from a lost actor long before Ray's health check does."""
+
+    async def answers(self, timeout: float) -> bool:
+        if self.raylet is None:
+            return True
+        try:
+            with trio.fail_after(timeout):
+                stream = await trio.open_tcp_stream(*self.raylet)
+        except (OSError, trio.TooSlowError):
+            return False
+        await stream.aclose()
+        return True
+
+
+class _ActorLost(Exception):
+    """An actor (or its node) is gone; ``args[0]`` says why, in one line."""
+
+
 class RayPool:
     """Runs work items on Ray actors with game slots each; mirrors ``WorkerPool``.
 
     ``processes`` is the number of actors (default: one per cluster CPU, up to
     the concurrency) and ``slots`` the games each plays at once (default: the
-    concurrency spread over the actors). ``address`` names a running cluster
-    (default: the config's ``ray_address``, then ``RAY_ADDRESS``, else a local
-    instance is started and shut down at the end). ``working_dir`` (default:
-    ``ARENA_RAY_WORKING_DIR``) is shipped to every node with Ray's runtime
-    environment; the tournament file must lie inside it, and each actor resolves
-    the bots' commands again in its own copy. ``config``, the caller's resolved
-    config, saves parsing the text again and keeps its overrides (``-j``).
+    concurrency spread over the actors). ``concurrency`` (``-j``) overrides the
+    file's; a file without one plays as many games at once as the cluster has
+    CPUs. ``address`` names a running cluster (default: the config's
+    ``ray_address``, then ``RAY_ADDRESS``, else a local instance is started and
+    shut down at the end). ``working_dir`` (default: ``ARENA_RAY_WORKING_DIR``)
+    is shipped to every node with Ray's runtime environment; the tournament file
+    must lie inside it, and each actor resolves the bots' commands again in its
+    own copy. ``config``, the caller's resolved config, saves parsing the text
+    again. ``log_path`` receives Ray's own log lines (else they are dropped).
+
+    Every Ray failure after joining (an actor that cannot be placed, checked or
+    streamed from) is the loss of an actor, and of its node if Ray says so: its
+    unfinished games go back to the front of the queue and its seat is given to
+    a new actor on a live node with a free CPU, if there is one. A game lost
+    ``MAX_GAME_LOSSES`` times, or a seat that cannot start an actor
+    ``MAX_START_FAILURES`` times in a row, ends the run with one line.
     """
 
     def __init__(
@@ -367,6 +437,9 @@ class RayPool:
         batch: int | None = None,
         config: TournamentConfig | None = None,
         on_event: EventSink | None = None,
+        concurrency: int | None = None,
+        connect_timeout: float | None = None,
+        log_path: Path | None = None,
     ) -> None:
         self.ray = require_ray()
         self.on_event = on_event
@@ -379,6 +452,9 @@ class RayPool:
         self.on_record = on_record
         self.dispatchable = dispatchable
         self.address = address or self.config.ray_address or os.environ.get("RAY_ADDRESS")
+        self.concurrency = concurrency
+        self.connect_timeout = connect_timeout or self.config.ray_connect_timeout
+        self.log_path = log_path
         working_dir = working_dir or os.environ.get("ARENA_RAY_WORKING_DIR") or None
         self.working_dir = str(Path(working_dir).resolve()) if working_dir else None
         self.rebase: str | None = None
@@ -394,43 +470,91 @@ class RayPool:
         self.delivered: set[str] = set()
         """Game keys passed to ``on_record``: a game played twice is reported once."""
         self.duplicates = 0
-        self.requeued = 0
-        """Games handed out again because their actor died."""
+        self.requeued_games: set[str] = set()
+        """Games handed out again because their actor was lost (each counted once)."""
+        self.actors_lost = 0
+        self.losses: dict[str, int] = {}
+        """Game key -> how many times it was lost with its actor."""
         self.actors: list[Any] = []
+        self.cluster: dict[str, Node] = {}
+        """Node id -> what we know of it."""
         self.nodes: dict[str, int] = {}
-        """Node name -> actors started there, for messages and tests."""
+        """Node label -> actors started (and checked) there, for messages and tests."""
         self.started_ray = False
         self.startup_seconds = 0.0
         """Connecting, starting the first actors and checking their nodes (for benchmarks)."""
+        self.planned = 0
+        """Actors asked for (seats): the concurrency over the slots per actor."""
         self._limiter = trio.CapacityLimiter(8)
         self._actor_class: Any = None
         self._actor_cpus = 1.0
         self._slots_each = 1
+        self._placement = trio.Lock()
+        self._started = 0.0
+        self._playing = 0
+        """Seats with a live actor; a seat without room waits for one of them."""
+        self._freed = trio.Event()
+        """Set (and replaced) whenever an actor is removed: a CPU may be free."""
 
     # ------------------------------------------------------------------ public
 
+    @property
+    def requeued(self) -> int:
+        return len(self.requeued_games)
+
+    @property
+    def nodes_lost(self) -> list[Node]:
+        return [node for node in self.cluster.values() if node.lost]
+
+    def summary(self) -> str:
+        """One line for the end of a run: where games ran and what was lost."""
+        line = f"ray: {sum(self.nodes.values())} actors on {len(self.nodes)} nodes"
+        lost = self.nodes_lost
+        line += f"; nodes lost: {len(lost)}"
+        if lost:
+            line += f" ({', '.join(node.label for node in lost)})"
+        return f"{line}; actors lost: {self.actors_lost}; games re-queued: {self.requeued}"
+
     async def run(self, items: list[WorkItem]) -> None:
-        """Play every item; return when all are done (re-queuing a dead actor's items)."""
+        """Play every item; return when all are done (re-queuing lost actors' items)."""
         self.queue.extend(items)
         if not self.queue:
             return
-        started = trio.current_time()
+        with routed_logs(self.ray, self.log_path):
+            await self._run()
+
+    async def _run(self) -> None:
+        self._started = trio.current_time()
         if self.address:
-            await self._probe(self.address)
+            try:
+                await check_address(self.address, self.connect_timeout)
+            except AddressError as exc:
+                raise RayBackendError(str(exc)) from None
         # A Ctrl-C while Ray starts abandons the thread: a local instance started
         # meanwhile dies with this process (Ray's reaper), a connection just ends.
-        self.started_ray = await trio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
+        with trio.move_on_after(INIT_TIMEOUT) as init_scope:
+            self.started_ray = await trio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
+        if init_scope.cancelled_caught:
+            raise RayBackendError(
+                f"joining the Ray cluster at {self.address} took over {INIT_TIMEOUT:g} s; gave up"
+            )
         try:
-            count = self._plan(len(self.queue))
-            self._limiter.total_tokens = max(8, (IN_FLIGHT + 2) * count)
-            actors = [self._new_actor() for _ in range(count)]
-            # Check every node before the first game, outside any nursery, so
-            # that a missing bot is one plain error.
-            await self._check(actors)
-            self.startup_seconds = trio.current_time() - started
-            async with trio.open_nursery() as nursery:
-                for actor in actors:
-                    nursery.start_soon(self._drive, actor)
+            await self._refresh()
+            seats = self._plan(len(self.queue))
+            self.planned = seats
+            self._limiter.total_tokens = max(8, (IN_FLIGHT + 2) * seats)
+            try:
+                async with trio.open_nursery() as nursery:
+                    for _ in range(seats):
+                        nursery.start_soon(self._seat)
+            except BaseExceptionGroup as group:
+                first = _first(group, RayBackendError)
+                if first is not None:
+                    raise first from None
+                raise
+            if self.queue:
+                unplayed = sum(len(item.numbers) for item in self.queue)
+                raise RayBackendError(self._no_node_left(unplayed))
         finally:
             with trio.CancelScope(shield=True):
                 self.kill_all()
@@ -446,23 +570,6 @@ class RayPool:
         self.actors.clear()
 
     # ------------------------------------------------------------------ setup
-
-    @staticmethod
-    async def _probe(address: str) -> None:
-        """Fail fast on an unreachable ``HOST:PORT``: ``ray.init`` would retry for minutes."""
-        host, sep, port = address.rpartition(":")
-        if not sep or not port.isdigit() or "://" in address or not host:
-            return  # "auto", "ray://..." and the like: leave them to Ray
-        try:
-            with trio.fail_after(CONNECT_TIMEOUT):
-                stream = await trio.open_tcp_stream(host.strip("[]"), int(port))
-        except (OSError, trio.TooSlowError) as exc:
-            reason = "no answer" if isinstance(exc, trio.TooSlowError) else exc.strerror or exc
-            raise RayBackendError(
-                f"cannot reach the Ray cluster at {address}: {reason} (is 'ray start --head' "
-                "running there, and is the port open?)"
-            ) from None
-        await stream.aclose()
 
     def _connect(self) -> bool:
         """Join the cluster at ``address`` or start a local instance; True if we started it."""
@@ -488,13 +595,15 @@ class RayPool:
         logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
         if self.address:
             try:
-                ray.init(address=self.address, **options)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
+                init_ray(ray, self.address, **options)
+            except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line
                 hint = ""
-                if "RAY_AUTH_MODE" not in os.environ:
+                if isinstance(exc, ray.exceptions.AuthenticationError) or re.search(
+                    r"(?i)unauthenticated|auth(entication)? token", str(exc)
+                ):
                     hint = (
-                        " (a cluster with token authentication needs its token here: copy the "
-                        "head's ~/.ray/auth_token and set RAY_AUTH_MODE=token)"
+                        " (this cluster uses token authentication: copy the head's "
+                        "~/.ray/auth_token here and set RAY_AUTH_MODE=token)"
                     )
                 raise RayBackendError(
                     f"cannot connect to the Ray cluster at {self.address}: "
@@ -502,28 +611,72 @@ class RayPool:
                 ) from None
         else:
             cpus = max(self.processes or 0, os.cpu_count() or 1)
-            ray.init(num_cpus=cpus, include_dashboard=False, **options)
+            init_ray(ray, None, num_cpus=cpus, include_dashboard=False, **options)
         return True
+
+    def _concurrency(self, cpus: int) -> int:
+        """``-j``, else the file's ``concurrency``, else the cluster's CPUs."""
+        if self.concurrency is not None:
+            return self.concurrency
+        try:
+            in_file = "concurrency" in tomllib.loads(self.config_text)
+        except tomllib.TOMLDecodeError:
+            in_file = True
+        return self.config.concurrency if in_file else cpus
 
     def _plan(self, work: int) -> int:
         """Actors and slots per actor for ``work`` pair tasks, from the cluster's CPUs."""
-        cpus = max(1, int(self.ray.cluster_resources().get("CPU", 1)))
-        concurrency = max(1, min(self.config.concurrency, work))
+        cpus = max(1, sum(node.cpus for node in self.cluster.values() if not node.lost))
+        concurrency = max(1, min(self._concurrency(cpus), work))
         count = self.processes or min(concurrency, cpus)
         count = max(1, min(count, work))
         self._slots_each = self.slots or -(-concurrency // count)
         # More actors than CPUs (asked for explicitly) share them rather than wait forever.
-        self._actor_cpus = 1.0 if count <= cpus else cpus / count
+        self._actor_cpus = 1.0 if count <= cpus else 0.0
         return count
 
-    def _new_actor(self) -> Any:
+    async def _refresh(self) -> None:
+        """Update :attr:`cluster` from Ray's node table (new nodes, nodes Ray calls dead)."""
+        try:
+            table = await self._wait(self.ray.nodes)
+        except Exception as exc:  # noqa: BLE001 - the head is gone: nothing can go on
+            raise RayBackendError(f"lost the Ray cluster: {_one_line(str(exc))}") from None
+        for entry in table:
+            node_id = entry.get("NodeID", "")
+            known = self.cluster.get(node_id)
+            if not entry.get("Alive"):
+                if known is not None:
+                    known.lost = True
+                continue
+            if known is None:
+                address = entry.get("NodeName") or entry.get("NodeManagerAddress") or "?"
+                cpus = int(entry.get("Resources", {}).get("CPU", 0))
+                node = Node(node_id, f"{address} [{node_id[:8]}]", cpus)
+                port = entry.get("NodeManagerPort")
+                if entry.get("NodeManagerAddress") and isinstance(port, int) and port > 0:
+                    node.raylet = (entry["NodeManagerAddress"], port)
+                self.cluster[node_id] = node
+
+    def _choose(self) -> Node | None:
+        """A live node with room for one more actor; nodes without a recent loss first."""
+        live = [node for node in self.cluster.values() if not node.lost and node.cpus > 0]
+        if self._actor_cpus:
+            live = [node for node in live if node.actors < node.cpus]
+        if not live:
+            return None
+        return min(live, key=lambda node: (node.suspect, node.actors / node.cpus, -node.cpus))
+
+    def _new_actor(self, node: Node) -> Any:
         ray = self.ray
         if self._actor_class is None:
             self._actor_class = ray.remote(GameActor)
+        from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
+
         options: dict[str, Any] = {
             "num_cpus": self._actor_cpus,
             "max_concurrency": IN_FLIGHT + 2,
-            "scheduling_strategy": "SPREAD",
+            # Placed by the driver, which knows which nodes just lost an actor.
+            "scheduling_strategy": NodeAffinitySchedulingStrategy(node.id, soft=False),
             "max_restarts": 0,
         }
         config = _encoder.encode(self.config) if self.rebase is None else b""
@@ -531,18 +684,27 @@ class RayPool:
             config, self.config_text, self.rebase, self._slots_each, self.on_event is not None
         )
         self.actors.append(actor)
+        node.actors += 1
         return actor
 
-    async def _check(self, actors: list[Any]) -> None:
-        """Every actor's :meth:`GameActor.check`; a failure becomes a one-line error."""
+    async def _check(self, actor: Any, node: Node) -> None:
+        """The actor's :meth:`GameActor.check`: a missing bot is one line for the whole run;
+        any other failure is the actor's loss (:class:`_ActorLost`)."""
         ray = self.ray
-        refs = [actor.check.remote() for actor in actors]
         try:
-            nodes = await self._wait(ray.get, refs)
+            await self._wait(partial(ray.get, timeout=CHECK_TIMEOUT), actor.check.remote())
         except ray.exceptions.RayTaskError as exc:
-            raise RayBackendError(_one_line(str(exc.cause))) from None
-        for node in nodes:
-            self.nodes[node] = self.nodes.get(node, 0) + 1
+            if isinstance(exc.cause, BotMissingError):
+                raise RayBackendError(
+                    f"worker on node {node.label} {_one_line(str(exc.cause))}"
+                ) from None
+            raise _ActorLost(_one_line(str(exc.cause))) from None
+        except Exception as exc:  # noqa: BLE001 - every Ray failure is a loss
+            if isinstance(exc, ray.exceptions.GetTimeoutError):
+                raise _ActorLost(f"not started within {CHECK_TIMEOUT:g} s") from None
+            raise _ActorLost(_reason(exc)) from None
+        node.suspect = False
+        self.nodes[node.label] = self.nodes.get(node.label, 0) + 1
 
     async def _wait(self, fn: Callable[..., Any], *args: Any) -> Any:
         """``fn(*args)``, a blocking Ray call, in a thread: the trio loop keeps running."""
@@ -550,57 +712,82 @@ class RayPool:
             partial(fn, *args), limiter=self._limiter, abandon_on_cancel=True
         )
 
+    async def _lose(self, actor: Any, node: Node, reason: str) -> None:
+        """Count an actor's loss, and its node's if Ray says (or will say) it is gone."""
+        self.actors_lost += 1
+        self._forget(actor, node)
+        await self._refresh()
+        if node.lost:
+            return
+        if "node has died" in reason or not await node.answers(self.connect_timeout):
+            node.lost = True
+        else:
+            node.suspect = True  # alive for now, but prefer other nodes
+
+    def _no_node_left(self, unplayed: int) -> str:
+        lost = ", ".join(node.label for node in self.nodes_lost) or "none"
+        return (
+            f"no Ray node is left to play the {unplayed} remaining games "
+            f"(nodes lost: {lost}); run the same command again to resume"
+        )
+
     # ------------------------------------------------------------------ driving
 
-    def _take(self, count: int) -> list[WorkItem]:
-        batch: list[WorkItem] = []
-        while self.queue and len(batch) < count:
-            item = self.queue.popleft()
-            if self.dispatchable(item):
-                batch.append(item)
-        return batch
-
-    async def _drive(self, actor: Any) -> None:
-        """Keep one actor slot busy until the queue is empty; replace the actor if it dies.
-
-        Three deaths in a row without a finished game are a fault of the cluster
-        or the arena, not of a bot: give up loudly.
-        """
+    async def _seat(self) -> None:
+        """One actor's place: start and check an actor on a live node, keep it busy until
+        the queue is empty, and start another if it is lost."""
         failures = 0
-        while True:
-            died, progressed = await self._serve(actor)
-            if not died:
-                await self._retire(actor)
-                return
-            self._forget(actor)
-            failures = 0 if progressed else failures + 1
-            if failures >= 3:
-                raise RayBackendError("a Ray actor died three times without finishing a game")
-            if not self.queue:
-                return
-            actor = self._new_actor()
+        last = ""
+        while self.queue:
+            async with self._placement:
+                await self._refresh()
+                node = self._choose()
+                if node is not None:
+                    actor = self._new_actor(node)
+                    self._playing += 1
+            if node is None:
+                if not self._playing:
+                    return  # no live node has room and no actor is left to free one
+                # Wait for another seat's actor to finish or be lost: lost games
+                # re-queued meanwhile may need this seat.
+                await self._freed.wait()
+                continue
             try:
-                await self._check([actor])
-            except self.ray.exceptions.RayActorError:
-                continue  # died before playing: counts as one more failure below
+                await self._check(actor, node)
+            except _ActorLost as lost:
+                last = f"node {node.label}: {lost.args[0]}"
+                await self._lose(actor, node, lost.args[0])
+                failures += 1
+                if failures >= MAX_START_FAILURES:
+                    raise RayBackendError(
+                        f"could not start a game actor {failures} times in a row (last on {last})"
+                    ) from None
+                continue
             except BaseException:
-                self._forget(actor)
+                self._forget(actor, node)
                 raise
+            failures = 0
+            if not self.startup_seconds:
+                self.startup_seconds = trio.current_time() - self._started
+            reason = await self._serve(actor, node)
+            if reason is None:
+                await self._retire(actor, node)
+                return
+            await self._lose(actor, node, reason)
 
-    async def _serve(self, actor: Any) -> tuple[bool, bool]:
-        """Feed ``actor`` batches until the queue is empty. Returns (died, progressed)."""
-        state = {"died": False, "progressed": False}
+    async def _serve(self, actor: Any, node: Node) -> str | None:
+        """Feed ``actor`` batches until the queue is empty. Returns why it was lost, if it was."""
+        state: dict[str, str | None] = {"lost": None}
         async with trio.open_nursery() as nursery:
             for _ in range(IN_FLIGHT):
-                nursery.start_soon(self._lane, actor, state)
-        return state["died"], state["progressed"]
+                nursery.start_soon(self._lane, actor, node, state)
+        return state["lost"]
 
-    async def _lane(self, actor: Any, state: dict[str, bool]) -> None:
+    async def _lane(self, actor: Any, node: Node, state: dict[str, str | None]) -> None:
         """One in-flight batch at a time: send it, store its games as they stream back."""
         ray = self.ray
-        lost_errors = (ray.exceptions.RayActorError, ray.exceptions.ObjectLostError)
         size = self.batch or self._slots_each
-        while not state["died"]:
+        while state["lost"] is None:
             batch = self._take(size)
             if not batch:
                 return
@@ -616,19 +803,40 @@ class RayPool:
                             self.on_event(event)
                     for result in results:
                         left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
-                        state["progressed"] = True
                         await self._deliver(result)
-            except lost_errors:
-                state["died"] = True
-                lost = [WorkItem(item.task, sorted(n)) for item, n in left.values() if n]
-                self.queue.extendleft(reversed(lost))
-                self.requeued += sum(len(item.numbers) for item in lost)
+            except Exception as exc:  # noqa: BLE001 - every Ray failure is a loss
+                if not isinstance(exc, ray.exceptions.RayError):
+                    raise
+                reason = _reason(exc)
+                if state["lost"] is None:
+                    state["lost"] = reason
+                self._requeue([WorkItem(item.task, sorted(n)) for item, n in left.values() if n],
+                              node, reason)  # fmt: skip
                 return
-            except ray.exceptions.RayTaskError as exc:
-                raise RayBackendError(_one_line(str(exc.cause))) from None
             unfinished = sum(len(n) for _, n in left.values())
             if unfinished:
                 raise RayBackendError(f"an actor ended a batch with {unfinished} games unplayed")
+
+    def _take(self, count: int) -> list[WorkItem]:
+        batch: list[WorkItem] = []
+        while self.queue and len(batch) < count:
+            item = self.queue.popleft()
+            if self.dispatchable(item):
+                batch.append(item)
+        return batch
+
+    def _requeue(self, lost: list[WorkItem], node: Node, reason: str) -> None:
+        """Put a lost actor's unfinished games back at the front of the queue."""
+        for item in lost:
+            for key in (item.task.game_key(n) for n in item.numbers):
+                self.requeued_games.add(key)
+                self.losses[key] = count = self.losses.get(key, 0) + 1
+                if count >= MAX_GAME_LOSSES:
+                    raise RayBackendError(
+                        f"game {key} was lost with its actor {count} times (last on node "
+                        f"{node.label}: {reason}); giving up"
+                    )
+        self.queue.extendleft(reversed(lost))
 
     async def _deliver(self, result: Result) -> None:
         if result.key in self.delivered:
@@ -637,15 +845,32 @@ class RayPool:
         self.delivered.add(result.key)
         await self.on_record(result.key, result.pair_key, result.record)
 
-    async def _retire(self, actor: Any) -> None:
+    async def _retire(self, actor: Any, node: Node) -> None:
         """End of the work: let the actor quit its bots cleanly, then remove it."""
         with trio.move_on_after(CLOSE_TIMEOUT + 2):
-            with suppress(Exception):
+            try:
                 await self._wait(self.ray.get, actor.close.remote())
-        self._forget(actor)
+            except Exception as exc:  # noqa: BLE001 - lost on the way out: count it
+                if isinstance(exc, self.ray.exceptions.RayError):
+                    await self._lose(actor, node, _reason(exc))
+                    return
+        self._forget(actor, node)
 
-    def _forget(self, actor: Any) -> None:
+    def _forget(self, actor: Any, node: Node) -> None:
         with suppress(Exception):
             self.ray.kill(actor, no_restart=True)
         with suppress(ValueError):
             self.actors.remove(actor)
+            node.actors -= 1
+            self._playing -= 1
+            self._freed.set()
+            self._freed = trio.Event()
+
+
+def _reason(exc: BaseException) -> str:
+    """The gist of a Ray error in one line (Ray's messages run over many lines)."""
+    cause = getattr(exc, "cause", None)
+    text = str(cause if isinstance(cause, BaseException) else exc)
+    if "node has died" in text or "its node" in text:
+        return "its node has died"
+    return _one_line(f"{type(exc).__name__}: {text}")[:300]

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import msgspec
 import trio
 
 from arena.config import ConfigError, TournamentConfig
@@ -170,7 +171,12 @@ class Tournament:
         stop_when: Callable[[str, str, GameRecord], bool] | None = None,
         backend: str | None = None,
         address: str | None = None,
+        concurrency: int | None = None,
     ) -> None:
+        if concurrency is not None:
+            config = msgspec.structs.replace(config, concurrency=concurrency)
+        self.concurrency = concurrency
+        """``-j``: overrides the file's (on Ray, a file without one uses the cluster's CPUs)."""
         self.config = config
         self.backend = backend or config.backend
         """``local`` (this machine's worker processes) or ``ray`` (``arena/raypool.py``)."""
@@ -303,6 +309,8 @@ class Tournament:
                 address=self.address,
                 config=self.config,
                 on_event=on_event,
+                concurrency=self.concurrency,
+                log_path=self.directory / "ray.log",
             )
             await self.pool.run(work)
             return

@@ -1,19 +1,32 @@
-"""The Ray backend (``arena/raypool.py``) on a local Ray instance with 2 CPUs.
+"""The Ray backend (``arena/raypool.py``) on a real three-node Ray cluster.
 
-Ray starts once for the module (a few seconds) and is shut down at its end.
+One ``ray.cluster_utils.Cluster`` for the whole module: a head and two worker
+nodes on 127.0.0.1, one CPU each, started once (Ray start-up takes seconds).
+Tests that remove a worker node add a fresh one afterwards. Ray's health check
+is tightened so that a killed node is declared dead within a few seconds
+(the default takes about 15).
+
 The bots are deterministic functions of the position, so a tournament's stored
-games do not depend on which process played them, or in what order: the Ray
-run must store exactly what the local runner stores.
+games do not depend on which process or node played them, or in what order: a
+Ray run must store exactly what the local runner stores, also when nodes die.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import logging
 import os
+import re
+import socket
 import stat
+import subprocess
 import sys
+import threading
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -24,12 +37,23 @@ from click.testing import CliRunner  # noqa: E402
 from procs import wait_none_with  # noqa: E402
 
 from arena.config import parse_config  # noqa: E402
+from arena.rayconnect import init_ray  # noqa: E402
 from arena.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
 from arena.record import GameRecord  # noqa: E402
 from arena.runner import WorkItem  # noqa: E402
 from arena.schedule import build_schedule  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.tournament import Tournament  # noqa: E402
+
+LOOPBACK = "127.0.0.1"
+HEALTH_CHECK = {
+    "health_check_initial_delay_ms": 0,
+    "health_check_period_ms": 1000,
+    "health_check_timeout_ms": 1000,
+    "health_check_failure_threshold": 3,
+    # The machine is shared: another program's memory must not make Ray kill ours.
+    "memory_monitor_refresh_ms": 0,
+}
 
 # Picks its action from a stable hash of the position (and a per-bot salt), so
 # that the same position always gets the same answer, in any process.
@@ -45,26 +69,56 @@ run(choose, name="hash")
 
 
 @pytest.fixture(scope="module", autouse=True)
-def ray_instance():
-    """One local Ray instance for the whole module: starting Ray takes seconds."""
-    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False,
-             logging_level=logging.WARNING)  # fmt: skip
+def cluster() -> Iterator[Any]:
+    """A head and two worker nodes on loopback, this process joined as a driver."""
+    from ray.cluster_utils import Cluster
+
+    cluster = Cluster(
+        initialize_head=True,
+        head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False,
+                        "_system_config": HEALTH_CHECK},
+    )  # fmt: skip
     try:
-        yield
+        for _ in range(2):
+            cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK)
+        cluster.wait_for_nodes()
+        init_ray(ray, cluster.address, log_to_driver=False, logging_level=logging.WARNING)
+        yield cluster
     finally:
         ray.shutdown()
+        cluster.shutdown()
+
+
+def restore(cluster: Any) -> None:
+    """Back to two live worker nodes (and Ray knowing the removed one is dead)."""
+    while len(cluster.worker_nodes) < 2:
+        cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK)
+    cluster.wait_for_nodes()
+
+
+def live_cpus() -> int:
+    return sum(int(n["Resources"].get("CPU", 0)) for n in ray.nodes() if n["Alive"])
 
 
 def write_tournament(
-    folder: Path, *, games: int = 4, bots: int = 3, name: str = "ray-test"
+    folder: Path,
+    *,
+    games: int = 4,
+    bots: int = 3,
+    name: str = "ray-test",
+    concurrency: int | None = 2,
+    bot_path: str = "hash_bot.py",
+    extra_bots: str = "",
 ) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
-    bot = folder / "hash_bot.py"
+    bot = folder / bot_path
+    bot.parent.mkdir(parents=True, exist_ok=True)
     bot.write_text(HASH_BOT)
     bot.chmod(bot.stat().st_mode | stat.S_IXUSR)
     tables = "".join(
-        f'[[bots]]\nname = "h{i}"\ncommand = ["./hash_bot.py", "salt{i}"]\n' for i in range(bots)
+        f'[[bots]]\nname = "h{i}"\ncommand = ["./{bot_path}", "salt{i}"]\n' for i in range(bots)
     )
+    setting = f"concurrency = {concurrency}" if concurrency is not None else ""
     toml = folder / "t.toml"
     toml.write_text(
         f"""
@@ -72,11 +126,11 @@ name = "{name}"
 variant = "single"
 tc = "60+1"
 games_per_pairing = {games}
-concurrency = 2
+{setting}
 seed = 11
 [openings]
 plies = 2
-{tables}"""
+{tables}{extra_bots}"""
     )
     return toml
 
@@ -97,7 +151,7 @@ def stored(directory: Path) -> dict[str, tuple[object, ...]]:
 
 
 def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
-    toml = write_tournament(tmp_path / "t")
+    toml = write_tournament(tmp_path / "t", concurrency=None)
     local = tournament(toml, tmp_path / "local", workers=1)
     local_outcome = trio.run(local.run)
     local.close()
@@ -111,6 +165,9 @@ def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
     assert stored(ray_outcome.directory) == expected
     assert ray_outcome.progress.done == ray_outcome.progress.played_now == 12
     assert on_ray.pool is not None and not on_ray.pool.actors  # every actor retired
+    # No concurrency in the file: one game slot per cluster CPU, one actor on each node.
+    assert on_ray.pool.planned == 3 and sorted(on_ray.pool.nodes.values()) == [1, 1, 1]
+    assert on_ray.pool.summary().endswith("nodes lost: 0; actors lost: 0; games re-queued: 0")
     assert not {r for _, (_, _, _, r) in expected.items() if r in ("crash", "time", "protocol")}
     wait_none_with(str(tmp_path))
 
@@ -255,7 +312,7 @@ def test_config_names_the_backend(tmp_path: Path) -> None:
 
 
 # Run in a fresh process: Ray ships a local working directory only when it is
-# given to ray.init, and the module's instance is already up without one.
+# given to ray.init, and this module's driver is connected already without one.
 WORKING_DIR_DRIVER = """
 import json, sys
 from pathlib import Path
@@ -265,26 +322,30 @@ from arena.raypool import RayPool
 from arena.runner import WorkItem
 from arena.schedule import build_schedule
 
-toml = Path(sys.argv[1])
+toml, address = Path(sys.argv[1]), sys.argv[2]
 text = toml.read_text()
 tails = {}
 
 async def on_record(key, pair_key, record):
     tails[key] = [record.reason, record.stderr_tails]
 
-pool = RayPool(text, str(toml), processes=1, on_record=on_record, working_dir=str(toml.parent))
+pool = RayPool(text, str(toml), on_record=on_record, working_dir=str(toml.parent),
+               address=address)
 trio.run(pool.run, [WorkItem(t, [1, 2]) for t in build_schedule(parse_config(text, toml))])
-print(json.dumps(tails))
+print(json.dumps({"tails": tails, "nodes": len(pool.nodes)}))
 """
 
 
-def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(tmp_path: Path) -> None:
-    import json
-    import subprocess
-
+def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
+    tmp_path: Path, cluster: Any
+) -> None:
+    """The README's layout: the bots in a ``bots/`` folder of the shipped folder,
+    next to a built-in bot, which must still come from the installed package."""
     project = tmp_path / "project"
-    toml = write_tournament(project, games=2, bots=2)
-    bot = project / "hash_bot.py"
+    random_bot = '[[bots]]\nname = "r"\ncommand = ["builtin:random", "--seed", "3"]\n'
+    toml = write_tournament(project, games=2, bots=2, bot_path="bots/hash_bot.py",
+                            extra_bots=random_bot)  # fmt: skip
+    bot = project / "bots" / "hash_bot.py"
     # The bot names the file it runs from, on stderr, which the record keeps.
     bot.write_text(bot.read_text().replace(
         "run(choose", "sys.stderr.write(__file__ + '\\n'); sys.stderr.flush()\nrun(choose"
@@ -292,14 +353,208 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(tmp_path: Path)
     driver = tmp_path / "driver.py"
     driver.write_text(WORKING_DIR_DRIVER)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    proc = subprocess.run([sys.executable, str(driver), str(toml)], capture_output=True,
-                          text=True, timeout=120, env=env)  # fmt: skip
+    proc = subprocess.run([sys.executable, str(driver), str(toml), cluster.address],
+                          capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
     assert proc.returncode == 0, proc.stderr[-3000:]
-    tails = json.loads(proc.stdout.strip().splitlines()[-1])
-    assert len(tails) == 2
+    out = json.loads(proc.stdout.strip().splitlines()[-1])
+    tails = out["tails"]
+    assert len(tails) == 6 and out["nodes"] == 2  # 3 pairings x 2 games, concurrency 2
     assert not {reason for reason, _ in tails.values()} & {"crash", "protocol", "time"}
     # A bot writes its path once, at start: into the tail of the first game it plays.
     ran = {t.strip() for _, stderr_tails in tails.values() for t in stderr_tails if t.strip()}
     assert ran
     for path in ran:
-        assert path.endswith("/hash_bot.py") and not path.startswith(str(project)), path
+        assert path.endswith("/bots/hash_bot.py") and not path.startswith(str(project)), path
+
+
+# ------------------------------------------------------------------ nodes lost
+
+
+def scheduled(toml: Path) -> set[str]:
+    config = parse_config(toml.read_text(), toml)
+    return {key for task in build_schedule(config) for key in task.game_keys}
+
+
+def assert_every_game_once(toml: Path, outcome: Any) -> None:
+    keys = scheduled(toml)
+    with Store.open_existing(outcome.directory) as store:
+        assert store.finished_keys() == keys
+        assert store.count() == len(keys)
+    assert outcome.complete
+    assert outcome.progress.done == outcome.progress.played_now == len(keys)
+
+
+def remove_a_worker(cluster: Any, pool: RayPool, node_id: str | None = None) -> str:
+    """SIGKILL a worker node (``node_id``, else one hosting an actor); its label."""
+    workers = {node.node_id: node for node in cluster.worker_nodes}
+    if node_id is None:
+        node_id = next(n.id for n in pool.cluster.values() if n.actors and n.id in workers)
+    cluster.remove_node(workers[node_id], allow_graceful=False)
+    return pool.cluster[node_id].label
+
+
+def run_losing_a_node(
+    tmp_path: Path, cluster: Any, when: Callable[[int, int], bool]
+) -> tuple[Path, Any, RayPool, list[str]]:
+    """A 24-game round robin on three actors; a worker node is killed after a
+    stored game when ``when(played, total)``."""
+    toml = write_tournament(tmp_path / "t", games=8, concurrency=None)
+    run = tournament(toml, tmp_path / "results", backend="ray")
+    store_game = run._store_game
+    removed: list[str] = []
+
+    async def store_then_kill(key: str, pair_key: str, record: GameRecord) -> None:
+        await store_game(key, pair_key, record)
+        if not removed and when(run.progress.played_now, run.progress.total):
+            assert run.pool is not None
+            removed.append(remove_a_worker(cluster, run.pool))
+
+    run._store_game = store_then_kill  # type: ignore[method-assign]
+    try:
+        outcome = trio.run(run.run)
+    finally:
+        run.close()
+        restore(cluster)
+    assert isinstance(run.pool, RayPool)
+    return toml, outcome, run.pool, removed
+
+
+def test_a_node_lost_at_start_up_costs_no_game(
+    tmp_path: Path, cluster: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The node dies while its actor is being checked: the run goes on without it."""
+    toml = write_tournament(tmp_path / "t", games=8, concurrency=None)
+    removed: list[str] = []
+    check = RayPool._check
+
+    async def kill_then_check(pool: RayPool, actor: Any, node: Any) -> None:
+        if not removed and node.id in {n.node_id for n in cluster.worker_nodes}:
+            removed.append(remove_a_worker(cluster, pool, node.id))
+        await check(pool, actor, node)
+
+    monkeypatch.setattr(RayPool, "_check", kill_then_check)
+    run = tournament(toml, tmp_path / "results", backend="ray")
+    try:
+        outcome = trio.run(run.run)
+    finally:
+        run.close()
+        restore(cluster)
+    pool = run.pool
+    assert isinstance(pool, RayPool) and removed
+    assert_every_game_once(toml, outcome)
+    assert [node.label for node in pool.nodes_lost] == removed
+    assert removed[0] not in pool.nodes  # no actor ever checked there
+    # Its actor was lost before it had any work: nothing to re-queue.
+    assert (pool.actors_lost, pool.requeued) == (1, 0)
+    assert pool.summary().endswith(
+        f"nodes lost: 1 ({removed[0]}); actors lost: 1; games re-queued: 0"
+    )
+    wait_none_with(str(tmp_path))
+
+
+def test_a_node_lost_mid_run_loses_no_game_and_doubles_none(tmp_path: Path, cluster: Any) -> None:
+    toml, outcome, pool, removed = run_losing_a_node(
+        tmp_path, cluster, lambda played, total: played == total // 3
+    )
+    assert removed
+    assert_every_game_once(toml, outcome)
+    assert [node.label for node in pool.nodes_lost] == removed
+    assert pool.actors_lost == 1
+    # What the lost actor held: its two batches of pair tasks, two games each.
+    assert 0 < pool.requeued <= 2 * 2 * pool._slots_each
+    # No replacement went to the dead node (every other CPU was busy: none at all).
+    assert pool.nodes[removed[0]] == 1
+    wait_none_with(str(tmp_path))
+
+
+def test_a_node_lost_near_the_end_loses_no_game(tmp_path: Path, cluster: Any) -> None:
+    toml, outcome, pool, removed = run_losing_a_node(
+        tmp_path, cluster, lambda played, total: played == total - 3
+    )
+    assert removed
+    assert_every_game_once(toml, outcome)
+    assert [node.label for node in pool.nodes_lost] == removed, (pool.summary(), pool.cluster)
+    assert pool.actors_lost == 1 and pool.nodes[removed[0]] == 1
+    wait_none_with(str(tmp_path))
+
+
+# ------------------------------------------------------------------ addresses
+
+
+def run_pool(toml: Path, address: str, **kwargs: Any) -> RayPool:
+    text = toml.read_text()
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        raise AssertionError("no game should be played")
+
+    pool = RayPool(text, str(toml), on_record=on_record, address=address, **kwargs)
+    items = [WorkItem(task, [1, 2]) for task in build_schedule(parse_config(text, toml))]
+    trio.run(pool.run, items)
+    return pool
+
+
+@pytest.mark.parametrize("address", ["foo:bar", "head", "head:0", ":6379", "head:6379:1"])
+def test_a_malformed_address_is_one_line_without_hints(tmp_path: Path, address: str) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    start = time.monotonic()
+    with pytest.raises(RayBackendError) as info:
+        run_pool(toml, address)
+    assert time.monotonic() - start < 10
+    message = str(info.value)
+    assert message.startswith(f"bad Ray cluster address {address!r}: expected HOST:PORT")
+    assert "\n" not in message and "token" not in message
+
+
+def test_a_listener_that_is_not_ray_is_one_line_within_seconds(tmp_path: Path) -> None:
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    listener = socket.create_server((LOOPBACK, 0))
+    held: list[socket.socket] = []
+
+    def accept() -> None:  # accepts and says nothing, as a stuck server would
+        with contextlib.suppress(OSError):
+            while True:
+                held.append(listener.accept()[0])
+
+    threading.Thread(target=accept, daemon=True).start()
+    address = f"{LOOPBACK}:{listener.getsockname()[1]}"
+    start = time.monotonic()
+    try:
+        with pytest.raises(RayBackendError) as info:
+            run_pool(toml, address, connect_timeout=2)
+    finally:
+        listener.close()
+        for conn in held:
+            conn.close()
+    assert time.monotonic() - start < 10
+    message = str(info.value)
+    assert message.startswith(f"{address} answers but is not a Ray cluster")
+    assert "\n" not in message and "token" not in message
+
+
+def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> None:
+    """``--address 127.0.0.1:PORT`` of a cluster bound to loopback: it joins (Ray alone
+    would swap in the host's external address and retry for minutes), plays as many
+    games at once as the cluster has CPUs, and keeps Ray's lines out of the output."""
+    assert cluster.address.startswith(f"{LOOPBACK}:")
+    toml = write_tournament(tmp_path / "t", games=2, concurrency=None, name="loopback")
+    arena = Path(sys.executable).with_name("arena")
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    start = time.monotonic()
+    proc = subprocess.run(
+        [str(arena), "run", str(toml), "--backend", "ray", "--address", cluster.address,
+         "--results", str(tmp_path / "results"), "-q", "--no-report"],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert time.monotonic() - start < 60
+    lines = proc.stdout.splitlines()
+    stored = next(i for i, line in enumerate(lines) if line.startswith("6 of 6 games stored in "))
+    summary = "ray: 3 actors on 3 nodes; nodes lost: 0; actors lost: 0; games re-queued: 0"
+    assert lines[stored + 1] == summary
+    assert lines[0].startswith("tournament loopback: 6 games")
+    assert len([line for line in lines[:stored] if re.match(r"\[\d/6\] ", line)]) == 6
+    # Nothing from Ray itself (it would name Ray, its raylets or warn).
+    noise = re.compile(r"(?i)\bray\b|raylet|warn|error")
+    assert [line for line in lines if noise.search(line) and line != summary] == []
+    assert proc.stderr == ""
+    assert (next((tmp_path / "results").iterdir()) / "ray.log").is_file()

@@ -1,0 +1,187 @@
+"""Joining a Ray cluster without ever hanging, and keeping Ray's chatter off the terminal.
+
+``ray.init(address=...)`` is patient in ways an arena run must not be: given an
+address nobody listens on, or a program that is not Ray, or a loopback address
+(which Ray swaps for the host's external one), it retries for many minutes and
+then prints dozens of warning lines. So before Ray is asked, the address is
+checked here, each step bounded by ``timeout`` seconds:
+
+1. its form (``HOST:PORT``; ``auto`` and ``ray://`` addresses go to Ray as given);
+2. a TCP connection to it;
+3. an HTTP/2 greeting: Ray's head (the GCS) is a gRPC server, which answers a
+   client preface with a SETTINGS frame at once. Anything else is "not a Ray
+   cluster".
+
+Only then does ``ray.init`` run, in a thread the caller abandons after a deadline.
+A loopback address is kept as given (the driver then joins as a loopback node).
+
+Ray also prints to the driver's stdout from threads of its own (a node that
+died, "(raylet) Raylet is terminated...") and logs through the ``ray`` logger;
+:func:`routed_logs` sends both to a file for the duration of a run, so that
+neither the live view nor ``--quiet`` output gets them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import logging
+import re
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+import trio
+
+__all__ = ["AddressError", "check_address", "init_ray", "is_loopback", "routed_logs"]
+
+H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
+"""An HTTP/2 client preface followed by an empty SETTINGS frame."""
+
+_HOST_PORT_RE = re.compile(r"^(?P<host>\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9_.-]+):(?P<port>[0-9]+)$")
+
+
+class AddressError(ValueError):
+    """The address cannot be used; the message is one line."""
+
+
+def parse_address(address: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``HOST:PORT`` address; None for forms Ray resolves itself.
+
+    Raises :class:`AddressError` for anything else, naming the expected form.
+    """
+    if address == "auto" or address.startswith("ray://"):
+        return None
+    match = _HOST_PORT_RE.match(address)
+    if match is None or not 0 < int(match["port"]) < 65536:
+        raise AddressError(
+            f"bad Ray cluster address {address!r}: expected HOST:PORT, e.g. head:6379 "
+            "(the address 'ray start --head' prints)"
+        )
+    return match["host"].strip("[]"), int(match["port"])
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def check_address(address: str, timeout: float) -> None:
+    """Make sure a Ray head answers at ``address``, each step within ``timeout`` seconds."""
+    parsed = parse_address(address)
+    if parsed is None:
+        return
+    host, port = parsed
+    stream: trio.SocketStream | None = None
+    try:
+        with trio.fail_after(timeout):
+            stream = await trio.open_tcp_stream(host, port)
+    except (OSError, trio.TooSlowError) as exc:
+        reason = (
+            f"no answer within {timeout:g} s"
+            if isinstance(exc, trio.TooSlowError)
+            else exc.strerror or str(exc)
+        )
+        raise AddressError(
+            f"cannot reach the Ray cluster at {address}: {reason} (is 'ray start --head' "
+            "running there, and is the port open?)"
+        ) from None
+    try:
+        with trio.move_on_after(timeout):
+            await stream.send_all(H2_PREFACE)
+            header = b""
+            while len(header) < 9:
+                chunk = await stream.receive_some(9 - len(header))
+                if not chunk:
+                    break
+                header += chunk
+            if len(header) == 9 and header[3] == 0x04:  # a SETTINGS frame: gRPC
+                return
+    except (OSError, trio.BrokenResourceError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, trio.BrokenResourceError):
+            await stream.aclose()
+    raise AddressError(
+        f"{address} answers but is not a Ray cluster (no gRPC greeting within {timeout:g} s); "
+        "give the address of the head node's GCS port, 6379 unless 'ray start' was told otherwise"
+    )
+
+
+def init_ray(ray: ModuleType, address: str | None, **options: Any) -> None:
+    """``ray.init`` (blocking); a loopback ``address`` is used as given.
+
+    Ray replaces ``127.0.0.1`` by the host's external address before connecting,
+    which finds nothing when the cluster listens on loopback only. The swap is
+    turned off for this call, and the driver joins with the loopback address.
+    """
+    if address is None:
+        ray.init(**options)
+        return
+    parsed = parse_address(address)
+    if parsed is None or not is_loopback(parsed[0]):
+        ray.init(address=address, **options)
+        return
+    services = getattr(getattr(ray, "_private", None), "services", None)
+    with _LOOPBACK_LOCK:
+        original = getattr(services, "resolve_ip_for_localhost", None)
+        if original is not None:
+            services.resolve_ip_for_localhost = lambda host: host  # type: ignore[union-attr]
+        try:
+            ray.init(address=address, _node_ip_address="127.0.0.1", **options)
+        finally:
+            if original is not None:
+                services.resolve_ip_for_localhost = original  # type: ignore[union-attr]
+
+
+_LOOPBACK_LOCK = threading.Lock()
+
+
+@contextlib.contextmanager
+def routed_logs(ray: ModuleType, path: Path | None) -> Iterator[None]:
+    """Ray's log records and driver prints go to ``path`` (appended) while inside.
+
+    With no path they are dropped. Restored on the way out.
+    """
+    sink: Any = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115
+    lock = threading.Lock()
+    handler: logging.Handler = (
+        logging.StreamHandler(sink) if sink is not None else logging.NullHandler()
+    )
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    loggers = [logging.getLogger("ray")]
+    saved = [(lg, lg.handlers[:], lg.propagate) for lg in loggers]
+    for lg in loggers:
+        lg.handlers = [handler]
+        lg.propagate = False
+
+    def to_file(data: dict[str, Any], ignore_prefix: bool = False) -> None:
+        if sink is None:
+            return
+        origin = data.get("pid", "")
+        with lock:
+            for line in data.get("lines", ()):
+                sink.write(f"({origin}) {line}\n")
+            sink.flush()
+
+    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    printer = getattr(worker, "print_to_stdstream", None)
+    if printer is not None:
+        worker.print_to_stdstream = to_file  # type: ignore[union-attr]
+    try:
+        yield
+    finally:
+        if printer is not None:
+            worker.print_to_stdstream = printer  # type: ignore[union-attr]
+        for lg, handlers, propagate in saved:
+            lg.handlers = handlers
+            lg.propagate = propagate
+        if sink is not None:
+            with lock:
+                sink.close()
