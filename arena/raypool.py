@@ -555,6 +555,7 @@ class RayPool:
             if self.queue:
                 unplayed = sum(len(item.numbers) for item in self.queue)
                 raise RayBackendError(self._no_node_left(unplayed))
+            await self._sweep()
         finally:
             with trio.CancelScope(shield=True):
                 self.kill_all()
@@ -723,6 +724,14 @@ class RayPool:
             node.lost = True
         else:
             node.suspect = True  # alive for now, but prefer other nodes
+
+    async def _sweep(self) -> None:
+        """At the end: a node that played and no longer answers was lost too, even
+        if its actor had finished (the summary counts every node lost)."""
+        await self._refresh()
+        for node in self.cluster.values():
+            if node.label in self.nodes and not node.lost:
+                node.lost = not await node.answers(self.connect_timeout)
 
     def _no_node_left(self, unplayed: int) -> str:
         lost = ", ".join(node.label for node in self.nodes_lost) or "none"

@@ -474,7 +474,8 @@ def test_a_node_lost_near_the_end_loses_no_game(tmp_path: Path, cluster: Any) ->
     assert removed
     assert_every_game_once(toml, outcome)
     assert [node.label for node in pool.nodes_lost] == removed, (pool.summary(), pool.cluster)
-    assert pool.actors_lost == 1 and pool.nodes[removed[0]] == 1
+    # Its actor may have finished its last games and retired just before.
+    assert pool.actors_lost <= 1 and pool.nodes[removed[0]] == 1
     wait_none_with(str(tmp_path))
 
 
