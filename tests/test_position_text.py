@@ -19,6 +19,7 @@ from arena.games.kamisado import GAME as KAMISADO
 from arena.games.kamisado.board import COLOUR_LETTERS, MATCH_KINDS
 from arena.games.kamisado.notation import position_to_text
 from arena.games.kamisado.position import PLAY
+from arena.games.sekigahara import GAME as SEKIGAHARA
 
 START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 AFTER_C1_A3 = "obvpyrgn/8/8/8/8/R7/8/NG1YPVBO g b standard 0-0 1 -"
@@ -208,3 +209,108 @@ def test_kamisado_parser_fuzz_plausible_positions(
     fields = text.split(" ")
     fields[field] = value
     check_accepted(" ".join(fields))
+
+
+# --------------------------------------------------------------------- Sekigahara
+
+SEKI_START = (
+    "sekigahara battle attacker=ishida ishida=b01:mori:2,b02:ukita:3/I24:mori:p,I48:ukita:p"
+    " tokugawa=b11:date:2/T01:loyalty,T22:date:p moves="
+)
+SEKI_PLAYED = SEKI_START + "deploy I24 b01;challenge T01;decline"
+
+
+def seki_rejected(text: str, field: str) -> None:
+    with pytest.raises(GameError) as info:
+        SEKIGAHARA.state_from_text(text)
+    assert field in str(info.value), str(info.value)
+
+
+def test_sekigahara_canonical_texts_are_read_back_identical() -> None:
+    for text in (SEKI_START, SEKI_PLAYED):
+        assert SEKIGAHARA.state_from_text(text).to_text() == text
+
+
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (" " + SEKI_PLAYED, "fields"),
+        (SEKI_PLAYED + "\n", "moves"),
+        (SEKI_PLAYED + ";", "moves: move 4"),
+        (SEKI_PLAYED.replace(";challenge", ";;challenge"), "moves: move 2"),
+        (SEKI_PLAYED.replace("deploy I24", "deploy  I24"), "moves: move 1"),
+        (SEKI_PLAYED.replace(" ishida=", "  ishida="), "5 fields"),
+        (SEKI_PLAYED.replace("battle attacker", "battle\tattacker"), "5 fields"),
+        (SEKI_START.replace("/T01:loyalty,T22:date:p", "/"), "tokugawa: not in canonical form"),
+        (SEKI_START.replace("I24:mori:p", "I24\n:mori:p"), "ishida"),
+        (SEKI_START.replace("b02:ukita:3", "b02:ukita:\u0663"), "ishida"),
+        (SEKI_START.replace("sekigahara ", "Sekigahara ", 1), "game"),
+        (SEKI_START.replace(" ishida=", " tokugawa=", 1), "ishida"),
+        (SEKI_START.replace("battle", "Battle"), "scenario"),
+    ],
+)
+def test_sekigahara_loose_texts_are_rejected_naming_the_field(text: str, field: str) -> None:
+    seki_rejected(text, field)
+
+
+def test_sekigahara_illegal_move_names_the_move() -> None:
+    seki_rejected(SEKI_START + "deploy I48 b01", "moves: move 1")
+
+
+def seki_reached(seed: int, variant: str, plies: int) -> str:
+    rng = random.Random(seed)
+    state = SEKIGAHARA.random_opening(variant, 0, rng)
+    for _ in range(plies):
+        if state.is_terminal():
+            break
+        state.apply_action(rng.choice(state.legal_actions()))
+    return state.to_text()
+
+
+def check_seki_accepted(text: str) -> None:
+    try:
+        state = SEKIGAHARA.state_from_text(text)
+    except GameError:
+        return
+    assert state.to_text() == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120))
+def test_sekigahara_parser_fuzz_any_text(text: str) -> None:
+    check_seki_accepted(text)
+    check_seki_accepted(SEKI_START + text)
+
+
+SEKI_CHARS = " ;,:/=-*\n\t\u0663abcdeglmoprsI0123456789"
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    variant=st.sampled_from(["battle", "siege"]),
+    plies=st.integers(0, 30),
+    edits=st.lists(
+        st.tuples(
+            st.integers(0, 10**6),
+            st.sampled_from(["insert", "delete", "replace"]),
+            st.sampled_from(SEKI_CHARS),
+        ),
+        min_size=1,
+        max_size=3,
+    ),
+)
+def test_sekigahara_parser_fuzz_edited_positions(
+    seed: int, variant: str, plies: int, edits: list[tuple[int, str, str]]
+) -> None:
+    text = seki_reached(seed, variant, plies)
+    assert SEKIGAHARA.state_from_text(text).to_text() == text
+    for at, how, char in edits:
+        at %= len(text) + 1
+        if how == "insert":
+            text = text[:at] + char + text[at:]
+        elif how == "delete":
+            text = text[:at] + text[at + 1 :]
+        else:
+            text = text[:at] + char + text[at + 1 :]
+    check_seki_accepted(text)

@@ -49,13 +49,13 @@ _LETTER_KIND = {v: k for k, v in _KIND_LETTER.items()}
 
 def check_id(token: str, what: str) -> str:
     """Ids are short opaque tokens so that notation stays one whitespace-free word."""
-    if not ID_RE.match(token):
+    if not ID_RE.fullmatch(token):  # not match: its $ would let a final newline through
         raise GameError(f"bad {what} id {token!r} (letter, then up to 15 of A-Z a-z 0-9 _ -)")
     return token
 
 
 def check_mon(token: str) -> str:
-    if not MON_RE.match(token):
+    if not MON_RE.fullmatch(token):
         raise GameError(f"bad mon {token!r} (lower-case word such as 'mori')")
     return token
 

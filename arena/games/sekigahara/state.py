@@ -27,7 +27,12 @@ from typing import Any, ClassVar
 
 from arena.games.base import TERMINAL, GameError, IllegalAction, Outcome, State
 from arena.games.sekigahara.cards import Block, Card, CardKind, Mark
-from arena.games.sekigahara.notation import Action, normalize, parse_action
+from arena.games.sekigahara.notation import (
+    Action,
+    normalize,
+    parse_action,
+    parse_position_text,
+)
 from arena.games.sekigahara.scenario import ROLES, Scenario
 
 IMPACT_PER_CASUALTY = 7
@@ -347,16 +352,14 @@ class SekigaharaState(State):
 
     @classmethod
     def from_text(cls, text: str) -> SekigaharaState:
-        head, sep, moves = text.strip().partition(" moves=")
-        words = head.split(maxsplit=1)
-        if not sep or len(words) != 2 or words[0] != "sekigahara":
-            raise GameError("position text must be 'sekigahara <scenario> moves=<actions>'")
-        state = cls(Scenario.from_text(words[1]))
-        for i, action in enumerate(m for m in moves.split(";") if m.strip()):
+        """Read a position text (canonical form only) by replaying its actions."""
+        scenario, actions = parse_position_text(text)
+        state = cls(scenario)
+        for i, action in enumerate(actions):
             try:
                 state.apply_action(action)
             except IllegalAction as exc:
-                raise GameError(f"move {i + 1} {action!r}: {exc}") from None
+                raise GameError(f"moves: move {i + 1} {action!r}: {exc}") from None
         return state
 
     def forced_action(self) -> str | None:
