@@ -117,11 +117,13 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     watch = CpuWatch(process.pid)
     watch.start()
     delays: list[float] = []
+    server_delays: list[float] = []
     if web:
         assert process.stderr is not None
         url = next(line for line in process.stderr if line.startswith("web view: ")).split()[-1]
         from playwright.sync_api import sync_playwright
 
+        threading.Thread(target=sse_client, args=(url, server_delays), daemon=True).start()
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             opened = [browser.new_page(viewport={"width": 1400, "height": 900})
@@ -142,7 +144,25 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     wall = time.monotonic() - start
     watch.stop.set()
     watch.join()
-    return {"wall": wall, "cpu": watch.last, "delays": delays}
+    return {"wall": wall, "cpu": watch.last, "delays": delays, "server": server_delays}
+
+
+def sse_client(url: str, delays: list[float]) -> None:
+    """One plain HTTP client on the event stream: the delay without a browser's
+    rendering (on a loaded machine, chromium's share of the CPU dominates)."""
+    import json
+
+    import httpx
+
+    event = ""
+    with httpx.stream("GET", url.replace("/live", "/live/events"), timeout=600) as response:
+        for line in response.iter_lines():
+            if line.startswith("event: "):
+                event = line[7:]
+            elif line.startswith("data: ") and event == "game":
+                data = json.loads(line[6:])
+                if data["ply"]:
+                    delays.append(time.time() - data["t"])
 
 
 def main() -> None:
@@ -164,6 +184,11 @@ def main() -> None:
           f"({len(delays) // args.pages} per page)")  # fmt: skip
     print(f"referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
           f"p99 {p99:.1f} ms, max {delays[-1]:.1f} ms (target p99 < 100 ms)")  # fmt: skip
+    server = sorted(1000 * d for d in watched["server"])  # type: ignore[union-attr]
+    if server:
+        print(f"same, to a plain HTTP client: {len(server)} moves, median "
+              f"{statistics.median(server):.1f} ms, p99 "
+              f"{server[min(len(server) - 1, int(0.99 * len(server)))]:.1f} ms")  # fmt: skip
     for name, run in (("without web", plain), (f"{args.pages} pages", watched)):
         print(f"arena CPU {name}: {run['cpu']:.2f} s in {run['wall']:.1f} s wall")
     extra = (watched["cpu"] - plain["cpu"]) / watched["wall"]  # type: ignore[operator]

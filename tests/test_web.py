@@ -301,3 +301,23 @@ def test_serve_without_results_is_one_line(tmp_path: Path) -> None:
     assert result.output.strip().splitlines() == [expected]
     bad = CliRunner().invoke(main, ["serve", str(tmp_path), "--listen", "nohost:x"])
     assert "arena: error: --web/--listen wants [HOST:]PORT" in bad.output
+
+
+def test_live_boards_of_both_games_are_the_reports_frames() -> None:
+    """A running game's board is the report's compact frame of its position, for
+    Kamisado (towers) and the Sekigahara battle (armies and impacts) alike."""
+    from arena.games import get_game
+    from arena.report.replay import COMPACT, game_view
+
+    hub = LiveHub()
+    for game in ("kamisado", "sekigahara"):
+        state = get_game(game).new_state(None)
+        key = f"{game}/1"
+        hub.game_event(GameStarted(key, game, "v", ["a", "b"], state.to_text(), [], 0.0))
+        action = state.legal_actions()[0]
+        state.apply_action(action)
+        hub.game_event(GameMoved(key, 1, 0, action, 5, False, state.to_text(), [9, 8], 1.0))
+        payload = hub.game_payload(key)
+        assert payload is not None
+        assert payload["k"] == game and payload["ply"] == 1 and payload["clocks"] == [9, 8]
+        assert payload["frame"] == COMPACT[game](game_view(state))

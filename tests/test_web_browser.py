@@ -181,7 +181,7 @@ def test_stored_tournament_filter_and_replay(
             page.wait_for_function(
                 "document.getElementById('page-info').dataset.total === '8'", timeout=20_000
             )
-            rows = page.locator("#games tbody tr.game")
+            rows = page.locator("#games-paged tbody tr.game")
             assert rows.count() == 8
             for text in rows.all_inner_texts():
                 assert "greedy" in text
@@ -203,7 +203,7 @@ def test_stored_tournament_filter_and_replay(
             assert errors == []
         with page_at(browser, 420) as (page, errors):
             page.goto(url + "t/club")
-            page.locator("#games tbody tr.game").first.locator("button.open").click()
+            page.locator("#games-paged tbody tr.game").first.locator("button.open").click()
             page.locator(".viewer svg.board").wait_for(timeout=20_000)
             shot(page, tmp_path, "tournament-420.png")
             assert overflow(page)["wide"] == []

@@ -29,7 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.report import fmt
 from arena.report.boards import HEX, INITIALS, KAMISADO_SVG, OWNER_FILL, OWNER_TEXT, kamisado_svg
-from arena.report.html import embed_json
+from arena.report.html import asset, embed_json
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.store import DB_NAME, StoreError
@@ -147,8 +147,9 @@ def _sse(event: str, data: bytes) -> bytes:
 def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
     env = _environment()
     assets = _board_assets()
-    scripts = {name: _static(name) for name in ("board.js", "live.js", "tournament.js")}
-    style = _static("site.css")
+    scripts = {name: _static(name) for name in ("live.js", "tournament.js")}
+    scripts["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
+    style = asset("report.css") + _static("site.css")
 
     def page(template: str, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(

@@ -158,8 +158,9 @@
     return parts.join(" · ");
   }
 
-  function buildViewer(index, container) {
-    const data = JSON.parse(document.getElementById("replay-" + index).textContent);
+  // A viewer of one game's replay JSON (arena/report/replay.py: replay_json); the
+  // web view (arena/web) builds the same viewers from replays it fetches.
+  function buildViewer(data, container) {
     const frames = decode(data.f);
     const last = Math.max(frames.length - 1, 0);
     const who = p => data.n[p] + (data.r ? " (" + data.r[p] + ")" : "");
@@ -195,6 +196,7 @@
     function show(k) {
       ply = Math.max(0, Math.min(last, k));
       slider.value = ply;
+      container.dataset.ply = ply;
       const frame = frames[ply] || {};
       const before = ply > 0 ? frames[ply - 1] : null;
       const action = ply > 0 ? data.a[ply - 1] : null;
@@ -222,7 +224,10 @@
     show(0);
   }
 
+  globalThis.ArenaReplay = {decode, drawTowers, drawBattle, kamisadoStatus, infoText, lastMove, buildViewer};
+
   const games = document.getElementById("games");
+  if (!games) return;  // a page of the web view: it wires up its own games table
   // Replays are parsed only when opened, so a page of a thousand games loads fast.
   games.addEventListener("click", ev => {
     const b = ev.target.closest("button.open");
@@ -230,7 +235,10 @@
     const index = b.dataset.index;
     const row = document.getElementById("replay-row-" + index);
     const viewer = row.querySelector(".viewer");
-    if (!viewer.dataset.built) { buildViewer(index, viewer); viewer.dataset.built = "1"; }
+    if (!viewer.dataset.built) {
+      buildViewer(JSON.parse(document.getElementById("replay-" + index).textContent), viewer);
+      viewer.dataset.built = "1";
+    }
     row.hidden = !row.hidden;
     b.textContent = row.hidden ? "replay" : "close";
     if (!row.hidden) viewer.focus();

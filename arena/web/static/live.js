@@ -28,12 +28,15 @@
       const clk = text("span", "clock", who, "");
       return {who, name, clk};
     });
-    let board = null, fields = null;
-    if (g.k === "kamisado") { board = ArenaBoard.newBoard(); root.appendChild(board); }
+    let board = null, fields = null, battle = null;
+    if (g.k === "kamisado") {
+      board = document.getElementById("kamisado-board").content.firstElementChild.cloneNode(true);
+      root.appendChild(board);
+    } else if (g.k === "sekigahara") battle = text("div", "battle", root);
     else fields = text("pre", "fields", root);
     const last = text("div", "line last", root, "");
     const info = text("div", "line info", root, "");
-    c = {root, title, rows, board, fields, last, info};
+    c = {root, title, rows, board, fields, battle, last, info, frame: null};
     cards.set(g.key, c);
     boards.appendChild(root);
     running();
@@ -43,9 +46,13 @@
   function showGame(g) {
     const c = card(g);
     c.root.dataset.ply = g.ply;
-    if (c.board) c.board.querySelector("g.towers") && ArenaBoard.drawTowers(c.board.querySelector("g.towers"), g.frame);
-    else c.fields.textContent = ArenaBoard.fieldsText(g.frame);
-    const mover = g.k === "kamisado" && g.frame.m ? (g.frame.m === "b" ? 0 : 1) : null;
+    const R = window.ArenaReplay;
+    if (c.board) R.drawTowers(c.board.querySelector("g.towers"), g.frame, R.lastMove(c.frame, g.frame));
+    else if (c.battle) R.drawBattle(c.battle, g.frame, c.frame);
+    else c.fields.textContent = Object.entries(g.frame).map(([k, v]) => k + ": " + JSON.stringify(v)).join("\n");
+    c.frame = g.frame;
+    const mover = g.k === "kamisado" && g.frame.m ? (g.frame.m === "b" ? 0 : 1)
+      : g.k === "sekigahara" && g.frame.m ? (g.frame.m === "attacker" ? 0 : 1) : null;
     c.rows.forEach((r, p) => {
       r.clk.textContent = (g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
       r.clk.classList.toggle("mover", mover === p);
@@ -55,9 +62,7 @@
     c.last.textContent = g.last
       ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
       : "opening";
-    const i = g.info;
-    c.info.textContent = i ? ["depth", "score", "nodes", "pv", "text"].filter(k => i[k] !== undefined)
-      .map(k => k + " " + (Array.isArray(i[k]) ? i[k].join(" ") : i[k])).join(" · ") : "";
+    c.info.textContent = window.ArenaReplay.infoText(g.info);
     if (g.ply > 0) { window.arenaLive.moves++; window.arenaLive.delays.push(Date.now() / 1000 - g.t); }
   }
 

@@ -5,7 +5,7 @@
   const NAME = JSON.parse(document.getElementById("page-name").textContent);
   const base = "/t/" + encodeURIComponent(NAME);
   const form = document.getElementById("filter");
-  const body = document.querySelector("#games tbody");
+  const body = document.querySelector("#games-paged tbody");
   const info = document.getElementById("page-info");
   const LIMIT = 50;
   let offset = 0, total = 0;
@@ -50,7 +50,7 @@
     meta.textContent = "opening " + data.opening + (data.detail ? " · " + data.detail : "");
     const viewer = document.createElement("div"); viewer.className = "viewer";
     td.append(meta, viewer);
-    ArenaBoard.buildViewer(data, viewer);
+    ArenaReplay.buildViewer(data, viewer);
     viewer.focus();
   }
 
