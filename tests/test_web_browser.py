@@ -104,7 +104,12 @@ def test_live_page_follows_a_running_tournament(
                 arg=[key, first],
                 timeout=30_000,
             )  # the board changed (or the game ended)
-            assert page.locator(".card .clock").first.inner_text().count(":") == 1
+            page.wait_for_function(  # a game under way shows both clocks as m:ss.s
+                "[...document.querySelectorAll('.card')].some(c => +c.dataset.ply >= 1"
+                " && [...c.querySelectorAll('.clock')].every(k => /^\\d+:\\d\\d\\.\\d$/"
+                ".test(k.textContent)))",
+                timeout=30_000,
+            )
             page.wait_for_function("window.arenaLive.finished >= 1", timeout=30_000)
             page.wait_for_function(
                 "document.querySelectorAll('#recent tbody tr').length >= 1"
