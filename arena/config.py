@@ -441,10 +441,20 @@ class _Validator:
         if not positions:
             raise self.fail(key, f"openings file {str(file)!r} holds no positions")
         for number, text in _numbered_positions(file):
+            where = f"{file}:{number}"
             try:
-                game.state_from_text(text)
+                state = game.state_from_text(text)
             except GameError as e:
-                raise self.fail(key, f"{file}:{number}: not a {c.game} position ({e})") from None
+                raise self.fail(key, f"{where}: not a {c.game} position ({e})") from None
+            if state.is_terminal():
+                outcome = state.outcome()
+                how = f" ({outcome.reason})" if outcome else ""
+                raise self.fail(key, f"{where}: the game is already over in this position{how}")
+            kind = game.variant_of(state)
+            if kind is not None and kind != variant:
+                raise self.fail(
+                    key, f"{where}: a position of a {kind} match; the tournament plays {variant}"
+                )
         return variant, msgspec.structs.replace(openings, file=str(file))
 
     def _resolve_bot(self, index: int, bot: BotConfig) -> BotConfig:

@@ -136,6 +136,11 @@ class Game(ABC):
     def state_from_text(self, text: str) -> State:
         """Parse a position text; raise ``GameError`` naming what is wrong."""
 
+    def variant_of(self, state: State) -> str | None:
+        """The variant (match kind) ``state`` belongs to, ``None`` if the game cannot
+        tell; an openings file is checked against the tournament's variant with it."""
+        return None
+
     def perft(self, state: State, depth: int) -> int:
         """Number of action sequences of exactly ``depth`` plies from ``state``.
 

@@ -139,6 +139,10 @@ class Kamisado(Game):
     def state_from_text(self, text: str) -> KamisadoState:
         return KamisadoState(text_to_position(text))
 
+    def variant_of(self, state: State) -> str | None:
+        assert isinstance(state, KamisadoState)
+        return MATCH_KINDS[state.pos.kind]
+
     def perft(self, state: State, depth: int) -> int:
         """Perft within the current round (the rules file's definition), on the fast core."""
         assert isinstance(state, KamisadoState)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from arena.games.base import Game, GameError
+from arena.games.base import Game, GameError, State
 from arena.games.sekigahara.observation import SekigaharaObservation
 from arena.games.sekigahara.scenario import VARIANTS, Scenario, deal, default_scenario
 from arena.games.sekigahara.state import SekigaharaState
@@ -41,6 +41,10 @@ class SekigaharaGame(Game):
 
     def state_from_text(self, text: str) -> SekigaharaState:
         return SekigaharaState.from_text(text)
+
+    def variant_of(self, state: State) -> str | None:
+        assert isinstance(state, SekigaharaState)
+        return state.scenario.variant
 
     def random_opening(self, variant: str | None, plies: int, rng: Any) -> SekigaharaState:
         """A seeded deal (``plies`` is ignored): a random walk from one fixed deal would
