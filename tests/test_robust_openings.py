@@ -28,9 +28,7 @@ def run_with_openings(tmp_path: Path, lines: list[str], variant: str = "single")
     (tmp_path / "openings.txt").write_text("\n".join(lines) + "\n")
     bots = "".join(f'[[bots]]\nname = "{n}"\ncommand = "builtin:random"\n' for n in "ab")
     toml = tmp_path / "t.toml"
-    toml.write_text(
-        f'name = "t"\nvariant = "{variant}"\n[openings]\nfile = "openings.txt"\n{bots}'
-    )
+    toml.write_text(f'name = "t"\nvariant = "{variant}"\n[openings]\nfile = "openings.txt"\n{bots}')
     result = CliRunner().invoke(main, ["run", str(toml), "--results", str(tmp_path / "r")])
     assert result.exit_code == 1, result.output
     output = result.output.strip()
