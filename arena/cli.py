@@ -140,7 +140,7 @@ def show(position: str | None, variant: str | None, game_name: str) -> None:
 def _protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--handshake-timeout``, ``--newgame-timeout`` and ``--max-line`` (the
     ``[protocol]`` settings of a tournament file)."""
-    seconds = click.FloatRange(0, 3600, min_open=True)
+    seconds = FiniteFloat(0, 3600, min_open=True)
     options = [
         click.option("--handshake-timeout", type=seconds, default=None,
                      help="Seconds a bot has to answer hello (default 10)."),

@@ -131,3 +131,21 @@ def test_fuzzed_lines_raise_nothing_but_protocol_errors(line: bytes) -> None:
         assert str(exc).startswith("invalid bot message: ")
     else:
         assert isinstance(message, Identity | Ready | Action | Info | Pong)
+
+
+def test_a_fuzzed_tournament_has_no_arena_error() -> None:
+    """A small run of ``bench/fuzz.py`` (the bench pushes >= 100,000 lines): real
+    ``arena run`` with worker processes, fuzzing bots with hostile lines often."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("fuzz", HERE.parent / "bench" / "fuzz.py")
+    assert spec is not None and spec.loader is not None
+    fuzz = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(fuzz)
+    counts = fuzz.fuzz(target=2000, games=2, seed=5, rate=0.15, quiet=True)
+    assert counts["fuzzed lines"] >= 2000
+    assert counts["hostile lines"] >= 1
+    assert counts.get("arena errors", 0) == 0
+    assert counts.get("unexplained faults", 0) == 0
+    assert counts.get("games without a reason", 0) == 0
+    assert counts["games"] >= 6

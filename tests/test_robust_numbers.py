@@ -33,6 +33,8 @@ BAD_NUMBERS = {
     "[faults]\nmin_games = 10000000000": "faults.min_games: expected `int` <=",
     "[faults]\ndisqualify_after = nan": "faults.disqualify_after: expected `float` > 0.0",
     "[faults]\ndisqualify_after = 2.0": "faults.disqualify_after: expected `float` <= 1.0",
+    "[protocol]\nhandshake_timeout = nan": "protocol.handshake_timeout: expected `float` > 0.0",
+    "[protocol]\nmax_line = 100000000000": "protocol.max_line: expected `int` <= 1073741824",
 }
 
 
@@ -79,6 +81,8 @@ BAD_OPTIONS = [
     (["sprt", "a", "b", "--alpha", "nan"], "'--alpha': 'nan' is not a finite number"),
     (["sprt", "a", "b", "--max-games", "1000000000"], "'--max-games': 1000000000 is not in"),
     (["perft", "13"], "13 is not in the range 0<=x<=12"),
+    (["play", "a", "b", "--handshake-timeout", "nan"], "'nan' is not a finite number"),
+    (["play", "a", "b", "--max-line", "10"], "'--max-line': 10 is not in the range"),
 ]
 
 
