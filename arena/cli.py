@@ -81,7 +81,30 @@ CONCURRENCY = click.IntRange(1, MAX_CONCURRENCY)
 ELO = FiniteFloat(-2000, 2000)
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class _OneLineUsageError(click.UsageError):
+    """A bad option or argument, shown as one line like every other error."""
+
+    def show(self, file: Any = None) -> None:
+        hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
+        click.echo(f"arena: error: {self.format_message()}{hint}", err=True)
+
+
+class _ArenaGroup(click.Group):
+    """The ``arena`` group: a subcommand's usage error (a number out of range,
+    say) is one line, not click's usage block."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except click.UsageError as exc:
+            if isinstance(exc, _OneLineUsageError):
+                raise
+            one = _OneLineUsageError(exc.format_message(), exc.ctx)
+            one.exit_code = exc.exit_code
+            raise one from None
+
+
+@click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="arena")
 def main() -> None:
     """Kamisado Arena: run bots against each other and rank them."""
