@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from functools import wraps
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -25,7 +25,11 @@ from arena.config import (
 )
 from arena.games import GameError, get_game
 from arena.record import GameRecord
+from arena.sandbox import MODES, Sandbox
 from arena.store import StoreError
+
+if TYPE_CHECKING:
+    from arena.engine import ResourceLimits
 
 
 class UserError(click.ClickException):
@@ -177,6 +181,51 @@ def _protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+_SANDBOX_HELP = (
+    "Confine each bot with bubblewrap: auto (when bwrap works here, else say so and run "
+    "unconfined), bwrap (required) or none."
+)
+
+
+def _confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--sandbox`` and the resource limits, with the tournament file's defaults."""
+    from arena.config import Limits
+
+    d = Limits()
+    options = [
+        click.option("--sandbox", type=click.Choice(MODES), default="auto",
+                     show_default=True, help=_SANDBOX_HELP),
+        click.option("--memory-mb", type=click.IntRange(0), default=d.memory_mb,
+                     show_default=True, help="Address-space limit per bot (0: none)."),
+        click.option("--cpu-seconds", type=click.IntRange(0), default=d.cpu_seconds or 0,
+                     show_default=True, help="CPU-time limit per bot process (0: none)."),
+        click.option("--file-size-mb", type=click.IntRange(0), default=d.file_size_mb,
+                     show_default=True, help="Largest file a bot may write (0: none)."),
+        click.option("--processes", type=click.IntRange(0), default=d.processes or 0,
+                     show_default=True, help="RLIMIT_NPROC, counted per user (0: none)."),
+    ]  # fmt: skip
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def _confinement(
+    sandbox: str, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
+) -> tuple[ResourceLimits, Sandbox]:
+    """(ResourceLimits, Sandbox) from the options; the sandbox mode decided once, here."""
+    from arena.config import Limits
+    from arena.runner import resource_limits
+    from arena.sandbox import resolve
+
+    limits = Limits(
+        memory_mb=memory_mb or None,
+        cpu_seconds=cpu_seconds or None,
+        file_size_mb=file_size_mb or None,
+        processes=processes or None,
+    )
+    return resource_limits(limits), Sandbox(mode=resolve(sandbox))
+
+
 def _protocol_settings(base: Any, handshake: float | None, newgame: float | None,
                        max_line: int | None) -> Any:  # fmt: skip
     """``base`` (a ``ProtocolSettings``) with the command line's values on top."""
@@ -254,6 +303,7 @@ def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
 @click.option("--max-plies", type=PLIES, default=1000, show_default=True)
 @_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+@_confinement_options
 @_friendly_errors
 def play(
     first: str,
@@ -268,6 +318,11 @@ def play(
     newgame_timeout: float | None,
     max_line: int | None,
     quiet: bool,
+    sandbox: str,
+    memory_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    processes: int,
 ) -> None:
     """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command.
 
@@ -299,10 +354,12 @@ def play(
     specs = [_bot_command(spec, None if seed is None else seed + i)
              for i, spec in enumerate((first, second))]  # fmt: skip
     roles = opening.player_names()
+    limits, box = _confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
 
     def engine_config(name: str, command: list[str]) -> EngineConfig:
         return EngineConfig(name=name, command=command, max_line=settings.max_line,
-                            handshake_timeout=settings.handshake_timeout)  # fmt: skip
+                            handshake_timeout=settings.handshake_timeout,
+                            limits=limits, sandbox=box)  # fmt: skip
 
     async def start_and_name(engines: list[Engine]) -> None:
         """Start command bots first, to name them after their ``identity``."""
@@ -390,6 +447,8 @@ def play(
               help="Also serve a live web view (on 127.0.0.1 unless HOST is given).")  # fmt: skip
 @click.option("--token", default=None, help="Token the web view asks for (made up if HOST is "
               "not a loopback address and none is given).")  # fmt: skip
+@click.option("--sandbox", type=click.Choice(MODES), default=None,
+              help=_SANDBOX_HELP + " Default: the file's [sandbox] mode, else auto.")  # fmt: skip
 @_friendly_errors
 def run_command(
     tournament_file: str,
@@ -406,6 +465,7 @@ def run_command(
     no_report: bool,
     web: str | None,
     token: str | None,
+    sandbox: str | None,
 ) -> None:
     """Run (or resume) the tournament described by TOURNAMENT_FILE."""
     from pathlib import Path
@@ -444,6 +504,7 @@ def run_command(
         backend=backend,
         address=address,
         concurrency=concurrency,
+        sandbox=sandbox,
     )
     try:
         if listen is None:
@@ -592,9 +653,19 @@ def report(
     help="Games per declared variant and opponent (seats alternate); 0: none.",
 )
 @click.option("--tc", default="2+0.05", show_default=True, help="Time control of those games.")
+@_confinement_options
 @_friendly_errors
 def check_bot(
-    command: tuple[str, ...], game_name: str, timeout: float, games: int, tc: str
+    command: tuple[str, ...],
+    game_name: str,
+    timeout: float,
+    games: int,
+    tc: str,
+    sandbox: str,
+    memory_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    processes: int,
 ) -> None:
     """Check that a bot speaks the protocol and plays whole games: arena check-bot -- COMMAND...
 
@@ -607,8 +678,9 @@ def check_bot(
 
     get_game(game_name)
     TimeControl.parse(tc)
+    limits, box = _confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
     sys.exit(run_checks(list(command), game=game_name, timeout=timeout, games=games, tc=tc,
-                        echo=click.echo))  # fmt: skip
+                        echo=click.echo, limits=limits, sandbox=box))  # fmt: skip
 
 
 @main.command()

@@ -45,10 +45,11 @@ import trio
 
 from arena.clock import Clock, TimeControl
 from arena.compliance_games import STAGE_TC, play_stage
-from arena.engine import Engine, EngineConfig, EngineError
+from arena.engine import Engine, EngineConfig, EngineError, ResourceLimits
 from arena.games import Game, State, get_game
 from arena.options import check_declaration, describe, sample_values
 from arena.protocol import PROTOCOL_VERSION, Action, ClockInfo, GameOver, Go, NewGame, SetOption
+from arena.sandbox import Sandbox
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
@@ -259,6 +260,8 @@ async def check_bot(
     timeout: float = 5.0,
     games: int = 0,
     tc: str = STAGE_TC,
+    limits: ResourceLimits | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
@@ -266,7 +269,8 @@ async def check_bot(
     the whole clock the bot sees in each ``go``. ``games`` whole games per
     declared variant and opponent follow, at time control ``tc``. Never raises
     for a bot fault: each one becomes a failed :class:`Check`. Raises
-    ``GameError`` for an unknown ``game``.
+    ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
+    the bot as a tournament would (the CLI passes the tournament defaults).
     """
     rules = get_game(game)
     name = Path(command[0]).name if command else "bot"
@@ -276,6 +280,8 @@ async def check_bot(
         handshake_timeout=timeout,
         quit_timeout=QUIT_TIMEOUT,
         term_timeout=0.5,
+        limits=limits or ResourceLimits(),
+        sandbox=sandbox or Sandbox(),
     )
     decisions = positions(rules)
     checks: list[Check] = []
@@ -435,12 +441,22 @@ def run_checks(
     games: int = 0,
     tc: str = STAGE_TC,
     echo: Callable[[str], None] = print,
+    limits: ResourceLimits | None = None,
+    sandbox: Sandbox | None = None,
 ) -> int:
     """Synchronous entry point for ``arena check-bot``: print one line per check
     and a summary; return the exit status (0 when every check passed, else 1)."""
     started = time.monotonic()
     checks = trio.run(
-        lambda: check_bot(list(command), game=game, timeout=timeout, games=games, tc=tc)
+        lambda: check_bot(
+            list(command),
+            game=game,
+            timeout=timeout,
+            games=games,
+            tc=tc,
+            limits=limits,
+            sandbox=sandbox,
+        )  # fmt: skip
     )
     for check in checks:
         echo(check.line())

@@ -93,7 +93,8 @@ async def play_stage(
             name = f"games: {variant} vs {opponent}"
             command = [*resolve_builtin(opponent), "--seed", str(seed)]
             config = EngineConfig(name=opponent if opponent != bot.name else f"{opponent}-2",
-                                  command=command)  # fmt: skip
+                                  command=command, limits=bot.config.limits,
+                                  sandbox=bot.config.sandbox)  # fmt: skip
             wins = losses = draws = late = 0
             async with Engine(config) as other:
                 for number in range(1, games + 1):

@@ -34,6 +34,7 @@ from msgspec import Meta
 from arena.clock import TimeControl
 from arena.games import GameError, get_game
 from arena.protocol import MAX_LINE
+from arena.sandbox import SandboxSettings
 
 __all__ = [
     "BotConfig",
@@ -42,6 +43,7 @@ __all__ = [
     "Limits",
     "Openings",
     "ProtocolSettings",
+    "SandboxSettings",
     "TournamentConfig",
     "load_config",
     "parse_config",
@@ -84,7 +86,10 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     ``command`` may be a shell-like string (split with ``shlex``) or a list; after
     loading it is always a list with an absolute executable first. ``env`` is
     added on top of the arena's own environment. ``tc`` overrides the
-    tournament's time control for this bot (handicap matches).
+    tournament's time control for this bot (handicap matches). ``sandbox_ro`` and
+    ``sandbox_rw`` are paths (relative to the tournament file) the bot may read,
+    or read and write, beyond its sandbox's defaults; ``sandbox_net`` gives it
+    the network (``arena/sandbox.py``).
     """
 
     name: str
@@ -96,6 +101,9 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     options: dict[str, bool | int | float | str] = {}
     """Engine options (``{ Hash = 64 }``), checked against the bot's ``identity``
     before the first game and sent as ``setoption`` before every ``newgame``."""
+    sandbox_ro: list[str] = []
+    sandbox_rw: list[str] = []
+    sandbox_net: bool = False
 
     @property
     def argv(self) -> list[str]:
@@ -173,6 +181,7 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
+    sandbox: SandboxSettings = SandboxSettings()
     backend: Backend = "local"
     """Where games run: this machine's worker processes, or a Ray cluster (the 'ray' extra)."""
     ray_address: str | None = None
@@ -360,7 +369,11 @@ class _Validator:
         self._check_size()
         variant, openings = self._check_game()
         bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
-        return msgspec.structs.replace(c, bots=bots, variant=variant, openings=openings)
+        hide = [str((self.base / p).resolve()) for p in c.sandbox.hide]
+        sandbox = msgspec.structs.replace(c.sandbox, hide=hide)
+        return msgspec.structs.replace(
+            c, bots=bots, variant=variant, openings=openings, sandbox=sandbox
+        )
 
     @staticmethod
     def _name_expected(name: str) -> str:
@@ -473,7 +486,14 @@ class _Validator:
             resolved = self._resolve_builtin(key, first)
         else:
             resolved = [self._resolve_executable(key, first, cwd, bot.env)]
-        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=str(cwd))
+        grants = {}
+        for field in ("sandbox_ro", "sandbox_rw"):
+            paths = [(self.base / os.path.expanduser(p)).resolve() for p in getattr(bot, field)]
+            for p in paths:
+                if not p.exists():
+                    raise self.fail(_bot_key(index, bot, field), f"no such path {str(p)!r}")
+            grants[field] = [str(p) for p in paths]
+        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=str(cwd), **grants)
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
         resolve = _load_builtin()

@@ -66,6 +66,8 @@ from arena.protocol import (
     decode_bot_message,
     encode_line,
 )
+from arena.record import SandboxRecord
+from arena.sandbox import SCRATCH, Sandbox, exit_status, missing_program, resolve, wrap
 
 _KEPT_ENV = ("PATH", "HOME", "LANG")
 _EXIT_DRAIN = 0.1
@@ -74,6 +76,16 @@ _EOF_GRACE = 0.5
 """After stdout closes, how long to wait for the exit that tells crash from misbehaviour."""
 _REAP_TIMEOUT = 2.0
 """After SIGKILL, how long to wait for the kernel to report the exit."""
+_OUT_OF_MEMORY = (
+    "MemoryError",  # Python
+    "out of memory",  # node ("JavaScript heap out of memory"), many C programs
+    "Cannot allocate memory",  # strerror(ENOMEM)
+    "bad_alloc",  # C++
+    "memory allocation",  # Rust ("memory allocation of N bytes failed"), glibc
+)
+"""What a process that hit its address-space limit typically says last: the
+limit makes allocations fail (no signal tells), so the stderr tail is the only
+witness, and a crash record names memory when it shows one of these."""
 
 
 # --------------------------------------------------------------------------
@@ -188,7 +200,8 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """How to run one bot. Build from a TOML table with ``msgspec.convert``.
 
     Timeouts are seconds. ``env`` is added to a scrubbed environment holding only
-    PATH, HOME and LANG, so bots see the same world on every machine.
+    PATH, HOME and LANG, so bots see the same world on every machine. ``sandbox``
+    confines the process (``arena/sandbox.py``); by default bwrap when it works.
     """
 
     name: str
@@ -196,6 +209,7 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     cwd: str | None = None
     env: dict[str, str] = {}
     limits: ResourceLimits = msgspec.field(default_factory=ResourceLimits)
+    sandbox: Sandbox = msgspec.field(default_factory=Sandbox)
     max_line: int = MAX_LINE
     handshake_timeout: float = 10.0
     quit_timeout: float = 1.0
@@ -338,6 +352,7 @@ class _Process:
     process: ChildProcess
     reader: LineReader
     pgid: int
+    sandboxed: bool = False
     exited: trio.Event = field(default_factory=trio.Event)
     stderr_done: trio.Event = field(default_factory=trio.Event)
     watch_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
@@ -363,6 +378,12 @@ class _Process:
     def cancel_tasks(self) -> None:
         self.watch_scope.cancel()
         self.drain_scope.cancel()
+
+    @property
+    def returncode(self) -> int | None:
+        """The bot's exit status (``-N`` for signal N), seen through bwrap if sandboxed."""
+        rc = self.process.returncode
+        return exit_status(rc) if self.sandboxed and rc is not None else rc
 
 
 # --------------------------------------------------------------------------
@@ -391,6 +412,8 @@ class Engine:
         self.returncode: int | None = None
         """Exit status of the last process once it is gone."""
         self.starts = 0
+        self.sandbox_mode: str | None = None
+        """``bwrap`` or ``none``: the confinement of the last process started."""
         self._tail = StderrTail(config.stderr_lines, config.stderr_bytes)
         self._proc: _Process | None = None
         self._nursery: trio.Nursery | None = None
@@ -440,6 +463,11 @@ class Engine:
     def pgid(self) -> int | None:
         """The bot's process group (its session), the unit that is killed."""
         return None if self._proc is None else self._proc.pgid
+
+    @property
+    def sandbox_record(self) -> SandboxRecord:
+        """The confinement the game record keeps for this bot."""
+        return self.config.sandbox.record(self.sandbox_mode or resolve(self.config.sandbox.mode))
 
     def stderr_tail(self, *, clear: bool = False) -> str:
         """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game).
@@ -492,10 +520,23 @@ class Engine:
         self.identity = None
         self.returncode = None
         limits = cfg.limits.pairs()
+        self.sandbox_mode = mode = resolve(cfg.sandbox.mode)  # SandboxError: no bwrap
+        env = cfg.environment()
+        command = cfg.command
+        if mode == "bwrap":
+            env["HOME"] = SCRATCH
+            cwd = cfg.cwd or os.getcwd()
+            missing = missing_program(cfg.command, cwd, env.get("PATH"))
+            if missing is not None:
+                self.faulted = EngineCrashed(
+                    f"cannot start {cfg.command!r}: {missing}", engine=self.name
+                )
+                raise self.faulted
+            command = wrap(cfg.sandbox, cfg.command, cwd, env.get("PATH"))
         try:
             process = spawn(
-                cfg.command,
-                env=cfg.environment(),
+                command,
+                env=env,
                 cwd=cfg.cwd,
                 start_new_session=True,
                 preexec_fn=child_preexec(limits),
@@ -506,7 +547,12 @@ class Engine:
             raise err from exc
         self.starts += 1
         # start_new_session makes the child a session and group leader: pgid == pid.
-        proc = _Process(process, LineReader(process.stdout, cfg.max_line), pgid=process.pid)
+        proc = _Process(
+            process,
+            LineReader(process.stdout, cfg.max_line),
+            pgid=process.pid,
+            sandboxed=mode == "bwrap",
+        )
         self._proc = proc
         self._nursery.start_soon(self._watch_exit, proc)
         self._nursery.start_soon(self._drain_stderr, proc)
@@ -579,7 +625,7 @@ class Engine:
                     await proc.stderr_done.wait()  # the bot's last words
             finally:
                 proc.cancel_tasks()
-                self.returncode = proc.process.returncode
+                self.returncode = proc.returncode
                 with trio.CancelScope(shield=True):
                     await proc.process.stdin.aclose()
                     await proc.process.stdout.aclose()
@@ -780,7 +826,8 @@ class Engine:
         )
 
     async def _crashed(self, proc: _Process, sent_at: float | None) -> NoReturn:
-        rc = proc.process.returncode
+        rc = proc.returncode
+        assert rc is not None
         elapsed = None if sent_at is None else trio.current_time() - sent_at
         await self._fault(
             EngineCrashed(describe_exit(rc), engine=self.name, returncode=rc), elapsed
@@ -795,6 +842,12 @@ class Engine:
         with trio.CancelScope(shield=True):
             await self.stop(graceful=False)
         exc.stderr_tail = self._tail.text()
+        if isinstance(exc, EngineCrashed) and any(w in exc.stderr_tail for w in _OUT_OF_MEMORY):
+            limit = self.config.limits.memory_bytes
+            exc.detail += " (out of memory" + (
+                f": limit {limit >> 20} MB)" if limit is not None else ")"
+            )
+            exc.args = (f"{self.name}: {exc.detail}",)
         raise exc
 
 

@@ -195,6 +195,8 @@ class GameActor:
             # A shipped working directory: resolve the file again in this node's copy.
             try:
                 config = parse_config(self._config_text, Path.cwd() / self._rebase)
+                shipped = msgspec.msgpack.decode(self._config_bytes, type=TournamentConfig)
+                config = msgspec.structs.replace(config, sandbox=shipped.sandbox)
             except ConfigError as exc:
                 raise BotMissingError(self._explain(str(exc))) from None
         for bot in config.bots:
@@ -680,7 +682,7 @@ class RayPool:
             "scheduling_strategy": NodeAffinitySchedulingStrategy(node.id, soft=False),
             "max_restarts": 0,
         }
-        config = _encoder.encode(self.config) if self.rebase is None else b""
+        config = _encoder.encode(self.config)  # with a rebase: for its resolved sandbox
         actor = self._actor_class.options(**options).remote(
             config, self.config_text, self.rebase, self._slots_each, self.on_event is not None
         )

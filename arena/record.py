@@ -30,6 +30,19 @@ class ActionRecord(msgspec.Struct, frozen=True):
     info: dict[str, Any] | None = None
 
 
+class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
+    """How one player's bot process was confined (see ``arena/sandbox.py``).
+
+    ``mode`` is the one in force (``bwrap`` or ``none``); ``ro``/``rw``/``net`` are
+    the bot's own grants beyond the default sandbox.
+    """
+
+    mode: str
+    ro: list[str] = []
+    rw: list[str] = []
+    net: bool = False
+
+
 class GameRecord(msgspec.Struct, kw_only=True):
     """A finished (or faulted) game. ``score`` is player 0's: 1, 0 or 0.5."""
 
@@ -51,6 +64,8 @@ class GameRecord(msgspec.Struct, kw_only=True):
     player 0's first; empty in records stored before the arena kept it."""
     started_at: float = 0.0
     ended_at: float = 0.0
+    sandbox: list[SandboxRecord] = msgspec.field(default_factory=list)
+    """Per player; empty in records from before the sandbox."""
 
     @property
     def result(self) -> str:

@@ -129,6 +129,7 @@ async def play_game(
             time_control=" | ".join(dict.fromkeys(str(c) for c in controls)),
             stderr_tails=[e.stderr_tail() for e in engines],
             identities=[_identity(e) for e in engines],
+            sandbox=[e.sandbox_record for e in engines],
             started_at=started,
             ended_at=time.time(),
         )

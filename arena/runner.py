@@ -19,12 +19,13 @@ import msgspec
 import trio
 
 from arena.clock import TimeControl
-from arena.config import TournamentConfig
+from arena.config import Limits, TournamentConfig
 from arena.engine import Engine, EngineConfig, ResourceLimits
 from arena.events import EventSink, GameMoved, GameStarted
 from arena.games import get_game
 from arena.record import GameRecord
 from arena.referee import MoveEvent, RefereeSettings, play_game
+from arena.sandbox import Sandbox
 from arena.schedule import PairTask
 
 MB = 1 << 20
@@ -41,9 +42,19 @@ Emit = Callable[[str, str, GameRecord], Awaitable[None]]
 """``emit(game_key, pair_key, record)``: called once per finished game."""
 
 
+def resource_limits(limits: Limits) -> ResourceLimits:
+    """The engine's rlimits for a ``[limits]`` table (also what play and check-bot use)."""
+    return ResourceLimits(
+        memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
+        cpu_seconds=limits.cpu_seconds,
+        processes=limits.processes,
+        file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
+    )
+
+
 def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
     bot = config.bot(name)
-    limits = config.limits
+    box = config.sandbox
     return EngineConfig(
         name=name,
         command=bot.argv,
@@ -52,11 +63,14 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
         options=dict(bot.options),
         max_line=config.protocol.max_line,
         handshake_timeout=config.protocol.handshake_timeout,
-        limits=ResourceLimits(
-            memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
-            cpu_seconds=limits.cpu_seconds,
-            processes=limits.processes,
-            file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
+        limits=resource_limits(config.limits),
+        sandbox=Sandbox(
+            mode=box.mode,
+            ro=list(bot.sandbox_ro),
+            rw=list(bot.sandbox_rw),
+            net=bot.sandbox_net,
+            hide=list(box.hide),
+            scratch_bytes=box.scratch_mb * MB,
         ),
     )
 

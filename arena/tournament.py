@@ -37,6 +37,7 @@ from arena.events import EventSink, LiveEvent
 from arena.games import Game, get_game
 from arena.record import FAULT_REASONS, GameRecord
 from arena.runner import GameSlots, WorkItem, engine_config
+from arena.sandbox import resolve as resolve_sandbox
 from arena.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.store import Store, default_directory
 from arena.workers import WorkerPool
@@ -154,6 +155,14 @@ class Outcome:
     complete: bool
 
 
+def _confined(config: TournamentConfig, mode: str | None, results: Path) -> TournamentConfig:
+    """``config`` with its sandbox mode resolved (``--sandbox`` wins) and ``results`` hidden."""
+    box = config.sandbox
+    hide = [*box.hide, str(results.resolve())]
+    box = msgspec.structs.replace(box, mode=resolve_sandbox(mode or box.mode), hide=hide)
+    return msgspec.structs.replace(config, sandbox=box)
+
+
 class Tournament:
     """One tournament: its config, schedule, store and the state of a run."""
 
@@ -172,6 +181,7 @@ class Tournament:
         backend: str | None = None,
         address: str | None = None,
         concurrency: int | None = None,
+        sandbox: str | None = None,
     ) -> None:
         if concurrency is not None:
             config = msgspec.structs.replace(config, concurrency=concurrency)
@@ -199,6 +209,10 @@ class Tournament:
         self.directory = (
             Path(directory) if directory else default_directory(config.name, results_root)
         )
+        # Decided once here, so that a missing bwrap is said once (or fails the run
+        # before any game), and workers and Ray actors get the same answer.
+        hidden = self.directory if directory else Path(results_root)
+        self.config = config = _confined(config, sandbox, hidden)
         self.store = Store.open(
             self.directory,
             name=config.name,
@@ -328,6 +342,7 @@ class Tournament:
             self.pool = WorkerPool(
                 self.config_text,
                 str(self.config_path),
+                sandbox=self.config.sandbox,
                 processes=processes,
                 slots=slots,
                 on_record=self._store_game,

@@ -29,7 +29,7 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.config import ProtocolSettings, parse_config
+from arena.config import ProtocolSettings, SandboxSettings, parse_config
 from arena.events import EventSink, GameMoved, GameStarted, LiveEvent
 from arena.process import child_preexec, spawn
 from arena.protocol import EndOfStream, LineReader
@@ -56,6 +56,8 @@ class Setup(msgspec.Struct, tag="setup", frozen=True):
     """The command line's ``[protocol]`` settings, which the file's text lacks."""
     events: bool = False
     """Stream each game's start and moves too (a live web view is watching)."""
+    sandbox: SandboxSettings | None = None
+    """The parent's resolved sandbox (mode decided, results folder hidden)."""
 
 
 class Work(msgspec.Struct, tag="work", frozen=True):
@@ -111,6 +113,8 @@ async def worker_main() -> None:
     config = parse_config(setup.config_text, setup.config_path)
     if setup.protocol is not None:
         config = msgspec.structs.replace(config, protocol=setup.protocol)
+    if setup.sandbox is not None:
+        config = msgspec.structs.replace(config, sandbox=setup.sandbox)
     slots = GameSlots(config, setup.slots)
     lock = trio.Lock()
     send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
@@ -179,8 +183,11 @@ class WorkerPool:
         dispatchable: Callable[[WorkItem], bool] = lambda item: True,
         protocol: ProtocolSettings | None = None,
         on_event: EventSink | None = None,
+        sandbox: SandboxSettings | None = None,
     ) -> None:
-        self.setup = Setup(config_text, config_path, slots, protocol, events=on_event is not None)
+        self.setup = Setup(
+            config_text, config_path, slots, protocol, events=on_event is not None, sandbox=sandbox
+        )
         self.on_event = on_event
         self.processes = processes
         self.on_record = on_record

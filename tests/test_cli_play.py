@@ -62,8 +62,10 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
     ``run`` (which reads openings back from their position text)."""
     log = tmp_path / "log"
     command = f"{sys.executable} {AUTHOR_BOT} --log {log}"
-    result = CliRunner().invoke(main, ["play", "random", command, "--seed", "3",
-                                       "--opening-plies", "3", "--variant", "single"])  # fmt: skip
+    # Unconfined: the bot writes its log into tmp_path, which play cannot grant.
+    args = ["play", "random", command, "--seed", "3", "--sandbox", "none",
+            "--opening-plies", "3", "--variant", "single"]  # fmt: skip
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     moves = [
         line.split()[1:3]

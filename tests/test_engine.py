@@ -42,6 +42,7 @@ from arena.protocol import (
     Pong,
     Ready,
 )
+from arena.sandbox import Sandbox
 
 START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 SLACK = 1.0  # every fault must be reported within its deadline plus this
@@ -159,7 +160,8 @@ async def test_env_is_scrubbed(tmp_path, monkeypatch):
         await engine.stop()
         names = set(eval(engine.stderr_tail().strip().splitlines()[-1]))
     assert "ARENA_SECRET" not in names and "BOT_LEVEL" in names
-    assert names <= {"PATH", "HOME", "LANG", "BOT_LEVEL", "LC_CTYPE"}
+    # PWD: bwrap sets it to the bot's working directory inside the sandbox.
+    assert names <= {"PATH", "HOME", "LANG", "BOT_LEVEL", "LC_CTYPE", "PWD"}
 
 
 async def test_resource_limits_are_applied(tmp_path):
@@ -276,6 +278,9 @@ async def test_stderr_flood_is_bounded_and_does_not_block(bot_script):
         await engine.start("kamisado", "standard")
         reply = await engine.go(go_msg(), timeout=10)
         assert isinstance(reply.answer, Action)
+        # stderr is another pipe: its last chunk may still be in flight when the
+        # answer arrives; stop() waits (bounded) for the drain to reach EOF.
+        await engine.stop()
         tail = engine.stderr_tail()
         assert len(tail.encode()) <= 8192 + 100
         assert tail.count("\n") <= 64 + 1
@@ -320,7 +325,11 @@ async def test_crash_is_seen_although_a_child_holds_stdout_and_group_is_killed(b
 
 
 async def test_bot_ignoring_quit_and_sigterm_is_killed(bot_script):
-    cfg = config(bot_script, "ignore_quit", quit_timeout=0.5, term_timeout=0.3)
+    # Unconfined, to see the escalation itself: in the sandbox SIGTERM already
+    # ends bwrap, and with it the bot, whatever the bot does with the signal.
+    cfg = config(
+        bot_script, "ignore_quit", quit_timeout=0.5, term_timeout=0.3, sandbox=Sandbox(mode="none")
+    )
     async with Engine(cfg) as engine:
         await engine.start("kamisado", "standard")
         pgid = engine.pgid

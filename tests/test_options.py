@@ -17,6 +17,7 @@ from arena.games import get_game
 from arena.options import OptionError, check_declaration, check_options, sample_values
 from arena.protocol import NewGame, OptionSpec, SetOption
 from arena.runner import engine_config
+from arena.sandbox import Sandbox
 
 BOT = str(Path(__file__).with_name("author_bot.py"))
 HASH = {"name": "Hash", "type": "int", "default": 64, "min": 1, "max": 1024}
@@ -66,7 +67,8 @@ def test_declarations_are_checked_and_sampled() -> None:
 
 async def test_engine_sends_setoption_before_every_newgame(tmp_path: Path) -> None:
     log = tmp_path / "log"
-    config = EngineConfig(name="b", command=bot_command(log), options={"Hash": 128})
+    config = EngineConfig(name="b", command=bot_command(log), options={"Hash": 128},
+                          sandbox=Sandbox(rw=[str(tmp_path)]))  # fmt: skip
     state = get_game("kamisado").new_state()
     newgame = NewGame(game="kamisado", variant="standard", player=0, players=["b", "x"],
                       position=state.observation_text(0), time_control="10")  # fmt: skip
@@ -84,7 +86,8 @@ async def test_a_bot_without_options_never_sees_setoption(tmp_path: Path) -> Non
     log = tmp_path / "log"
     command = [sys.executable, BOT, "--log", str(log)]  # declares no options
     state = get_game("kamisado").new_state()
-    async with Engine(EngineConfig(name="old", command=command)) as engine:
+    async with Engine(EngineConfig(name="old", command=command,
+                                   sandbox=Sandbox(rw=[str(tmp_path)]))) as engine:  # fmt: skip
         await engine.start("kamisado", "standard")
         await engine.new_game(NewGame(game="kamisado", variant="standard", player=0,
                                       players=["old", "x"], position=state.to_text(),
@@ -93,7 +96,8 @@ async def test_a_bot_without_options_never_sees_setoption(tmp_path: Path) -> Non
 
 
 async def test_an_undeclared_option_fails_the_start(tmp_path: Path) -> None:
-    config = EngineConfig(name="b", command=bot_command(tmp_path / "log"), options={"Ponder": True})
+    config = EngineConfig(name="b", command=bot_command(tmp_path / "log"), options={"Ponder": True},
+                          sandbox=Sandbox(rw=[str(tmp_path)]))  # fmt: skip
     async with Engine(config) as engine:
         with pytest.raises(EngineProtocolError, match="Ponder"):
             await engine.start("kamisado", "standard")
@@ -113,6 +117,7 @@ concurrency = 1
 name = "author"
 command = {json.dumps(bot_command(tmp_path / "log"))}
 options = {options}
+sandbox_rw = ["."]
 [[bots]]
 name = "random"
 command = "builtin:random"

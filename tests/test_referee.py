@@ -41,6 +41,7 @@ from arena.record import (
     GameRecord,
 )
 from arena.referee import MoveEvent, RefereeSettings, play_game
+from arena.sandbox import Sandbox
 
 GAME = get_game("kamisado")
 VARIANT = "single"
@@ -82,7 +83,10 @@ def make_bot(tmp_path: Path):
         state_dir.mkdir()
         command = [sys.executable, str(script), mode, str(arg), "--state", str(state_dir)]
         command += ["--at", str(at)] + (["--once"] if once else [])
-        settings = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3)
+        # Unconfined: the bot reports its pid, which a sandbox's PID namespace
+        # would make 2 for every process (tests/test_sandbox.py covers the sandbox).
+        settings = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3,
+                        sandbox=Sandbox(mode="none"))  # fmt: skip
         settings.update(kw)
         return Bot(EngineConfig(name=f"{mode}{count}", command=command, **settings), state_dir)
 

@@ -42,7 +42,7 @@ def tournament(tmp_path: Path, games: int = 8, think: float = 0.004) -> Path:
     toml = tmp_path / "t.toml"
     bots = "".join(
         f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}", "{i}", "{starts}", '
-        f'"{think}"]\n'
+        f'"{think}"]\nsandbox_rw = ["{tmp_path}"]\n'  # the sandbox lets it write STARTS
         for i, n in enumerate("ab")
     )
     toml.write_text(

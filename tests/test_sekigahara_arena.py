@@ -35,6 +35,7 @@ from arena.games.sekigahara.scenario import Army
 from arena.record import FAULT_REASONS, GameRecord
 from arena.referee import play_game
 from arena.report import HTML_NAME, MARKDOWN_NAME, write_reports
+from arena.sandbox import Sandbox
 from arena.schedule import build_schedule
 from arena.store import Store
 from arena.tournament import Tournament
@@ -178,14 +179,16 @@ async def play_logged_games(tmp_path: Path) -> tuple[list[GameRecord], Path, Pat
     script = tmp_path / "logging_bot.py"
     script.write_text(LOGGING_BOT)
     logs = tmp_path / "greedy.log", tmp_path / "random.log"
+    grant = Sandbox(rw=[str(tmp_path)])
     commands = [
         [sys.executable, str(script), str(logs[0]), "greedy", "1"],
         [sys.executable, str(script), str(logs[1]), "random", "2"],
     ]
     records = []
     async with (
-        Engine(EngineConfig(name="greedy", command=commands[0])) as greedy,
-        Engine(EngineConfig(name="random", command=commands[1])) as rnd,
+        # The bots write their logs into tmp_path: a writable grant of the sandbox.
+        Engine(EngineConfig(name="greedy", command=commands[0], sandbox=grant)) as greedy,
+        Engine(EngineConfig(name="random", command=commands[1], sandbox=grant)) as rnd,
     ):
         for variant, deals in DEALS.items():
             rng = random.Random(f"leak-{variant}")
