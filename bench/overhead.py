@@ -21,6 +21,12 @@ JSON parser so that its own work stays close to the echo's, and the last line
 separates the rules core's share (observation text and fields, legal actions),
 which belongs to the game rather than to the arena.
 
+The bubblewrap sandbox's cost is measured beside it: the same games with both
+bots sandboxed and unconfined (interleaved batches, so the per-decision ratio
+on/off compares like with like), and the start-up cost per bot process: a
+sandboxed ``/bin/true`` against a plain one (bwrap's own cost), and a bot's
+start to its ``identity`` answer with and without the sandbox.
+
     python bench/overhead.py [--decisions 1000] [--rounds 7] [--variant standard]
 """
 
@@ -45,6 +51,7 @@ from arena.games import Game, State, get_game
 from arena.protocol import ClockInfo, Go, LineReader, encode_line
 from arena.record import ActionRecord
 from arena.referee import RefereeSettings, play_game
+from arena.sandbox import Sandbox, probe, wrap
 
 FIRST_LEGAL = r"""
 # Answers the first legal action without a JSON parser, relying on the compact
@@ -191,20 +198,80 @@ async def raw_batch(proc: trio.Process, reader: LineReader, line: bytes, count: 
     return Batch(count, t.wall, t.cpu)
 
 
+def spawn_ms(argv: list[str], count: int) -> float:
+    """Median milliseconds to run ``argv`` to its exit."""
+    times = []
+    for _ in range(count):
+        t0 = time.perf_counter()
+        subprocess.run(argv, check=True)
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times)
+
+
+async def start_ms(config: EngineConfig, variant: str, count: int) -> float:
+    """Median milliseconds from spawning the bot to reading its ``identity``."""
+    times = []
+    async with Engine(config) as engine:
+        for _ in range(count):
+            t0 = time.perf_counter()
+            await engine.start("kamisado", variant)
+            times.append((time.perf_counter() - t0) * 1000)
+            await engine.stop()
+    return statistics.median(times)
+
+
+async def startup_report(bot: Path, variant: str, count: int) -> None:
+    reason = probe()
+    if reason is not None:
+        print(f"sandbox: not measured ({reason})")
+        return
+    true = "/bin/true"
+    bare, boxed = [], []
+    for _ in range(3):  # interleaved rounds against load drifts
+        bare.append(spawn_ms([true], count))
+        boxed.append(spawn_ms(wrap(Sandbox(mode="bwrap"), [true], "/"), count))
+    cost = min(boxed) - min(bare)
+    command = [sys.executable, str(bot)]
+    starts = {}
+    for mode in ("none", "bwrap", "none", "bwrap"):
+        cfg = EngineConfig(name=mode, command=command, sandbox=Sandbox(mode=mode))  # type: ignore[arg-type]
+        starts.setdefault(mode, []).append(await start_ms(cfg, variant, count))
+    on, off = min(starts["bwrap"]), min(starts["none"])
+    print(
+        f"sandbox start-up: /bin/true {min(boxed):.1f} ms in bwrap vs {min(bare):.1f} ms bare "
+        f"= {cost:.1f} ms per bot process (target < 20); a Python bot to its identity "
+        f"{on:.1f} ms vs {off:.1f} ms (+{on - off:.1f} ms); medians of {count}, best of rounds"
+    )
+
+
 async def main_async(args: argparse.Namespace) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         bot, echo = Path(tmp, "first_legal.py"), Path(tmp, "echo.py")
         bot.write_text(textwrap.dedent(FIRST_LEGAL))
         echo.write_text(textwrap.dedent(ECHO))
-        configs = [
-            EngineConfig(name=f"first-legal-{i}", command=[sys.executable, str(bot)])
-            for i in (0, 1)
-        ]
-        async with Engine(configs[0]) as a, Engine(configs[1]) as b:
-            for engine in (a, b):
+        await startup_report(bot, args.variant, args.starts)
+        boxed = probe() is None
+
+        def configs(mode: str) -> list[EngineConfig]:
+            return [
+                EngineConfig(name=f"first-legal-{i}", command=[sys.executable, str(bot)],
+                             sandbox=Sandbox(mode=mode))  # type: ignore[arg-type]  # fmt: skip
+                for i in (0, 1)
+            ]
+
+        on, off = configs("bwrap" if boxed else "none"), configs("none")
+        async with (
+            Engine(off[0]) as a,
+            Engine(off[1]) as b,
+            Engine(on[0]) as c,
+            Engine(on[1]) as d,
+        ):
+            for engine in (a, b, c, d):
                 await engine.start("kamisado", args.variant)
             arena = ArenaRun([a, b], args.variant)
+            sandboxed = ArenaRun([c, d], args.variant)
             _, sizes = await arena.batch(1)  # warm-up, and the size of a go line
+            await sandboxed.batch(1)
             size = round(statistics.mean(sizes))
             line = b'{"type":"go","pad":"' + b"x" * max(0, size - 22) + b'"}\n'
             proc = await trio.lowlevel.open_process(
@@ -213,10 +280,12 @@ async def main_async(args: argparse.Namespace) -> None:
             reader = LineReader(proc.stdout)
             try:
                 await raw_batch(proc, reader, line, 100)  # warm-up
-                arena_batches, raw_batches = [], []
-                for _ in range(args.rounds):  # interleaved: both see the same machine load
+                arena_batches, raw_batches, boxed_batches = [], [], []
+                for _ in range(args.rounds):  # interleaved: all see the same machine load
                     arena_batches.append((await arena.batch(args.decisions))[0])
                     raw_batches.append(await raw_batch(proc, reader, line, args.decisions))
+                    if boxed:
+                        boxed_batches.append((await sandboxed.batch(args.decisions))[0])
             finally:
                 with trio.CancelScope(shield=True):
                     await proc.stdin.aclose()
@@ -226,6 +295,18 @@ async def main_async(args: argparse.Namespace) -> None:
                     await proc.wait()
                     await proc.stdout.aclose()
     report(args, arena, arena_batches, raw_batches, sizes, size)
+    if boxed_batches:
+        on_best = min(b.wall_us for b in boxed_batches)
+        off_best = min(b.wall_us for b in arena_batches)
+        on_med = statistics.median(b.wall_us for b in boxed_batches)
+        off_med = statistics.median(b.wall_us for b in arena_batches)
+        r_best = min(b.wall_us for b in raw_batches)
+        print(
+            f"sandboxed: per decision {on_best:.0f} us best batch, {on_med:.0f} us median; "
+            f"ratio {on_best / r_best:.2f}x best (unconfined {off_best / r_best:.2f}x); "
+            f"sandbox on/off per decision {on_best / off_best:.2f}x best, "
+            f"{on_med / off_med:.2f}x median (target: 1 within noise)"
+        )
 
 
 def report(
@@ -281,6 +362,7 @@ def main() -> None:
     parser.add_argument("--decisions", type=int, default=1000, help="per batch (and round trips)")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved batches of each")
     parser.add_argument("--variant", default="standard")
+    parser.add_argument("--starts", type=int, default=20, help="process starts per figure")
     args = parser.parse_args()
     trio.run(main_async, args)
 

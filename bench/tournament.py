@@ -3,7 +3,9 @@
 Runs the same round robin (three built-in random bots, standard matches) at
 concurrency 1 and 2 in one process and prints games per second, the speed-up
 (target >= 1.8 on 2 cores) and the arena's own CPU share: the arena process's CPU
-time (its own and its worker processes') against the bots' CPU time.
+time (its own and its worker processes') against the bots' CPU time. Then the
+concurrency-1 run again with the bubblewrap sandbox off, for the sandbox's cost
+per game (one bot start per bot and worker, so it should vanish in the noise).
 
     python bench/tournament.py [--games-per-pairing 20] [--variant standard]
 """
@@ -11,6 +13,7 @@ time (its own and its worker processes') against the bots' CPU time.
 from __future__ import annotations
 
 import argparse
+import os
 import resource
 import tempfile
 import time
@@ -51,13 +54,17 @@ def cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run_once(concurrency: int, games: int, variant: str, root: Path) -> dict[str, float]:
-    text = TOML.format(
-        name=f"bench-{concurrency}", concurrency=concurrency, games=games, variant=variant
-    )
-    path = root / f"bench-{concurrency}.toml"
+def run_once(
+    concurrency: int, games: int, variant: str, root: Path, sandbox: str = "auto"
+) -> dict[str, float]:
+    name = f"bench-{concurrency}-{sandbox}"
+    text = TOML.format(name=name, concurrency=concurrency, games=games, variant=variant)
+    path = root / f"{name}.toml"
     path.write_text(text)
-    tournament = Tournament(parse_config(text, path), text, results_root=root, config_path=path)
+    tournament = Tournament(
+        parse_config(text, path), text, results_root=root, config_path=path, sandbox=sandbox
+    )
+    mode = tournament.config.sandbox.mode
     self_cpu, child_cpu = cpu(resource.RUSAGE_SELF), cpu(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     outcome = trio.run(tournament.run)
@@ -72,6 +79,7 @@ def run_once(concurrency: int, games: int, variant: str, root: Path) -> dict[str
         "rate": outcome.progress.played_now / wall,
         "arena_cpu": arena,
         "bots_cpu": bots,
+        "sandbox": mode,
     }
 
 
@@ -87,13 +95,23 @@ def main() -> None:
             results[concurrency] = r
             share = r["arena_cpu"] / (r["arena_cpu"] + r["bots_cpu"])
             print(
-                f"concurrency {concurrency}: {r['games']} games in {r['wall']:.2f} s = "
+                f"concurrency {concurrency} (sandbox {r['sandbox']}): {r['games']} games in "
+                f"{r['wall']:.2f} s = "
                 f"{r['rate']:.1f} games/s; arena CPU {r['arena_cpu']:.2f} s "
                 f"({r['arena_cpu'] / r['games'] * 1000:.1f} ms/game), bots CPU "
                 f"{r['bots_cpu']:.2f} s, arena share {100 * share:.0f}%"
             )
+        off = run_once(1, args.games_per_pairing, args.variant, Path(tmp), sandbox="none")
     ratio = results[2]["rate"] / results[1]["rate"]
     print(f"speed-up at concurrency 2: {ratio:.2f}x (target >= 1.8 on 2 cores)")
+    on = results[1]
+    ms_on, ms_off = (r["arena_cpu"] / r["games"] * 1000 for r in (on, off))
+    print(
+        f"sandbox {on['sandbox']} vs none at concurrency 1: {on['rate']:.1f} vs "
+        f"{off['rate']:.1f} games/s ({on['rate'] / off['rate']:.2f}x), arena CPU "
+        f"{ms_on:.1f} vs {ms_off:.1f} ms/game; load average {os.getloadavg()[0]:.2f} "
+        f"on {os.cpu_count()} CPUs (noisy)"
+    )
 
 
 if __name__ == "__main__":
