@@ -164,7 +164,7 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 
 def _too_broad(path: str) -> bool:
     """A whole home folder (or a covered root) is never bound back in for a program."""
-    return path in ("/", "/root") or os.path.dirname(path) in ("/", "/home")
+    return path in ("/", "/root", SCRATCH) or os.path.dirname(path) in ("/", "/home")
 
 
 def _shown(command: Sequence[str], cwd: str, path_env: str | None) -> list[str]:
@@ -237,9 +237,9 @@ def wrap(
         args += ["--tmpfs", root]
     args += ["--size", size, "--tmpfs", SCRATCH]
     for path in _shown(command, cwd, path_env):
-        # A covered root itself stays covered: a bot whose folder is /home sees
-        # nothing of it (scratch or not) rather than everyone's home.
-        if _under(path, roots) and path not in roots and not _under(path, hidden):
+        # A covered root, or a whole home folder, stays covered: a bot started
+        # from ~ sees an empty folder there rather than ~/.ssh.
+        if _under(path, roots) and not _too_broad(path) and not _under(path, hidden):
             args += ["--ro-bind", path, path]
     for path in sandbox.ro:
         args += ["--ro-bind", path, path]
