@@ -559,3 +559,34 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
     assert [line for line in lines if noise.search(line) and line != summary] == []
     assert proc.stderr == ""
     assert (next((tmp_path / "results").iterdir()) / "ray.log").is_file()
+
+
+def test_actors_stream_each_games_moves_to_the_observer(tmp_path: Path) -> None:
+    """The live web view's feed: every game's start and each of its moves, in order,
+    comes back from the actors while the games run."""
+    from arena.events import GameMoved, GameStarted
+    from arena.tournament import Observer
+
+    class Watch(Observer):
+        wants_events = True
+
+        def __init__(self) -> None:
+            self.events: list[GameStarted | GameMoved] = []
+
+        def game_event(self, event: GameStarted | GameMoved) -> None:
+            self.events.append(event)
+
+    watch = Watch()
+    toml = write_tournament(tmp_path / "t", concurrency=None)
+    on_ray = tournament(toml, tmp_path / "ray", backend="ray", observer=watch)
+    outcome = trio.run(on_ray.run)
+    on_ray.close()
+    assert outcome.complete
+    with Store.open_existing(outcome.directory) as store:
+        games = dict(store.items())
+    started = [e.key for e in watch.events if isinstance(e, GameStarted)]
+    assert sorted(started) == sorted(games)
+    for key, record in games.items():
+        plies = [e.ply for e in watch.events if isinstance(e, GameMoved) and e.key == key]
+        assert plies == list(range(1, len(record.actions) + 1)), key
+    wait_none_with(str(tmp_path))
