@@ -205,6 +205,12 @@ class _Session:
         """``newgame``, one ``go`` and a ``gameover``; passed if the answer is legal."""
         if (why := await self.ensure_running()) is not None:
             return Check(position.name, False, why)
+        ident = self.engine.identity
+        if ident is not None and not ident.supports(self.game.name, position.variant):
+            # A tournament never offers an undeclared variant: nothing to check.
+            declared = ", ".join(ident.games) or "none"
+            return Check(position.name, True, f"skipped: {self.game.name}/{position.variant} "
+                                              f"is not declared (games: {declared})")  # fmt: skip
         state = position.state
         player = state.current_player()
         legal = state.legal_actions()

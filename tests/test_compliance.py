@@ -156,6 +156,8 @@ async def test_whole_games_catch_a_bot_that_fails_only_after_a_regroup():
     assert obs["round"] > 1 and obs["required_colour"] is None and len(state.legal_actions()) > 2
     assert len([c for c in checks if c.name.startswith("go:")]) == len(GO_CHECKS)
     assert all(c.passed for c in checks if c.name.startswith("go:"))
+    marathon = next(c for c in checks if c.name == "go: marathon match")
+    assert marathon.detail.startswith("skipped: kamisado/marathon is not declared")
 
 
 async def test_whole_games_pass_a_sound_bot_in_every_declared_variant():
