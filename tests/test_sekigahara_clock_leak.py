@@ -219,3 +219,35 @@ def test_forced_action_is_only_what_the_opponent_can_see() -> None:
     hidden.apply_action("decline")
     assert hidden.legal_actions() == ["stop"]  # the ukita card matches no block in reserve
     assert hidden.forced_action() is None  # ... but the reserve is hidden
+
+
+def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
+    """Through real processes: a hidden-forced action is a timed ``go`` that the
+    built-in bots answer, recorded as asked (not forced) with its time charged."""
+    from arena.engine import Engine, EngineConfig
+    from bots import resolve_builtin
+
+    async def games() -> list[Any]:
+        records = []
+        config = EngineConfig(name="g", command=resolve_builtin("battle-greedy"))
+        config2 = EngineConfig(name="r", command=resolve_builtin("random"))
+        async with Engine(config) as greedy, Engine(config2) as rnd:
+            rng = random.Random(11)
+            for _ in range(4):
+                opening = GAME.random_opening("battle", 0, rng)
+                for seats in ([greedy, rnd], [rnd, greedy]):
+                    tc = [TimeControl.parse("5+0.1")] * 2
+                    records.append(await play_game(GAME, opening, seats, tc, variant="battle"))
+        return records
+
+    asked_single = 0
+    for record in trio.run(games):
+        assert record.reason == "battle", (record.reason, record.detail)
+        state = GAME.state_from_text(record.opening)
+        for action in record.actions:
+            single = len(state.legal_actions()) == 1
+            assert action.forced == (state.forced_action() is not None)
+            if single and not action.forced:
+                asked_single += 1
+            state.apply_action(action.action)
+    assert asked_single > 0, "no hidden-forced decision came up: nothing was tested"
