@@ -123,7 +123,7 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
         url = next(line for line in process.stderr if line.startswith("web view: ")).split()[-1]
         from playwright.sync_api import sync_playwright
 
-        threading.Thread(target=sse_client, args=(url, server_delays), daemon=True).start()
+        client = sse_client(url, results.with_name("client-delays.txt"))
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
             opened = [browser.new_page(viewport={"width": 1400, "height": 900})
@@ -140,6 +140,9 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
             for page in opened:
                 delays += page.evaluate("window.arenaLive.delays")
             browser.close()
+        client.wait(60)
+        text = results.with_name("client-delays.txt").read_text()
+        server_delays = [float(x) for x in text.split()]
     process.wait()
     wall = time.monotonic() - start
     watch.stop.set()
@@ -147,22 +150,28 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     return {"wall": wall, "cpu": watch.last, "delays": delays, "server": server_delays}
 
 
-def sse_client(url: str, delays: list[float]) -> None:
-    """One plain HTTP client on the event stream: the delay without a browser's
-    rendering (on a loaded machine, chromium's share of the CPU dominates)."""
-    import json
+CLIENT = """
+import json, sys, time
+import httpx
+event, out = "", open(sys.argv[2], "w")
+with httpx.stream("GET", sys.argv[1], timeout=600) as response:
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            event = line[7:]
+        elif line.startswith("data: ") and event == "game":
+            data = json.loads(line[6:])
+            if data["ply"]:
+                out.write(f"{time.time() - data['t']}\\n")
+        elif line.startswith("data: ") and event == "end":
+            break
+"""
 
-    import httpx
 
-    event = ""
-    with httpx.stream("GET", url.replace("/live", "/live/events"), timeout=600) as response:
-        for line in response.iter_lines():
-            if line.startswith("event: "):
-                event = line[7:]
-            elif line.startswith("data: ") and event == "game":
-                data = json.loads(line[6:])
-                if data["ply"]:
-                    delays.append(time.time() - data["t"])
+def sse_client(url: str, results: Path) -> subprocess.Popen[bytes]:
+    """One plain HTTP client on the event stream, in its own process: the delay
+    without a browser's rendering (on a loaded machine chromium's CPU dominates)."""
+    stream = url.replace("/live", "/live/events")
+    return subprocess.Popen([sys.executable, "-c", CLIENT, stream, str(results)])
 
 
 def main() -> None:

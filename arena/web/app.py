@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import math
 import time
 from collections.abc import AsyncIterator
 from http.cookies import SimpleCookie
@@ -36,7 +35,7 @@ from arena.store import DB_NAME, StoreError
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
-__all__ = ["Site", "TokenGate", "build_app", "find_tournaments"]
+__all__ = ["Site", "TokenGate", "build_app", "find_tournaments", "refresh_results"]
 
 COOKIE = "arena_token"
 BATCH_SECONDS = 0.02
@@ -169,23 +168,6 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
             raise _NotFound(f"no tournament named {name!r}")
         return site.tournaments[name]
 
-    async def results_payload(directory: Path) -> dict[str, Any]:
-        data = await site.summaries.get(directory)
-        view = site.summaries.view(directory)
-        _, recent = await trio.to_thread.run_sync(
-            lambda: view.games(GameFilter(), limit=RECENT, newest_first=True)
-        )
-        _, faults = await trio.to_thread.run_sync(
-            lambda: view.games(GameFilter(faulted=True), limit=RECENT, newest_first=True)
-        )
-        return {
-            "games": data.games,
-            "standings": _standings(data),
-            "first_move": fmt.elo(data.first_move, signed=True),
-            "recent": recent,
-            "faults": faults,
-        }
-
     async def index(request: Request) -> Response:
         rows = []
         for name, directory in site.tournaments.items():
@@ -208,7 +190,7 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
         directory = site.tournaments[site.live_name]
         sub = hub.subscribe()
         return StreamingResponse(
-            _live_events(hub, sub, lambda: results_payload(directory)),
+            _live_events(hub, sub, lambda: results_payload(site, directory)),
             media_type="text/event-stream",
             headers={"Cache-Control": "no-store", "X-Accel-Buffering": "no"},
         )
@@ -293,34 +275,31 @@ def _fault_bots(data: ReportData) -> dict[str, int]:
 async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIterator[bytes]:
     """One page's event stream: a snapshot, then what changed, as it changes.
 
-    Waits on the subscriber's wake-up (never polls); results are re-read from the
-    store at most every ``RESULTS_INTERVAL`` seconds, the last change never lost.
+    Waits on the subscriber's wake-up (never polls) and never waits for the store:
+    the results it sends were read by :func:`refresh_results` beforehand.
     """
     try:
 
         async def snapshot() -> bytes:
-            body = hub.snapshot()
-            body["results"] = await results()
-            return _sse("snapshot", hub.encode(body))
+            body = hub.encode(hub.snapshot())
+            fresh = hub.results if hub.results is not None else hub.encode(await results())
+            return _sse("snapshot", body[:-1] + b',"results":' + fresh + b"}")
 
         yield await snapshot()
-        last_results = trio.current_time()
-        results_due = math.inf
         while True:
-            deadline = min(results_due, trio.current_time() + HEARTBEAT_SECONDS)
-            with trio.move_on_at(deadline):
+            with trio.move_on_after(HEARTBEAT_SECONDS):
                 await sub.wake.wait()
             resync, topics = sub.take()
             if resync:
                 yield await snapshot()
-                last_results, results_due = trio.current_time(), math.inf
                 continue
             parts: list[bytes] = []
             for topic in topics:
                 if topic == PROGRESS:
                     parts.append(_sse("progress", hub.encode(hub.progress_payload())))
                 elif topic == RESULTS:
-                    results_due = min(results_due, last_results + RESULTS_INTERVAL)
+                    if hub.results is not None:
+                        parts.append(_sse("results", hub.results))
                 else:
                     key = topic.split(":", 1)[1]
                     payload = hub.game_bytes(key)
@@ -329,9 +308,6 @@ async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIter
                         if payload is not None
                         else _sse("gone", hub.encode({"key": key, "t": time.time()}))
                     )
-            if trio.current_time() >= results_due or (hub.closed and results_due < math.inf):
-                parts.append(_sse("results", hub.encode(await results())))
-                last_results, results_due = trio.current_time(), math.inf
             if hub.closed and not sub.pending:
                 yield b"".join(parts) + _sse("end", b"{}")
                 return
@@ -342,6 +318,42 @@ async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIter
                 yield b": keep-alive\n\n"
     finally:
         hub.unsubscribe(sub)
+
+
+async def refresh_results(site: Site, *, once: bool = False) -> None:
+    """Re-read the live tournament's standings and results from the store after
+    games are stored, at most once per ``RESULTS_INTERVAL``, and hand them to the
+    hub, so that no page's stream ever waits on the store or the rating fit."""
+    hub = site.hub
+    if hub is None or site.live_name is None:
+        return
+    directory = site.tournaments[site.live_name]
+    while True:
+        if not once:
+            await hub.results_stale.wait()
+        hub.results_stale = trio.Event()
+        hub.set_results(hub.encode(await results_payload(site, directory)))
+        if once:
+            return
+        await trio.sleep(RESULTS_INTERVAL)
+
+
+async def results_payload(site: Site, directory: Path) -> dict[str, Any]:
+    data = await site.summaries.get(directory)
+    view = site.summaries.view(directory)
+    _, recent = await trio.to_thread.run_sync(
+        lambda: view.games(GameFilter(), limit=RECENT, newest_first=True)
+    )
+    _, faults = await trio.to_thread.run_sync(
+        lambda: view.games(GameFilter(faulted=True), limit=RECENT, newest_first=True)
+    )
+    return {
+        "games": data.games,
+        "standings": _standings(data),
+        "first_move": fmt.elo(data.first_move, signed=True),
+        "recent": recent,
+        "faults": faults,
+    }
 
 
 class TokenGate:

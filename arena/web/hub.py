@@ -151,8 +151,11 @@ class LiveHub(Observer):
         """The run is over: page streams send what is left, then end."""
         self.stopping_ = False
         self._started = time.monotonic()
-        self.results_version = 0
-        """Counts finished games seen, so a page knows when to re-read the store."""
+        self.results: bytes | None = None
+        """The latest standings and results read from the store (encoded), which
+        ``arena.web.app.refresh_results`` keeps fresh, off every page's stream."""
+        self.results_stale = trio.Event()
+        """Set when a game is stored: the results need re-reading."""
 
     # -- Observer ---------------------------------------------------------------------
 
@@ -180,10 +183,9 @@ class LiveHub(Observer):
         self.finished.add(key)
         self.games.pop(key, None)
         self._progress(progress)
-        self.results_version += 1
+        self.results_stale.set()
         self._publish(game_topic(key))
         self._publish(PROGRESS)
-        self._publish(RESULTS)
 
     def bot_disqualified(self, name: str, standing: Standing) -> None:
         self.disqualified.append(name)
@@ -198,6 +200,10 @@ class LiveHub(Observer):
         self.closed = True
         self.games.clear()
         self._publish(PROGRESS)
+
+    def set_results(self, encoded: bytes) -> None:
+        self.results = encoded
+        self._publish(RESULTS)
 
     async def flushed(self, timeout: float = 1.0) -> None:
         """Give pages up to ``timeout`` seconds to send what is left and end their

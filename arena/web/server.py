@@ -19,7 +19,7 @@ import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
-from arena.web.app import Site, build_app
+from arena.web.app import Site, build_app, refresh_results
 
 if TYPE_CHECKING:
     from arena.tournament import Tournament
@@ -95,6 +95,8 @@ async def serve(
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(_hypercorn, app, config)
+        if site.hub is not None:
+            nursery.start_soon(refresh_results, site)
         task_status.started(binds[0])
 
 
@@ -121,6 +123,8 @@ async def run_with_web(
         announce(url_for(url, listen, "/live"))
         interrupted = await tournament.run_until_interrupted()
         if site.hub is not None:
+            with trio.move_on_after(5):
+                await refresh_results(site, once=True)  # the final standings
             site.hub.close()
             await site.hub.flushed()
         nursery.cancel_scope.cancel()
