@@ -497,6 +497,8 @@ class RayPool:
         """Seats with a live actor; a seat without room waits for one of them."""
         self._freed = trio.Event()
         """Set (and replaced) whenever an actor is removed: a CPU may be free."""
+        self._gave_up: str | None = None
+        """Why the run ends: a game lost with its actor too many times."""
 
     # ------------------------------------------------------------------ public
 
@@ -785,6 +787,8 @@ class RayPool:
                 await self._retire(actor, node)
                 return
             await self._lose(actor, node, reason)
+            if self._gave_up is not None:  # raised once the loss is counted
+                raise RayBackendError(self._gave_up)
 
     async def _serve(self, actor: Any, node: Node) -> str | None:
         """Feed ``actor`` batches until the queue is empty. Returns why it was lost, if it was."""
@@ -842,8 +846,8 @@ class RayPool:
             for key in (item.task.game_key(n) for n in item.numbers):
                 self.requeued_games.add(key)
                 self.losses[key] = count = self.losses.get(key, 0) + 1
-                if count >= MAX_GAME_LOSSES:
-                    raise RayBackendError(
+                if count >= MAX_GAME_LOSSES and self._gave_up is None:
+                    self._gave_up = (
                         f"game {key} was lost with its actor {count} times (last on node "
                         f"{node.label}: {reason}); giving up"
                     )

@@ -479,6 +479,35 @@ def test_a_node_lost_near_the_end_loses_no_game(tmp_path: Path, cluster: Any) ->
     wait_none_with(str(tmp_path))
 
 
+def test_a_game_that_keeps_losing_its_actor_ends_the_run_in_one_line(tmp_path: Path) -> None:
+    """Actors that die in every game: each game is retried a bounded number of times."""
+    from arena.raypool import MAX_GAME_LOSSES, GameActor
+
+    class DyingActor(GameActor):  # defined here: Ray ships it by value
+        def play(self, batch: bytes) -> Iterator[bytes]:
+            os._exit(1)
+            yield b""  # a generator, like the real one
+
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    text = toml.read_text()
+    played: list[str] = []
+
+    async def on_record(key: str, pair_key: str, record: GameRecord) -> None:
+        played.append(key)
+
+    pool = RayPool(text, str(toml), processes=1, on_record=on_record)
+    pool._actor_class = ray.remote(DyingActor)
+    items = [WorkItem(task, [1, 2]) for task in build_schedule(parse_config(text, toml))]
+    with pytest.raises(RayBackendError) as info:
+        trio.run(pool.run, items)
+    message = str(info.value)
+    assert "\n" not in message and not played
+    assert re.match(rf"game \S+/[12] was lost with its actor {MAX_GAME_LOSSES} times \(last on "
+                    r"node 127\.0\.0\.1 \[[0-9a-f]{8}\]: ", message), message  # fmt: skip
+    assert pool.actors_lost == MAX_GAME_LOSSES and not pool.actors
+    assert not pool.nodes_lost  # the nodes are fine: only the actors died
+
+
 # ------------------------------------------------------------------ addresses
 
 
