@@ -182,11 +182,30 @@ class GameActor:
 
         Done before the first game so that a node without a bot fails the run at
         once with one readable line, instead of every game there ending in a
-        "crash" fault charged to an innocent bot. Returns the node's host name.
+        "crash" fault charged to an innocent bot; so does a node where the sandbox
+        the driver chose does not work. Returns that sandbox mode.
         """
         if self._config is None:
             self._config = self._load()
-        return self.node
+        return self._check_sandbox(self._config.sandbox.mode)
+
+    @staticmethod
+    def _check_sandbox(mode: str) -> str:
+        """The sandbox in force here: the driver's resolved mode, which every node must
+        honour the same way (a node without a working bwrap cannot play)."""
+        if mode == "none":
+            return "none"
+        from arena import sandbox
+
+        reason = sandbox.probe()
+        if reason is not None and mode == "auto":
+            return "none"  # what the engine does with "auto" here (the driver did not decide)
+        if reason is not None:
+            raise BotMissingError(
+                f"cannot sandbox bots: {reason}; {sandbox.INSTALL_HINT} on that node, or run "
+                "with --sandbox none"
+            )
+        return "bwrap"
 
     def _load(self) -> TournamentConfig:
         if self._rebase is None:
@@ -382,6 +401,8 @@ class Node:
     """An actor here was lost while Ray still calls the node alive: Ray takes many
     seconds to notice a killed node, so other nodes are preferred meanwhile."""
     lost: bool = False
+    sandbox: str | None = None
+    """The sandbox its actors checked (``bwrap`` or ``none``)."""
     raylet: tuple[str, int] | None = None
     """The node manager's address: whether it still accepts connections tells a
     dead node from a lost actor long before Ray's health check does."""
@@ -517,7 +538,9 @@ class RayPool:
         line += f"; nodes lost: {len(lost)}"
         if lost:
             line += f" ({', '.join(node.label for node in lost)})"
-        return f"{line}; actors lost: {self.actors_lost}; games re-queued: {self.requeued}"
+        line += f"; actors lost: {self.actors_lost}; games re-queued: {self.requeued}"
+        modes = sorted({n.sandbox for n in self.cluster.values() if n.sandbox is not None})
+        return f"{line}; sandbox: {', '.join(modes) or 'none'}, checked on each node"
 
     async def run(self, items: list[WorkItem]) -> None:
         """Play every item; return when all are done (re-queuing lost actors' items)."""
@@ -697,7 +720,7 @@ class RayPool:
         any other failure is the actor's loss (:class:`_ActorLost`)."""
         ray = self.ray
         try:
-            await self._wait(partial(ray.get, timeout=CHECK_TIMEOUT), actor.check.remote())
+            mode = await self._wait(partial(ray.get, timeout=CHECK_TIMEOUT), actor.check.remote())
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, BotMissingError):
                 raise RayBackendError(
@@ -709,6 +732,7 @@ class RayPool:
                 raise _ActorLost(f"not started within {CHECK_TIMEOUT:g} s") from None
             raise _ActorLost(_reason(exc)) from None
         node.suspect = False
+        node.sandbox = mode
         self.nodes[node.label] = self.nodes.get(node.label, 0) + 1
 
     async def _wait(self, fn: Callable[..., Any], *args: Any) -> Any:

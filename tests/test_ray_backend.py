@@ -41,11 +41,14 @@ from arena.rayconnect import init_ray  # noqa: E402
 from arena.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
 from arena.record import GameRecord  # noqa: E402
 from arena.runner import WorkItem  # noqa: E402
+from arena.sandbox import resolve as resolve_sandbox  # noqa: E402
 from arena.schedule import build_schedule  # noqa: E402
 from arena.store import Store  # noqa: E402
 from arena.tournament import Tournament  # noqa: E402
 
 LOOPBACK = "127.0.0.1"
+SANDBOX = resolve_sandbox("auto", warn=lambda line: None)
+"""What a tournament's default sandbox becomes here (and so on every node)."""
 HEALTH_CHECK = {
     "health_check_initial_delay_ms": 0,
     "health_check_period_ms": 1000,
@@ -167,7 +170,10 @@ def test_ray_run_stores_what_the_local_runner_stores(tmp_path: Path) -> None:
     assert on_ray.pool is not None and not on_ray.pool.actors  # every actor retired
     # No concurrency in the file: one game slot per cluster CPU, one actor on each node.
     assert on_ray.pool.planned == 3 and sorted(on_ray.pool.nodes.values()) == [1, 1, 1]
-    assert on_ray.pool.summary().endswith("nodes lost: 0; actors lost: 0; games re-queued: 0")
+    assert on_ray.pool.summary().endswith(
+        f"nodes lost: 0; actors lost: 0; games re-queued: 0; sandbox: {SANDBOX}, "
+        "checked on each node"
+    )
     assert not {r for _, (_, _, _, r) in expected.items() if r in ("crash", "time", "protocol")}
     wait_none_with(str(tmp_path))
 
@@ -367,6 +373,43 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
         assert path.endswith("/bots/hash_bot.py") and not path.startswith(str(project)), path
 
 
+@pytest.mark.skipif(SANDBOX != "bwrap", reason="bwrap does not work on this machine")
+def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
+    """The driver chose bwrap; a node without a working bwrap must not play unconfined."""
+    from arena.raypool import GameActor
+
+    class NoBwrapActor(GameActor):  # defined here: Ray ships it by value
+        def check(self) -> str:
+            from arena import sandbox
+
+            os.environ["PATH"] = "/nonexistent"
+            sandbox.bwrap_path.cache_clear()
+            sandbox.probe.cache_clear()
+            return super().check()
+
+    toml = write_tournament(tmp_path / "t", games=2, bots=2)
+    run = tournament(toml, tmp_path / "results", backend="ray", workers=1)
+    real_pool = RayPool
+
+    def pool_without_bwrap(*args: Any, **kwargs: Any) -> RayPool:
+        pool = real_pool(*args, **kwargs)
+        pool._actor_class = ray.remote(NoBwrapActor)
+        return pool
+
+    import arena.raypool
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(arena.raypool, "RayPool", pool_without_bwrap)
+        with pytest.raises(RayBackendError) as info:
+            trio.run(run.run)
+    run.close()
+    message = str(info.value)
+    assert "\n" not in message and run.progress.played_now == 0
+    assert re.match(r"worker on node 127\.0\.0\.1 \[[0-9a-f]{8}\] cannot sandbox bots: bwrap is "
+                    r"not installed; install it with: .* on that node, or run with --sandbox none$",
+                    message), message  # fmt: skip
+
+
 # ------------------------------------------------------------------ nodes lost
 
 
@@ -447,7 +490,8 @@ def test_a_node_lost_at_start_up_costs_no_game(
     # Its actor was lost before it had any work: nothing to re-queue.
     assert (pool.actors_lost, pool.requeued) == (1, 0)
     assert pool.summary().endswith(
-        f"nodes lost: 1 ({removed[0]}); actors lost: 1; games re-queued: 0"
+        f"nodes lost: 1 ({removed[0]}); actors lost: 1; games re-queued: 0; sandbox: {SANDBOX}, "
+        "checked on each node"
     )
     wait_none_with(str(tmp_path))
 
@@ -579,7 +623,10 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
     assert time.monotonic() - start < 60
     lines = proc.stdout.splitlines()
     stored = next(i for i, line in enumerate(lines) if line.startswith("6 of 6 games stored in "))
-    summary = "ray: 3 actors on 3 nodes; nodes lost: 0; actors lost: 0; games re-queued: 0"
+    summary = (
+        "ray: 3 actors on 3 nodes; nodes lost: 0; actors lost: 0; games re-queued: 0; "
+        f"sandbox: {SANDBOX}, checked on each node"
+    )
     assert lines[stored + 1] == summary
     assert lines[0].startswith("tournament loopback: 6 games")
     assert len([line for line in lines[:stored] if re.match(r"\[\d/6\] ", line)]) == 6
