@@ -32,6 +32,7 @@ from arena.engine import Reply
 from arena.games.sekigahara import GAME, Scenario, SekigaharaState
 from arena.games.sekigahara.scenario import deal
 from arena.protocol import Action, Go, NewGame, Ready, encode_line
+from arena.record import SandboxRecord
 from arena.referee import play_game
 
 THINK = 0.02
@@ -53,6 +54,7 @@ class ScriptedEngine:
         self.running = True
         self.starts = 1
         self.identity = None
+        self.sandbox_record = SandboxRecord(mode="none")
         self._next_id = 0
 
     def _write(self, msg: Any) -> None:
