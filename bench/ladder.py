@@ -21,6 +21,7 @@ import statistics
 import sys
 import time
 from collections import Counter, defaultdict
+from pathlib import Path
 
 import trio
 
@@ -34,13 +35,16 @@ from arena.referee import play_game
 from bots import resolve_builtin
 
 BOTS = ("random", "greedy", "mcts", "alphabeta")
+ROOT = Path(__file__).resolve().parent.parent
+"""The checkout this script belongs to: its bots are the ones measured, even when
+another copy of the project is installed (bots run with a scrubbed environment)."""
 
 
 def opening_for(args: argparse.Namespace, seed: int, book: list[str]) -> State:
     """The pair's opening: a book position chosen by ``seed``, or a seeded random walk."""
     game = get_game("kamisado")
-    if book:
-        return game.state_from_text(book[random.Random(seed).randrange(len(book))])
+    if book:  # consecutive seeds take consecutive positions: no repeats in a short run
+        return game.state_from_text(book[seed % len(book)])
     return game.random_opening(args.variant, args.plies, random.Random(seed))
 
 
@@ -65,7 +69,10 @@ async def play_pair(
     opening = opening_for(args, opening_seed, book)
     async with limiter:
         configs = [
-            EngineConfig(name=n, command=command(n, opening_seed + i)) for i, n in enumerate(names)
+            EngineConfig(
+                name=n, command=command(n, opening_seed + i), env={"PYTHONPATH": str(ROOT)}
+            )
+            for i, n in enumerate(names)
         ]
         async with Engine(configs[0]) as a, Engine(configs[1]) as b:
             for engines in ((a, b), (b, a)):
