@@ -36,7 +36,7 @@ from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol import NewGame
 from arena.sdk import Bot, Request, run
-from bots import timeman
+from bots import kamisado_eval, timeman
 from bots.kamisado_eval import (
     GOAL_RAYS,
     INF,
@@ -89,7 +89,7 @@ class Searcher:
         """Negamax value of the current position for the side to move."""
         pos = self.pos
         self.nodes += 1
-        if not self.nodes & 511 and time.monotonic() > self.deadline:
+        if not self.nodes & 255 and time.monotonic() > self.deadline:
             raise Timeout
         if winning_move(pos) >= 0:
             return win_now_value(pos, ply)
@@ -390,10 +390,27 @@ class AlphaBetaBot(Bot):
                       "text": "solved: the round is won"}  # fmt: skip
 
 
+TUNABLE = ("OPEN_WEIGHT", "SAFE_WEIGHT", "SAFE_CAP", "PROGRESS_WEIGHT", "PUSH_WEIGHT",
+           "BLOCKED_WEIGHT", "SCORE_WEIGHT")  # fmt: skip
+"""Evaluation weights that ``--eval NAME=VALUE`` may change, for tuning by SPRT."""
+
+
+def set_weights(pairs: list[str]) -> None:
+    """Apply ``NAME=VALUE`` weight changes to the evaluation (read at every call)."""
+    for pair in pairs:
+        name, _, value = pair.partition("=")
+        if name not in TUNABLE or not value.lstrip("-").isdigit():
+            raise SystemExit(f"--eval {pair!r}: expected NAME=INTEGER, NAME one of {TUNABLE}")
+        setattr(kamisado_eval, name, int(value))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description="alpha-beta Kamisado bot")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--eval", action="append", default=[], metavar="NAME=VALUE",
+                        help="change an evaluation weight (self-play tuning)")  # fmt: skip
     args = parser.parse_args()
+    set_weights(args.eval)
     run(AlphaBetaBot(args.seed))
 
 

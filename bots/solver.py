@@ -89,7 +89,7 @@ class Solver:
         if winning_move(pos) >= 0:
             return True
         self.nodes += 1
-        if self.nodes > self.limit or (not self.nodes & 1023 and time.monotonic() > self.deadline):
+        if self.nodes > self.limit or (not self.nodes & 255 and time.monotonic() > self.deadline):
             raise Unsolved
         key = zobrist(pos, self.ranks)
         known = self.table.get(key)
