@@ -89,7 +89,7 @@ class Searcher:
         """Negamax value of the current position for the side to move."""
         pos = self.pos
         self.nodes += 1
-        if not self.nodes & 255 and time.monotonic() > self.deadline:
+        if not self.nodes & 63 and time.monotonic() > self.deadline:
             raise Timeout
         if winning_move(pos) >= 0:
             return win_now_value(pos, ply)

@@ -81,7 +81,7 @@ def search(
     sqrt = math.sqrt
     iterations = 0
     while True:
-        if not iterations & 15 and time.monotonic() > deadline:
+        if not iterations & 3 and time.monotonic() > deadline:
             break
         iterations += 1
         node = root
@@ -158,7 +158,8 @@ class MctsBot(Bot):
         plan = timeman.plan(request.clock, pos, request.history)
         # Playouts have no iterations to stop between, so the plan is the mean:
         # 0.7 of the soft limit, up to twice it while the root is unsettled.
-        root, playouts = search(pos, request.received_at + plan.soft * 0.7, self.rng)
+        first = plan.soft * 0.7 if plan.soft < plan.hard else plan.soft  # a fixed move time
+        root, playouts = search(pos, request.received_at + first, self.rng)
         hard = request.received_at + min(plan.hard, plan.soft * 2)
         while root.children and unsettled(root) and time.monotonic() < hard:
             step = min(hard, time.monotonic() + max(plan.soft * 0.25, 0.005))

@@ -95,8 +95,11 @@ def decisions_left(pos: Position, ply: int) -> float:
 def budget(clock: ClockInfo, left: float) -> Budget:
     """The soft and hard limits for one decision given ``left`` expected decisions."""
     if clock.movetime_ms is not None:
-        t = max(clock.movetime_ms / 1000 * 0.85 - RESERVE, 0.002)
-        return Budget(t, t)  # nothing banks: use what is given
+        movetime = clock.movetime_ms / 1000
+        # Nothing banks: use what is given. A very short move time cannot keep
+        # the whole reserve; the arena's margin absorbs the answering then.
+        t = max(movetime * 0.85 - RESERVE, movetime * 0.25, 0.002)
+        return Budget(t, t)
     bank = clock.budget_ms / 1000
     inc = clock.increment_ms / 1000
     if clock.moves_to_go:

@@ -182,6 +182,8 @@ def test_budget_uses_increment_and_movetime() -> None:
     assert timeman.budget(clock(5000), 10).soft > timeman.budget(clock(5000), 30).soft
     fixed = timeman.budget(clock(0, movetime_ms=500), 30)
     assert fixed.soft == fixed.hard == pytest.approx(0.5 * 0.85 - timeman.RESERVE)
+    short = timeman.budget(clock(0, movetime_ms=30), 30)  # a quarter of it, not nothing
+    assert short.soft == short.hard == pytest.approx(0.0075)
 
 
 def test_think_stops_early_on_a_soft_limit() -> None:
