@@ -37,7 +37,8 @@ def summary(label: str, pairs: list[list[GameRecord]], first: str) -> str:
     faults = sum(r.reason in FAULT_REASONS for games in pairs for r in games)
     return (
         f"| {label} | {len(totals)} | {100 * splits / len(totals):.0f}% | "
-        f"{100 * stats.score:.1f}% | {stats.elo.value:+.0f} ± {stats.elo.error:.0f} | {faults} |"
+        f"{100 * stats.score:.1f}% | {stats.elo.value:+.0f} ± {stats.elo.error:.0f} | "
+        f"{pentanomial_counts(totals)} | {faults} |"
     )
 
 
@@ -60,8 +61,9 @@ async def main_async(args: argparse.Namespace) -> None:
         "load average " + " ".join(f"{x:.1f}" for x in os.getloadavg())
     )
     print()
-    print(f"| openings | pairs | pairs split 1–1 | {first}'s score | Elo (95%) | faults |")
-    print("|---|---:|---:|---:|---:|---:|")
+    print(f"| openings | pairs | pairs split 1–1 | {first}'s score | Elo (95%) "
+          "| pairs (LL, LD, WL+DD, WD, WW) | faults |")  # fmt: skip
+    print("|---|---:|---:|---:|---:|---|---:|")
     print(summary(f"random {args.plies}-ply", runs["random"], first))
     print(summary(f"book ({os.path.basename(args.book)})", runs["book"], first))
 
