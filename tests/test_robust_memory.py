@@ -19,14 +19,19 @@ HERE = Path(__file__).resolve().parent
 BAD_BOT = [sys.executable, str(HERE / "bad_bot.py")]
 
 # Runs the real CLI in-process and reports that process's own peak RSS, so the
-# figure is the arena's alone (not the bot's, not pytest's other children).
+# figure is the arena's alone (not the bot's, not pytest's other children). The
+# peak is VmHWM of the process's own memory map: getrusage's ru_maxrss would not
+# do, since Linux carries the high-water mark across fork and exec, so it would
+# report pytest's own size (hundreds of MB late in the suite).
 PEAK_RSS = """
-import resource, sys
+import sys
 from arena.cli import main
 try:
     main(sys.argv[1:], standalone_mode=False)
 finally:
-    print("maxrss_kb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss, file=sys.stderr)
+    with open("/proc/self/status") as status:
+        hwm = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    print("maxrss_kb", hwm, file=sys.stderr)
 """
 
 
