@@ -241,12 +241,14 @@ def wrap(
         # from ~ sees an empty folder there rather than ~/.ssh.
         if _under(path, roots) and not _too_broad(path) and not _under(path, hidden):
             args += ["--ro-bind", path, path]
-    for path in sandbox.ro:
-        args += ["--ro-bind", path, path]
-    for path in sandbox.rw:
-        args += ["--bind", path, path]
-    for path in hidden:  # last: no grant of a folder around them shows them again
+    grants = [("--ro-bind", p) for p in sandbox.ro] + [("--bind", p) for p in sandbox.rw]
+    inside = [(how, p) for how, p in grants if _under(os.path.realpath(p), hidden)]
+    for how, path in [g for g in grants if g not in inside]:
+        args += [how, path, path]
+    for path in hidden:  # after the grants around them: those do not show them again
         args += ["--tmpfs", path]
+    for how, path in inside:  # ...but a grant inside one is still granted
+        args += [how, path, path]
     for root in [*covered, *hidden]:
         args += ["--remount-ro", root]
     args += ["--chdir", cwd, "--", SHELL, "-c", _INNER, "sh", *command]

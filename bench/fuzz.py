@@ -46,9 +46,11 @@ restart = true
 [[bots]]
 name = "fuzz1"
 command = ["{python}", "{bot}", "{seed}1", "{state}", "{rate}"]
+sandbox_rw = ["{state}"]       # the bots count their lines there
 [[bots]]
 name = "fuzz2"
 command = ["{python}", "{bot}", "{seed}2", "{state}", "{rate}"]
+sandbox_rw = ["{state}"]
 [[bots]]
 name = "random"
 command = "builtin:random"

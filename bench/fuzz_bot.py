@@ -12,7 +12,7 @@ wrong types, wrong id, truncated JSON, an illegal action, a line over the
 length limit), announced on stderr first as ``hostile: KIND`` so the record's
 stderr tail says why the bot lost.
 
-After every decision it rewrites ``STATE_DIR/<pid>`` with its counts,
+After every decision it rewrites ``STATE_DIR/<pid>-<token>`` with its counts,
 ``benign hostile``, which ``bench/fuzz.py`` sums (the arena kills faulted bots).
 """
 
@@ -23,7 +23,10 @@ import sys
 
 seed, state_dir = int(sys.argv[1]), sys.argv[2]
 hostile_rate = float(sys.argv[3]) if len(sys.argv) > 3 else 0.05
-rng = random.Random(seed * 100_003 + os.getpid())
+# In the arena's sandbox every bot is pid 2 (its own PID namespace): name the
+# state file and vary the stream with a random token instead.
+token = int.from_bytes(os.urandom(4), "big")
+rng = random.Random(seed * 100_003 + token)
 out = sys.stdout.buffer
 counts = [0, 0]
 MAX_LINE = 1 << 20
@@ -114,7 +117,7 @@ def send(data: bytes) -> None:
 
 
 def save() -> None:
-    with open(os.path.join(state_dir, str(os.getpid())), "w") as f:
+    with open(os.path.join(state_dir, f"{os.getpid()}-{token:08x}"), "w") as f:
         f.write(f"{counts[0]} {counts[1]}\n")
 
 
