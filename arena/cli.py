@@ -260,6 +260,13 @@ def _identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) -
     return wanted if NAME_RE.match(wanted) else name
 
 
+def _shown_name(name: str) -> str:
+    """A bot's self-chosen name as the terminal may show it: no control characters
+    (a name could hold escape sequences), at most 64 characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in name[:64])
+    return shown + ("..." if len(name) > 64 else "")
+
+
 def _bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
     """A built-in bot name (``random`` or ``builtin:random``) or a command line;
     the flag says whether the name is the built-in's (else it is a placeholder
@@ -370,7 +377,7 @@ def play(
                 ident = await engine.start(game.name, variant)
             except EngineError:
                 continue  # the referee restarts it and records the fault
-            engine.config = msgspec.structs.replace(engine.config, name=ident.name)
+            engine.config = msgspec.structs.replace(engine.config, name=_shown_name(ident.name))
         if engines[0].name == engines[1].name:
             for i, engine in enumerate(engines):
                 engine.config = msgspec.structs.replace(
@@ -629,9 +636,7 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
 @click.option("--faulted", type=click.IntRange(0), default=None,
               help="Faulted games listed before those (default 200).")  # fmt: skip
 @_friendly_errors
-def report(
-    results_dir: str, anchor: str | None, latest: int | None, faulted: int | None
-) -> None:
+def report(results_dir: str, anchor: str | None, latest: int | None, faulted: int | None) -> None:
     """Write report.md and report.html for RESULTS_DIR and print the standings.
 
     Every game counts in the tables; the latest games and the faulted ones are

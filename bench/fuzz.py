@@ -72,7 +72,9 @@ def fuzz(target: int, games: int, seed: int, rate: float, quiet: bool = False) -
 
     Raises ``AssertionError`` on any arena error or unexplained fault.
     """
-    totals: Counter[str] = Counter()
+    totals: Counter[str] = Counter(
+        {"arena errors": 0, "unexplained faults": 0, "games without a reason": 0}
+    )
     reasons: Counter[str] = Counter()
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="arena-fuzz-") as tmp:
@@ -139,8 +141,8 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.1f} (figures below are counts; time is noisy)")
     for key, value in counts.items():
         print(f"{key:>24}: {value:,}")
-    ok = not counts.get("arena errors") and not counts.get("unexplained faults")
-    ok = ok and not counts.get("games without a reason")
+    ok = not counts["arena errors"] and not counts["unexplained faults"]
+    ok = ok and not counts["games without a reason"]
     print("OK" if ok else "FAILED")
     sys.exit(0 if ok else 1)
 

@@ -108,7 +108,7 @@ json_values = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(
     st.one_of(
         st.binary(max_size=300),
@@ -149,3 +149,34 @@ def test_a_fuzzed_tournament_has_no_arena_error() -> None:
     assert counts.get("unexplained faults", 0) == 0
     assert counts.get("games without a reason", 0) == 0
     assert counts["games"] >= 6
+
+
+NAMED_BOT = r"""
+import json, sys
+for line in sys.stdin:
+    msg = json.loads(line)
+    reply = {"id": msg.get("id")}
+    if msg["type"] == "hello":
+        reply.update(type="identity", protocol=1, games=["kamisado"],
+                     name="\x1b[2J\x1b]0;owned\x07" + "n" * 10000)
+    elif msg["type"] == "newgame":
+        reply["type"] = "ready"
+    elif msg["type"] == "go":
+        reply.update(type="action", action=msg["legal"][0])
+    else:
+        continue
+    print(json.dumps(reply), flush=True)
+"""
+
+
+def test_a_bot_cannot_write_escape_sequences_to_the_terminal_through_its_name(
+    tmp_path: Path,
+) -> None:
+    bot = tmp_path / "named.py"
+    bot.write_text(NAMED_BOT)
+    result = arena("play", f"{sys.executable} {bot}", "random", "--seed", "1",
+                   "--variant", "single")  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert "\x1b" not in result.stdout and "\x07" not in result.stdout
+    first = result.stdout.splitlines()[0]
+    assert "?[2J?]0;owned?" in first and "n" * 40 in first and "n" * 100 not in first
