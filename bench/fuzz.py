@@ -1,7 +1,8 @@
 """Fuzzed lines through a real tournament: 0 arena errors, every game ends with a reason.
 
 Two fuzzing bots (``bench/fuzz_bot.py``) and the built-in random bot play a
-round robin through the real ``arena run`` (worker processes included). Each
+round robin through the real ``arena run`` (worker processes included; no
+sandbox, so the bots can write their line counts into a temporary folder). Each
 fuzzing decision is a burst of benign odd lines the arena must accept; some end
 with a hostile line the arena must turn into a fault of that bot. Rounds of
 tournaments run until at least ``--lines`` fuzzed lines have been sent. Checked
@@ -90,7 +91,7 @@ def fuzz(target: int, games: int, seed: int, rate: float, quiet: bool = False) -
                                         state=state))  # fmt: skip
             result = subprocess.run(
                 [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(root),
-                 "-q", "--no-report", "--workers", "2"],
+                 "-q", "--no-report", "--workers", "2", "--sandbox", "none"],
                 capture_output=True, text=True, timeout=3600,
             )  # fmt: skip
             broken = any(w in result.stderr for w in ("Traceback", "WorkerError", "arena: error"))
@@ -116,6 +117,9 @@ def fuzz(target: int, games: int, seed: int, rate: float, quiet: bool = False) -
                         totals[f"hostile {kind} -> {record.reason}"] += 1
                         if record.reason not in ("protocol", "illegal"):
                             print(f"{kind}: {record.reason} {record.detail}", file=sys.stderr)
+            if sum(lines_sent(state)) == 0:
+                raise AssertionError(f"run {run}: the fuzzing bots sent nothing (can they "
+                                     f"write {state}?)")  # fmt: skip
             benign, hostile = lines_sent(state)
             if not quiet:
                 print(f"run {run}: {len(records)} games, {benign + hostile} lines so far",
