@@ -55,6 +55,7 @@ EXACT, LOWER, UPPER = 0, 1, 2
 MAX_PLY = 128
 TT_LIMIT = 1_500_000
 ASPIRATION = 60
+UNSTABLE_CAP = 3.0  # most an unstable root may stretch the planned time (see think)
 """Half-width of the root window around the previous iteration's value."""
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""
@@ -305,6 +306,13 @@ class Searcher:
         start = time.monotonic()
         planned = (deadline if soft is None else min(soft, deadline)) - start
         limit = deadline - start
+        if soft is not None:
+            # An unstable root earns more time, but at most UNSTABLE_CAP times the
+            # plan: a root that flips at every depth must not drift to ``deadline``
+            # (1.6 per change compounds), and an iteration started late is cut off
+            # there too rather than running on to the hard limit.
+            limit = min(limit, planned * UNSTABLE_CAP)
+            self.deadline = start + limit
         order = self.order(moves, -1, 0)
         best_move, best_value, reached = order[0], 0, 0
         base = pos.made
