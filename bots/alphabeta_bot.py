@@ -41,8 +41,8 @@ from bots.kamisado_eval import (
     GOAL_RAYS,
     INF,
     WIN_BOUND,
-    WIN_ROUND,
     evaluate,
+    protocol_score,
     rank_hash,
     round_end_value,
     win_now_value,
@@ -378,7 +378,8 @@ class AlphaBetaBot(Bot):
         if text not in request.legal:  # cannot happen; never forfeit over it
             text = self.rng.choice(request.legal)
             pv = [text]
-        info = {"depth": depth, "score": value, "pv": pv, "nodes": self.searcher.nodes}
+        info = {"depth": depth, "score": protocol_score(value), "pv": pv,
+                "nodes": self.searcher.nodes}
         return text, info
 
     def solve(self, pos: Position, deadline: float) -> tuple[str, dict[str, Any]] | None:
@@ -394,7 +395,8 @@ class AlphaBetaBot(Bot):
         if not wins:
             return None
         text = move_to_text(move)
-        return text, {"depth": 0, "score": WIN_ROUND, "pv": [text], "nodes": self.solver.nodes,
+        # A proven win of unknown length: the weakest forced score (protocol.md §2.2).
+        return text, {"depth": 0, "score": 9000, "pv": [text], "nodes": self.solver.nodes,
                       "text": "solved: the round is won"}  # fmt: skip
 
 

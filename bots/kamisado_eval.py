@@ -298,3 +298,25 @@ def deadline_for(clock: ClockInfo, received_at: float, share: int = 18) -> float
 
 def now() -> float:
     return time.monotonic()
+
+
+# ---------------------------------------------------------------- protocol
+
+
+FORCED = 10_000
+"""protocol.md §2.2: a forced result in n plies is reported as ±(FORCED - n)."""
+
+
+def protocol_score(value: int) -> int:
+    """A search value in the units bots report (protocol.md §2.2).
+
+    Proven round and match wins (beyond ``WIN_BOUND``) become ``±(10000 - n)``;
+    their distance ``n`` is the ply count the value was reduced by, which is the
+    value's remainder below a multiple of ``POINT`` (both bases and every
+    points bonus are multiples of it, and no search is 100 plies deep).
+    Heuristic values stay as they are, clamped below the forced range.
+    """
+    if abs(value) > WIN_BOUND:
+        plies = max(1, -abs(value) % POINT)
+        return (FORCED - plies) * (1 if value > 0 else -1)
+    return max(-(FORCED - 1001), min(FORCED - 1001, value))

@@ -154,7 +154,8 @@ class MctsBot(Bot):
         pos = text_to_position(request.position)
         win = winning_move(pos)
         if win >= 0:
-            return move_to_text(win), {"depth": 1, "score": 1.0, "pv": [move_to_text(win)]}
+            # A win in one ply, in protocol.md §2.2's units.
+            return move_to_text(win), {"depth": 1, "score": 9999, "pv": [move_to_text(win)]}
         plan = timeman.plan(request.clock, pos, request.history)
         # Playouts have no iterations to stop between, so the plan is the mean:
         # half the soft limit, up to 1.5 times it while the root is unsettled
@@ -179,7 +180,7 @@ class MctsBot(Bot):
             pv.append(move_to_text(node.move))
         info = {
             "depth": len(pv),
-            "score": round(best.wins / best.visits, 3),
+            "score": round(100 * (2 * best.wins / best.visits - 1)),  # protocol.md §2.2
             "pv": pv,
             "nodes": playouts,
         }

@@ -23,7 +23,7 @@ from arena.record import FAULT_REASONS
 from arena.referee import play_game
 from bots import resolve_builtin, timeman
 from bots.alphabeta_bot import Searcher
-from bots.kamisado_eval import WIN_BOUND
+from bots.kamisado_eval import POINT, WIN_BOUND, WIN_MATCH, WIN_ROUND, protocol_score
 from bots.solver import Solver, Unsolved
 
 
@@ -218,3 +218,31 @@ async def test_short_clock_never_forfeits_and_uses_a_sane_share(name: str) -> No
             shares.append(used / had)
     assert all(s < 0.8 for s in shares), shares
     assert max(shares) > 0.1, shares
+
+
+def test_scores_are_reported_in_the_protocols_units() -> None:
+    """protocol.md §2.2: forced results as ±(10000 - plies), heuristics below 9000."""
+    assert protocol_score(WIN_MATCH - 3) == 9997
+    assert protocol_score(-(WIN_ROUND + 2 * POINT - 5)) == -9995  # a Sumo round lost in 5
+    assert protocol_score(WIN_ROUND - 1) == 9999
+    assert protocol_score(WIN_BOUND) == 8999 and protocol_score(-37) == -37
+
+
+@pytest.mark.parametrize("name", ["alphabeta", "mcts"])
+async def test_builtin_bots_send_scores_in_the_protocols_units(name: str) -> None:
+    game = get_game("kamisado")
+    control = TimeControl.parse("1+0.02")
+    async with (
+        Engine(EngineConfig(name=name, command=[*resolve_builtin(name), "--seed", "1"])) as bot,
+        Engine(EngineConfig(name="greedy", command=resolve_builtin("greedy"))) as other,
+    ):
+        opening = game.random_opening("single", 2, random.Random(3))
+        record = await play_game(game, opening, [bot, other], [control, control],
+                                 variant="single")  # fmt: skip
+    scores = [a.info["score"] for a in record.actions
+              if a.player == 0 and a.info and "score" in a.info]  # fmt: skip
+    assert scores and all(abs(s) < 10_000 for s in scores), scores
+    if name == "alphabeta" and record.score == 1.0:  # the search proves its win at the end
+        assert scores[-1] >= 9000, scores
+    if name == "mcts":  # a win rate p as 100 * (2p - 1)
+        assert all(abs(s) <= 100 or s == 9999 for s in scores), scores
