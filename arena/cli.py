@@ -158,7 +158,8 @@ def show(position: str | None, variant: str | None, game_name: str) -> None:
 
     game, state = _state(game_name, position, variant)
     console = text_console()
-    console.print(render_terminal(game.name, state.observation(max(state.current_player(), 0))))
+    console.print(render_terminal(game.name, state.observation(max(state.current_player(), 0))),
+                  soft_wrap=True)  # through a pipe, lines stay whole
     console.print(f"position: {state.to_text()}", soft_wrap=True)
     actions = state.legal_actions()
     console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", soft_wrap=True)
