@@ -856,6 +856,20 @@ def openings() -> None:
               help="Seconds the scoring bot thinks per position.")  # fmt: skip
 @click.option("--max-score", type=click.FloatRange(0), default=60, show_default=True,
               help="Keep positions the bot scores within +-this (its own units).")  # fmt: skip
+@click.option("--probe-pairs", type=click.IntRange(0, 100), default=0, show_default=True,
+              help="Also play this many pairs of games (colours swapped, in --probe-variant) "
+                   "from each position between two near-equal players, and keep it only if "
+                   "no pair splits 1-1 (the side won both); 0: no probe.")  # fmt: skip
+@click.option("--probe-bot", default=None,
+              help="The probe's first player (default: --bot).")  # fmt: skip
+@click.option("--probe-weak", default=None,
+              help="The probe's second player (default: --probe-bot).")  # fmt: skip
+@click.option("--probe-movetime", type=(click.FloatRange(0.005, 10), click.FloatRange(0.005, 10)),
+              default=(0.1, 0.06), show_default=True,
+              help="Seconds per decision of the first and the second probe player "
+                   "(a little apart: alphabeta is deterministic but for timing).")  # fmt: skip
+@click.option("--probe-variant", default=None,
+              help="Variant the probe games are played in (default: --check-variant).")  # fmt: skip
 @click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--output", "-o", required=True, help="Openings file to write, or - for stdout.")
 @_friendly_errors
@@ -869,21 +883,44 @@ def openings_generate(
     check_variant: str | None,
     movetime: float,
     max_score: float,
+    probe_pairs: int,
+    probe_bot: str | None,
+    probe_weak: str | None,
+    probe_movetime: tuple[float, float],
+    probe_variant: str | None,
     seed: int,
     output: str,
 ) -> None:
-    """Write an openings file of positions no side wins by force and the bot scores even."""
+    """Write an openings file of positions no side wins by force and the bot scores even
+    (and, with --probe-pairs, that the side does not decide in play)."""
+    from collections import Counter
     from pathlib import Path
 
     import trio
 
     from arena.engine import EngineError
-    from arena.openings import generate
+    from arena.openings import Probe, generate
 
     game = get_game(game_name)
     variant = variant or game.default_variant
     check_variant = check_variant or game.variants[0]
     _, command, _ = _bot_command(bot, None)
+    probe = None
+    probe_text = ""
+    if probe_pairs:
+        probe_bot = probe_bot or bot
+        probe_weak = probe_weak or probe_bot
+        probe = Probe(
+            strong=_bot_command(probe_bot, None)[1], weak=_bot_command(probe_weak, None)[1],
+            variant=probe_variant or check_variant, pairs=probe_pairs,
+            strong_movetime=probe_movetime[0], weak_movetime=probe_movetime[1],
+        )  # fmt: skip
+        probe_text = (
+            f" --probe-pairs {probe_pairs} --probe-bot {probe_bot} --probe-weak {probe_weak} "
+            f"--probe-movetime {probe_movetime[0]:g} {probe_movetime[1]:g} "
+            f"--probe-variant {probe.variant}"
+        )
+    stats: Counter[str] = Counter()
     started = time.monotonic()
     walked = [0]
 
@@ -896,7 +933,7 @@ def openings_generate(
         texts = trio.run(lambda: generate(
             game, variant, plies=plies, count=count, depth=depth, bot=command,
             check_variant=check_variant, movetime=movetime, max_score=max_score, seed=seed,
-            progress=progress,
+            probe=probe, stats=stats, progress=progress,
         ))  # fmt: skip
     except EngineError as exc:
         raise UserError(f"scoring bot {bot!r}: {exc.reason}: {exc.detail}") from None
@@ -905,9 +942,13 @@ def openings_generate(
     header = (
         f"# arena openings generate --game {game_name} --variant {variant} --plies {plies} "
         f"--count {count} --bot {bot} --depth {depth} --check-variant {check_variant} "
-        f"--movetime {movetime:g} --max-score {max_score:g} --seed {seed}\n"
+        f"--movetime {movetime:g} --max-score {max_score:g}{probe_text} --seed {seed}\n"
         f"# {len(texts)} positions: no side wins by force within {depth} plies "
-        f"({check_variant}), |score| <= {max_score:g}\n"
+        f"({check_variant}), |score| <= {max_score:g}"
+        + (f", no probe pair split ({probe_pairs} in {probe.variant})" if probe else "")
+        + "\n# walks: "
+        + ", ".join(f"{stats[k]} {k}" for k in ("kept", "forced", "duplicate", "score", "split"))
+        + "\n"
     )
     body = header + "".join(t + "\n" for t in texts)
     if output == "-":

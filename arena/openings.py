@@ -8,17 +8,20 @@ only positions that
   over the rules core, through the generic ``State`` interface), and
 * a scoring bot, run as a subprocess through the protocol like any other bot,
   scores near equal (its ``info`` score for the side to move is within
-  ``max_score``).
-
-The forced-win check runs in ``check_variant``: for Kamisado the single round,
-whose game end is the round win that decides a match's opening; the position
-written is the same walk replayed in the book's own variant, so one walk gives
-the book for every match kind.
+  ``max_score``), and
+* optionally (``Probe``), the side does not decide it in play. Kamisado has
+  no draws, so a pair of games (one opening, colours swapped) splits 1-1
+  exactly when the opening's side wins both, and a split pair says nothing
+  about which bot is stronger. A near-equal score says little about that (a
+  fixed evaluation can call even a position that one side wins in every line
+  the bots play), so the probe plays it: pairs of games between two players
+  of near-equal strength, and keeps the position only if no pair splits.
 """
 
 from __future__ import annotations
 
 import random
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -28,6 +31,7 @@ from arena.clock import Clock, TimeControl
 from arena.engine import Engine, EngineConfig
 from arena.games.base import Game, GameError, State
 from arena.protocol import ClockInfo, GameOver, Go, NewGame
+from arena.referee import play_game
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +126,56 @@ async def bot_score(engine: Engine, game: Game, variant: str, state: State,
     return scores[-1] if scores else None
 
 
+@dataclass(frozen=True, slots=True)
+class Probe:
+    """Played check of a candidate: ``pairs`` pairs of games in ``variant``, colours
+    swapped, between ``strong`` at ``strong_movetime`` and ``weak`` at
+    ``weak_movetime`` seconds per decision.
+
+    Near-equal players are the point: a clearly stronger one wins from both
+    sides of almost every opening, so its pairs hide what the side is worth.
+    Between near equals a decided opening shows as a split pair. The built-in
+    alphabeta is deterministic but for timing, so the two players differ a
+    little in time to make their games differ."""
+
+    strong: list[str]
+    weak: list[str]
+    variant: str
+    pairs: int = 1
+    strong_movetime: float = 0.1
+    weak_movetime: float = 0.06
+
+
+async def splits(game: Game, state: State, probe: Probe, engines: tuple[Engine, Engine]) -> bool:
+    """Whether some probe pair from ``state`` splits 1-1 (the same side won both games)."""
+    controls = {
+        engines[0].name: TimeControl(movetime=probe.strong_movetime),
+        engines[1].name: TimeControl(movetime=probe.weak_movetime),
+    }
+    for _ in range(probe.pairs):
+        scores = []
+        for order in (engines, engines[::-1]):
+            record = await play_game(
+                game, state, list(order), [controls[e.name] for e in order],
+                variant=probe.variant,
+            )  # fmt: skip
+            scores.append(record.score)
+        if scores[0] == scores[1] != 0.5:
+            return True
+    return False
+
+
+def probe_state(game: Game, candidate: Candidate, variant: str) -> State | None:
+    """The candidate's walk replayed in the probe's variant (``None``: not legal there)."""
+    state = game.new_state(variant)
+    try:
+        for action in candidate.actions:
+            state.apply_action(action)
+    except GameError:
+        return None
+    return None if state.is_terminal() else state
+
+
 async def generate(
     game: Game,
     variant: str,
@@ -135,9 +189,15 @@ async def generate(
     max_score: float = 60,
     seed: int = 1,
     max_tries: int | None = None,
+    probe: Probe | None = None,
+    stats: Counter[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> list[str]:
     """``count`` distinct position texts of the book (fewer only if ``max_tries`` ran out).
+
+    ``stats`` (if given) counts each walk's fate: ``forced`` (or illegal),
+    ``duplicate``, ``score`` (beyond ``max_score``), ``split`` (a probe pair
+    split 1-1), ``kept``.
 
     Raises ``GameError`` for a game that deals its openings (there is no walk to
     curate) or a variant the game does not have.
@@ -145,7 +205,8 @@ async def generate(
     if game.deals_openings:
         raise GameError(f"{game.name} deals its openings; there is no book to generate")
     check_variant = check_variant or variant
-    for v in (variant, check_variant):
+    stats = stats if stats is not None else Counter()
+    for v in (variant, check_variant, *([probe.variant] if probe else [])):
         if v not in game.variants:
             raise GameError(
                 f"unknown {game.name} variant {v!r} (known: {', '.join(game.variants)})"
@@ -157,19 +218,33 @@ async def generate(
     kept: list[str] = []
     tries = 0
     limit = max_tries if max_tries is not None else 50 * count
-    async with Engine(EngineConfig(name="scorer", command=bot)) as engine:
+    async with (
+        Engine(EngineConfig(name="scorer", command=bot)) as engine,
+        Engine(EngineConfig(name="strong", command=probe.strong if probe else bot)) as strong,
+        Engine(EngineConfig(name="weak", command=probe.weak if probe else bot)) as weak,
+    ):
         await engine.start(game.name, variant)
         while len(kept) < count and tries < limit:
             tries += 1
             candidate = draw()
             if candidate is None:
+                stats["forced"] += 1
                 continue
             text = candidate.state.to_text()
             if text in seen:
+                stats["duplicate"] += 1
                 continue
             seen.add(text)
             score = await bot_score(engine, game, variant, candidate.state, control)
-            if score is not None and abs(score) <= max_score:
+            if score is None or abs(score) > max_score:
+                stats["score"] += 1
+            elif probe is not None and (
+                (played := probe_state(game, candidate, probe.variant)) is None
+                or await splits(game, played, probe, (strong, weak))
+            ):
+                stats["split"] += 1
+            else:
+                stats["kept"] += 1
                 kept.append(text)
             if progress is not None:
                 progress(len(kept), tries)

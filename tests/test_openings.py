@@ -2,14 +2,18 @@
 
 from __future__ import annotations
 
+import shlex
+import sys
+from collections import Counter
 from pathlib import Path
 
+import trio
 from click.testing import CliRunner
 
 from arena.cli import main
 from arena.config import read_openings_file
 from arena.games import get_game
-from arena.openings import forced, wins_by_force
+from arena.openings import Probe, forced, generate, wins_by_force
 
 # Black wins in three plies (c1-c7, then every Gold reply opens a path), not sooner.
 FORCED_WIN = "2vpyrgn/4P3/3b4/o7/8/5V2/8/NGRY2BO b r single 0-0 1 -"
@@ -55,3 +59,50 @@ def test_generate_rejects_a_game_that_deals_its_openings(tmp_path: Path) -> None
     assert "deals its openings" in result.output
     assert "Traceback" not in result.output
     assert not (tmp_path / "x.txt").exists()
+
+
+BAD_BOT = [sys.executable, str(Path(__file__).with_name("bad_bot.py"))]
+FIRST_LEGAL = [*BAD_BOT, "normal"]  # deterministic: always the first legal action
+FAULTS = [*BAD_BOT, "illegal"]  # loses every game at its first decision
+
+
+def run_generate(probe: Probe, stats: Counter[str]) -> list[str]:
+    game = get_game("kamisado")
+    return trio.run(lambda: generate(
+        game, "standard", plies=2, count=3, depth=2, bot=FIRST_LEGAL,
+        check_variant="single", max_tries=6, probe=probe, stats=stats,
+    ))  # fmt: skip
+
+
+def test_probe_rejects_every_walk_the_side_decides() -> None:
+    # Two copies of one deterministic bot play the same game from both sides, so
+    # the same side wins both games of every pair: each probed walk is a split.
+    stats: Counter[str] = Counter()
+    kept = run_generate(Probe(FIRST_LEGAL, FIRST_LEGAL, "single"), stats)
+    assert kept == []
+    assert stats["split"] > 0
+    assert stats["split"] + stats["forced"] + stats["duplicate"] == 6
+
+
+def test_probe_keeps_walks_where_one_player_wins_from_both_sides() -> None:
+    # The second player loses every game, with either side: no pair splits.
+    stats: Counter[str] = Counter()
+    kept = run_generate(Probe(FIRST_LEGAL, FAULTS, "standard", pairs=2), stats)
+    assert len(kept) == stats["kept"] == 3
+    assert stats["split"] == 0
+
+
+def test_generate_cli_records_the_probe_in_the_header(tmp_path: Path) -> None:
+    out = tmp_path / "book.txt"
+    first, faults = (" ".join(shlex.quote(a) for a in c) for c in (FIRST_LEGAL, FAULTS))
+    result = CliRunner().invoke(main, [
+        "openings", "generate", "--plies", "2", "--count", "2", "--depth", "2",
+        "--bot", first, "--probe-pairs", "1", "--probe-bot", first, "--probe-weak", faults,
+        "--probe-movetime", "0.05", "0.02", "-o", str(out),
+    ])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    header = [line for line in out.read_text().splitlines() if line.startswith("#")]
+    assert "--probe-pairs 1" in header[0] and "--probe-movetime 0.05 0.02" in header[0]
+    assert "no probe pair split (1 in single)" in header[1]
+    assert header[2].startswith("# walks: 2 kept,") and "0 split" in header[2]
+    assert len(read_openings_file(out)) == 2
