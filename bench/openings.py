@@ -111,6 +111,8 @@ async def main_async(args: argparse.Namespace) -> None:
         for j in range(args.start, args.start + args.pairs):
             seed = args.seed * 1_000_003 + j
             for label, openings in (("random", []), ("book", book)):
+                if label not in args.sources:
+                    continue
                 games: list[GameRecord] = []
                 runs[label].append(games)
                 nursery.start_soon(play_pair, (first, second), seed, args, openings, limiter, games)
@@ -121,8 +123,12 @@ async def main_async(args: argparse.Namespace) -> None:
         seconds=time.monotonic() - start,
         load=list(os.getloadavg()),
         sources=[
-            source(f"random {args.plies}-ply", runs["random"], first),
-            source(f"book ({os.path.basename(args.book)})", runs["book"], first),
+            source(label, runs[key], first)
+            for key, label in (
+                ("random", f"random {args.plies}-ply"),
+                ("book", f"book ({os.path.basename(args.book)})"),
+            )
+            if runs[key]
         ],
     )
     if args.save:
@@ -159,6 +165,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bots", nargs=2, default=["alphabeta", "mcts"])
+    parser.add_argument("--sources", nargs="+", choices=("random", "book"),
+                        default=["random", "book"], help="opening sources to play")  # fmt: skip
     parser.add_argument("--save", help="write this chunk's pair scores (JSON)")
     parser.add_argument("--combine", nargs="+", metavar="CHUNK", help="print saved chunks")
     args = parser.parse_args()

@@ -401,7 +401,7 @@ class AlphaBetaBot(Bot):
 
 
 TUNABLE = ("OPEN_WEIGHT", "SAFE_WEIGHT", "SAFE_CAP", "PROGRESS_WEIGHT", "PUSH_WEIGHT",
-           "BLOCKED_WEIGHT", "SCORE_WEIGHT")  # fmt: skip
+           "BLOCKED_WEIGHT", "SCORE_WEIGHT", "OPEN_POINTS_WEIGHT")  # fmt: skip
 """Evaluation weights that ``--eval NAME=VALUE`` may change, for tuning by SPRT."""
 
 

@@ -161,6 +161,11 @@ PROGRESS_WEIGHT = 2
 PUSH_WEIGHT = 15
 BLOCKED_WEIGHT = 6
 SCORE_WEIGHT = 30
+OPEN_POINTS_WEIGHT = 0
+"""Per point an open tower's round win would score beyond a plain tower's one:
+a Sumo's threat is worth its rank (a Sumo scores 2, a Double 4, a Triple 8),
+which matters when a single round win by it can decide the match."""
+EXTRA_POINTS = tuple(max(0, RANK_VALUE[k + 1] - RANK_VALUE[k] - 1) for k in range(4)) + (0,)
 
 
 def evaluate(pos: Position) -> int:
@@ -227,7 +232,7 @@ def evaluate(pos: Position) -> int:
                     if at[sq] >= 0:
                         break
                 else:
-                    score += OPEN_WEIGHT
+                    score += OPEN_WEIGHT + OPEN_POINTS_WEIGHT * EXTRA_POINTS[k]
                     break
             blocked = True
             for sq in first[s]:

@@ -21,9 +21,16 @@ from arena.games.kamisado.position import PLAY, Position
 from arena.protocol import ClockInfo
 from arena.record import FAULT_REASONS
 from arena.referee import play_game
-from bots import resolve_builtin, timeman
+from bots import kamisado_eval, resolve_builtin, timeman
 from bots.alphabeta_bot import Searcher
-from bots.kamisado_eval import POINT, WIN_BOUND, WIN_MATCH, WIN_ROUND, protocol_score
+from bots.kamisado_eval import (
+    POINT,
+    WIN_BOUND,
+    WIN_MATCH,
+    WIN_ROUND,
+    evaluate,
+    protocol_score,
+)
 from bots.solver import Solver, Unsolved
 
 
@@ -246,3 +253,14 @@ async def test_builtin_bots_send_scores_in_the_protocols_units(name: str) -> Non
         assert scores[-1] >= 9000, scores
     if name == "mcts":  # a win rate p as 100 * (2p - 1)
         assert all(abs(s) <= 100 or s == 9999 for s in scores), scores
+
+
+def test_an_open_sumo_is_worth_the_points_its_win_would_score(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Gold to move; its Sumo (b+ on e4) can reach rank 1, Black has no open tower.
+    pos = text_to_position("1ovp1rgn/3y4/6O1/1G6/4b+3/N7/8/2YPVB1R g v standard 0-1 2 -")
+    plain = evaluate(pos)
+    monkeypatch.setattr(kamisado_eval, "OPEN_POINTS_WEIGHT", 50)
+    assert evaluate(pos) == plain + 50  # a Sumo's win scores 2: one point beyond a plain win
+    assert kamisado_eval.EXTRA_POINTS == (0, 1, 3, 7, 0)
