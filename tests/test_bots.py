@@ -287,3 +287,18 @@ def test_alphabeta_timeout_leaves_the_position_intact(cut_at: int) -> None:
         assert move in pos.legal_moves()
         assert searcher.pv(move, max(depth, 1))[0] == move
         assert pos.key() == before
+
+
+@pytest.mark.parametrize(("text", "good"), [
+    ("obvpyrgV+/7n/8/8/8/8/8/NGRYP1BO b - standard 1-0 1 b", "right"),
+    ("1bR+4n/2Yv1gr1/1G2y1B1/5Vp1/4P3/oN6/8/7O b - standard 1-0 1 b", "left"),
+])  # fmt: skip
+def test_alphabeta_picks_the_regroup_that_does_not_lose_by_force(text: str, good: str) -> None:
+    bad = "left" if good == "right" else "right"
+    after = text_to_position(text)
+    after.make(text_to_move(bad))
+    _, value, _ = Searcher().think(after, time.monotonic() + 30, max_depth=4)
+    assert value > WIN_BOUND  # the round's loser, who starts the next, wins it by force
+    move, value, _ = Searcher().think(text_to_position(text), time.monotonic() + 30, max_depth=5)
+    assert move_to_text(move) == good
+    assert value > -WIN_BOUND
