@@ -12,6 +12,12 @@ same tournament is also run without ``--web`` at all, and the arena's CPU time
                (target: < 10 % of one core)
 
     python bench/web.py [--pages 10] [--think 0.02] [--games-per-pairing 8]
+                        [--variant single|standard|long|marathon]
+
+The default is a stress test: single rounds of 20 ms moves start about sixteen
+bot processes a second and make some 600 moves a second. ``--variant standard
+--think 0.1`` is closer to a real 5+0.1 tournament (matches, bots at the
+built-in ladder's pace).
 
 Figures are noisy on a shared machine: the load average is printed beside them.
 """
@@ -47,7 +53,7 @@ CHROMIUM_ARGS = [
 ]  # fmt: skip
 
 
-def tournament(folder: Path, think: float, games: int) -> Path:
+def tournament(folder: Path, think: float, games: int, variant: str = "single") -> Path:
     bot = folder / "thinker.py"
     bot.write_text(BOT)
     gate = folder / "gate"
@@ -58,7 +64,7 @@ def tournament(folder: Path, think: float, games: int) -> Path:
     )
     toml = folder / "web.toml"
     toml.write_text(
-        f'name = "webbench"\nvariant = "single"\ntc = "120+1"\ngames_per_pairing = {games}\n'
+        f'name = "webbench"\nvariant = "{variant}"\ntc = "120+1"\ngames_per_pairing = {games}\n'
         f"concurrency = 16\nseed = 2\n[openings]\nplies = 2\n{bots}"
     )
     return toml
@@ -179,9 +185,10 @@ def main() -> None:
     parser.add_argument("--pages", type=int, default=10)
     parser.add_argument("--think", type=float, default=0.02, help="Seconds per bot move.")
     parser.add_argument("--games-per-pairing", type=int, default=8)
+    parser.add_argument("--variant", default="single", help="Match kind of every game.")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-web-"))
-    toml = tournament(folder, args.think, args.games_per_pairing)
+    toml = tournament(folder, args.think, args.games_per_pairing, args.variant)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
     plain = run_arena(toml, folder / "plain", web=False, pages=0)
     watched = run_arena(toml, folder / "web", web=True, pages=args.pages)

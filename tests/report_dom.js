@@ -22,7 +22,16 @@ class Node {
   getAttribute(k) { return this.attrs[k]; }
   appendChild(c) { c.parent = this; this.children.push(c); return c; }
   append(...cs) { cs.forEach(c => this.appendChild(c)); }
-  removeChild(c) { this.children = this.children.filter(x => x !== c); return c; }
+  removeChild(c) { this.children = this.children.filter(x => x !== c); c.parent = null; return c; }
+  insertBefore(c, ref) {
+    if (c.parent) c.parent.removeChild(c);
+    const i = ref ? this.children.indexOf(ref) : -1;
+    c.parent = this;
+    if (i < 0) this.children.push(c); else this.children.splice(i, 0, c);
+    return c;
+  }
+  remove() { if (this.parent) this.parent.removeChild(this); }
+  get parentNode() { return this.parent; }
   addEventListener(type, fn) { (this.listeners[type] = this.listeners[type] || []).push(fn); }
   fire(type, ev) { (this.listeners[type] || []).forEach(fn => fn(ev || {target: this, preventDefault() {}})); }
   focus() {}

@@ -77,8 +77,11 @@ def run_generate(probe: Probe, stats: Counter[str]) -> list[str]:
 def test_probe_rejects_every_walk_the_side_decides() -> None:
     # Two copies of one deterministic bot play the same game from both sides, so
     # the same side wins both games of every pair: each probed walk is a split.
+    # Seconds per move, not the default tenths: an answer late under load would
+    # lose on time and turn a split pair into a decided one.
     stats: Counter[str] = Counter()
-    kept = run_generate(Probe(FIRST_LEGAL, FIRST_LEGAL, "single"), stats)
+    probe = Probe(FIRST_LEGAL, FIRST_LEGAL, "single", strong_movetime=2.0, weak_movetime=2.0)
+    kept = run_generate(probe, stats)
     assert kept == []
     assert stats["split"] > 0
     assert stats["split"] + stats["forced"] + stats["duplicate"] == 6

@@ -93,13 +93,13 @@ def test_live_page_follows_a_running_tournament(
                 timeout=30_000,
             )
             first = page.evaluate(
-                "k => [...document.querySelector(`.card[data-key='${k}'] g.towers`).children]"
+                "k => [...document.querySelectorAll(`.card[data-key='${k}'] g.tower`)]"
                 ".map(t => t.dataset.square).join()",
                 key,
             )
             page.wait_for_function(
                 "([k, before]) => { const c = document.querySelector(`.card[data-key='${k}']`);"
-                " return !c || [...c.querySelector('g.towers').children]"
+                " return !c || [...c.querySelectorAll('g.tower')]"
                 ".map(t => t.dataset.square).join() !== before; }",
                 arg=[key, first],
                 timeout=30_000,

@@ -52,29 +52,53 @@
     return {from: prev[k].replace(/\+/g, ""), to: frame[k].replace(/\+/g, "")};
   }
 
-  // Mirrors kamisado_tower_svg in arena/report/boards.py.
+  // Mirrors kamisado_tower_svg in arena/report/boards.py. The group keeps its
+  // tower elements between calls and only moves (or re-ranks) the towers that
+  // changed: a live page redraws up to 16 boards per update, and rebuilding
+  // some 100 SVG nodes each time was most of its cost.
   function drawTowers(group, frame, move) {
-    while (group.firstChild) group.removeChild(group.firstChild);
     const size = STYLE.square;
-    if (move) {
-      for (const [square, cls] of [[move.from, "from"], [move.to, "to"]]) {
-        const [x, y] = squareXY(square);
-        el("rect", {"class": "last-move " + cls, "data-square": square, x: x + 2, y: y + 2, width: size - 4, height: size - 4,
-          fill: "none", stroke: cls === "to" ? "#000" : "#fff", "stroke-width": 3, "stroke-dasharray": cls === "to" ? "" : "4 3"}, group);
+    const keys = Object.keys(frame).filter(isTower);
+    let cache = group.arenaTowers;
+    if (!cache || cache.towers.size !== keys.length || keys.some(k => !cache.towers.has(k))) {
+      while (group.firstChild) group.removeChild(group.firstChild);
+      cache = group.arenaTowers = {towers: new Map(), marks: {}};
+      for (const cls of ["from", "to"]) {
+        cache.marks[cls] = el("rect", {"class": "last-move " + cls, width: size - 4, height: size - 4, fill: "none",
+          stroke: cls === "to" ? "#000" : "#fff", "stroke-width": 3, "stroke-dasharray": cls === "to" ? "" : "4 3"});
+      }
+      for (const key of keys) {
+        const owner = key[0] === "b" ? "black" : "gold", colour = STYLE.colours[key[1]];
+        const g = el("g", {"class": "tower", "data-owner": owner, "data-colour": colour}, group);
+        el("circle", {cx: size / 2, cy: size / 2, r: size * 0.42, fill: STYLE.owner_fill[owner], stroke: "#fff", "stroke-width": 1}, g);
+        el("circle", {cx: size / 2, cy: size / 2, r: size * 0.27, fill: STYLE.hex[colour]}, g);
+        const t = el("text", {x: size / 2, y: size / 2 + 4, "text-anchor": "middle", "font-size": 11, "font-weight": "bold", fill: STYLE.owner_text[owner]}, g);
+        t.textContent = key[1];
+        cache.towers.set(key, {g, value: null, dots: []});
       }
     }
-    for (const [key, value] of Object.entries(frame)) {
-      if (!isTower(key)) continue;
+    const first = keys.length ? cache.towers.values().next().value.g : null;
+    for (const cls of ["to", "from"]) {  // below the towers, "from" before "to"
+      const mark = cache.marks[cls];
+      if (!move) { mark.remove(); continue; }
+      const [x, y] = squareXY(move[cls]);
+      mark.setAttribute("x", x + 2); mark.setAttribute("y", y + 2); mark.setAttribute("data-square", move[cls]);
+      if (mark.parentNode !== group) group.insertBefore(mark, cls === "to" ? first : cache.marks.to);
+    }
+    for (const key of keys) {
+      const tower = cache.towers.get(key), value = frame[key];
+      if (tower.value === value) continue;
       const square = value.replace(/\+/g, ""), rank = value.length - square.length;
-      const owner = key[0] === "b" ? "black" : "gold", colour = STYLE.colours[key[1]];
       const [x, y] = squareXY(square);
-      const cx = x + size / 2, cy = y + size / 2;
-      const g = el("g", {"class": "tower", "data-square": square, "data-owner": owner, "data-colour": colour, "data-rank": rank}, group);
-      el("circle", {cx: cx, cy: cy, r: size * 0.42, fill: STYLE.owner_fill[owner], stroke: "#fff", "stroke-width": 1}, g);
-      el("circle", {cx: cx, cy: cy, r: size * 0.27, fill: STYLE.hex[colour]}, g);
-      const t = el("text", {x: cx, y: cy + 4, "text-anchor": "middle", "font-size": 11, "font-weight": "bold", fill: STYLE.owner_text[owner]}, g);
-      t.textContent = key[1];
-      for (let k = 0; k < rank; k++) el("circle", {cx: x + 6 + 6 * k, cy: y + 6, r: 2.5, fill: "#fff", stroke: "#000", "stroke-width": 0.8}, g);
+      tower.g.setAttribute("transform", "translate(" + x + "," + y + ")");
+      tower.g.setAttribute("data-square", square);
+      if (tower.g.getAttribute("data-rank") !== String(rank)) {
+        tower.g.setAttribute("data-rank", rank);
+        for (const d of tower.dots) d.remove();
+        tower.dots = [];
+        for (let k = 0; k < rank; k++) tower.dots.push(el("circle", {cx: 6 + 6 * k, cy: 6, r: 2.5, fill: "#fff", stroke: "#000", "stroke-width": 0.8}, tower.g));
+      }
+      tower.value = value;
     }
   }
 

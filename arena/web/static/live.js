@@ -17,6 +17,9 @@
     parent.appendChild(e); return e;
   }
 
+  // Text is set only when it changes: every assignment re-lays out the card.
+  function put(e, value) { if (e.textContent !== value) e.textContent = value; }
+
   function card(g) {
     let c = cards.get(g.key);
     if (c) return c;
@@ -54,15 +57,15 @@
     const mover = g.k === "kamisado" && g.frame.m ? (g.frame.m === "b" ? 0 : 1)
       : g.k === "sekigahara" && g.frame.m ? (g.frame.m === "attacker" ? 0 : 1) : null;
     c.rows.forEach((r, p) => {
-      r.clk.textContent = (g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
-      r.clk.classList.toggle("mover", mover === p);
-      r.name.textContent = g.players[p];
-      if (g.k === "kamisado") r.name.className = "side " + (p === 0 ? "black" : "gold");
+      put(r.clk, g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
+      if (r.clk.classList.contains("mover") !== (mover === p)) r.clk.classList.toggle("mover", mover === p);
+      put(r.name, g.players[p]);
+      if (g.k === "kamisado" && !r.name.className) r.name.className = "side " + (p === 0 ? "black" : "gold");
     });
-    c.last.textContent = g.last
+    put(c.last, g.last
       ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
-      : "opening";
-    c.info.textContent = window.ArenaReplay.infoText(g.info);
+      : "opening");
+    put(c.info, window.ArenaReplay.infoText(g.info));
     if (g.ply > 0) { window.arenaLive.moves++; window.arenaLive.delays.push(Date.now() / 1000 - g.t); }
   }
 
