@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import trio
@@ -66,6 +66,18 @@ def forced(state: State, plies: int) -> bool:
     return wins_by_force(state, 0, plies) or wins_by_force(state, 1, plies)
 
 
+def replay(game: Game, variant: str, actions: Sequence[str]) -> State | None:
+    """A walk played again in ``variant``: one walk serves the book of every match
+    kind and the probe. ``None`` if it is not legal there or ends the game."""
+    state = game.new_state(variant)
+    try:
+        for action in actions:
+            state.apply_action(action)
+    except GameError:
+        return None
+    return None if state.is_terminal() else state
+
+
 def walks(
     game: Game, variant: str, check_variant: str, plies: int, depth: int, rng: random.Random
 ) -> Callable[[], Candidate | None]:
@@ -82,15 +94,8 @@ def walks(
             actions.append(action)
         if check.is_terminal() or forced(check, depth):
             return None
-        state = game.new_state(variant)
-        try:
-            for action in actions:
-                state.apply_action(action)
-        except GameError:
-            return None  # the walk is not legal in the book's variant
-        if state.is_terminal():
-            return None
-        return Candidate(tuple(actions), state)
+        state = replay(game, variant, actions)
+        return None if state is None else Candidate(tuple(actions), state)
 
     return draw
 
@@ -165,17 +170,6 @@ async def splits(game: Game, state: State, probe: Probe, engines: tuple[Engine, 
     return False
 
 
-def probe_state(game: Game, candidate: Candidate, variant: str) -> State | None:
-    """The candidate's walk replayed in the probe's variant (``None``: not legal there)."""
-    state = game.new_state(variant)
-    try:
-        for action in candidate.actions:
-            state.apply_action(action)
-    except GameError:
-        return None
-    return None if state.is_terminal() else state
-
-
 async def generate(
     game: Game,
     variant: str,
@@ -239,7 +233,7 @@ async def generate(
             if score is None or abs(score) > max_score:
                 stats["score"] += 1
             elif probe is not None and (
-                (played := probe_state(game, candidate, probe.variant)) is None
+                (played := replay(game, probe.variant, candidate.actions)) is None
                 or await splits(game, played, probe, (strong, weak))
             ):
                 stats["split"] += 1

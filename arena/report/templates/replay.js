@@ -52,7 +52,8 @@
     return {from: prev[k].replace(/\+/g, ""), to: frame[k].replace(/\+/g, "")};
   }
 
-  // Mirrors kamisado_tower_svg in arena/report/boards.py. The group keeps its
+  // Mirrors kamisado_tower_svg in arena/report/boards.py, each tower drawn at
+  // its square's origin and moved there by a transform. The group keeps its
   // tower elements between calls and only moves (or re-ranks) the towers that
   // changed: a live page redraws up to 16 boards per update, and rebuilding
   // some 100 SVG nodes each time was most of its cost.

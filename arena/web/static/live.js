@@ -27,7 +27,7 @@
     const title = text("div", "line", root, g.key + " · " + g.variant);
     const rows = [0, 1].map(p => {
       const who = text("div", "who", root);
-      const name = text("span", "", who, g.players[p]);
+      const name = text("span", g.k === "kamisado" ? "side " + (p === 0 ? "black" : "gold") : "", who, g.players[p]);
       const clk = text("span", "clock", who, "");
       return {who, name, clk};
     });
@@ -58,9 +58,8 @@
       : g.k === "sekigahara" && g.frame.m ? (g.frame.m === "attacker" ? 0 : 1) : null;
     c.rows.forEach((r, p) => {
       put(r.clk, g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
-      if (r.clk.classList.contains("mover") !== (mover === p)) r.clk.classList.toggle("mover", mover === p);
+      r.clk.classList.toggle("mover", mover === p);  // a no-op when already so
       put(r.name, g.players[p]);
-      if (g.k === "kamisado" && !r.name.className) r.name.className = "side " + (p === 0 ? "black" : "gold");
     });
     put(c.last, g.last
       ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
