@@ -251,7 +251,21 @@ class WorkerPool:
         try:
             stdin = process.stdin
             assert stdin is not None
-            await stdin.send_all(_line(self.setup))
+
+            broken = False
+
+            async def send(msg: msgspec.Struct) -> None:
+                # A worker killed between two messages cannot be written to: stop
+                # writing, and what it held is counted lost once its output ends.
+                nonlocal broken
+                if broken:
+                    return
+                try:
+                    await stdin.send_all(_line(msg))
+                except trio.BrokenResourceError:
+                    broken = True
+
+            await send(self.setup)
 
             async def dispatch() -> None:
                 nonlocal ended
@@ -261,10 +275,10 @@ class WorkerPool:
                 if item is None:
                     if not outstanding:
                         ended = True
-                        await stdin.send_all(_line(End()))
+                        await send(End())
                     return
                 outstanding[item.task.key] = (item, set(item.numbers))
-                await stdin.send_all(_line(Work(item)))
+                await send(Work(item))
 
             for _ in range(2 * self.setup.slots):  # one queued per slot hides the round trip
                 await dispatch()
@@ -290,7 +304,7 @@ class WorkerPool:
                     await dispatch()
                     if not outstanding and not ended:
                         ended = True
-                        await stdin.send_all(_line(End()))
+                        await send(End())
             await process.wait()
             lost = [
                 WorkItem(item.task, sorted(left)) for item, left in outstanding.values() if left
