@@ -98,3 +98,18 @@ def test_sdk_bots_declare_options_and_receive_setoption() -> None:
     assert identity["options"][0] == {"name": "Hash", "type": "int", "default": 64, "min": 1.0,
                                       "max": 1024.0}  # fmt: skip
     assert seen == [{"Hash": 64, "Style": "wild"}]
+
+
+def test_a_bot_importing_the_sdk_does_not_load_trio() -> None:
+    """Every bot process starts by importing arena.sdk: trio (the orchestrator's
+    event loop, which no bot uses) was two thirds of that import's time, paid
+    twice per game."""
+    import subprocess
+    import sys
+
+    out = subprocess.run(
+        [sys.executable, "-c", "import sys, arena.sdk; print(sorted(m for m in sys.modules"
+         " if m == 'trio' or m.startswith('trio.')))"],
+        capture_output=True, text=True, timeout=60, check=True,
+    )  # fmt: skip
+    assert out.stdout.strip() == "[]"

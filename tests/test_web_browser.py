@@ -135,6 +135,62 @@ def test_live_page_follows_a_running_tournament(
         stop(process)
 
 
+WRAP_EVENT_SOURCE = """
+window.__sources = []; window.__games = {};
+const Real = window.EventSource;
+window.EventSource = class extends Real {  // keeps the page's stream and its games' payloads
+  constructor(...args) {
+    super(...args); window.__sources.push(this);
+    const keep = g => { window.__games[g.key] = g; };
+    this.addEventListener("snapshot", ev => JSON.parse(ev.data).games.forEach(keep));
+    this.addEventListener("game", ev => keep(JSON.parse(ev.data)));
+  }
+};
+"""
+
+COALESCE = """async () => {
+  const source = window.__sources[0], games = Object.values(window.__games);
+  const send = (g, ply) => source.dispatchEvent(new MessageEvent("game",
+      {data: JSON.stringify({...g, ply, t: Date.now() / 1000})}));
+  for (let ply = 1; ply <= 5; ply++) send(games[0], ply);  // one task: no frame between
+  send(games[1], 1);
+  const before = window.arenaLive.moves;
+  await new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
+  const ply = k => document.querySelector(`.card[data-key='${k}']`).dataset.ply;
+  return {before, after: window.arenaLive.moves, plies: [ply(games[0].key), ply(games[1].key)]};
+}"""
+
+
+def test_live_page_draws_each_game_once_a_frame_at_its_latest_move(
+    browser, tmp_path: Path
+) -> None:
+    """Moves that arrive faster than the browser draws are not queued: each frame
+    draws each game once, at its latest move (a busy page stays current instead of
+    falling seconds behind). Bots that never answer keep the real games at ply 0;
+    the moves are dispatched on the page's own event stream."""
+    toml = tmp_path / "still.toml"
+    bot = [sys.executable, str(BAD_BOT), "sleep_each", "600"]
+    toml.write_text(
+        'name = "still"\nvariant = "single"\ntc = "900+0"\nconcurrency = 2\n'
+        + "".join(f'[[bots]]\nname = "{n}"\ncommand = {bot!r}\n' for n in "abcd").replace("'", '"')
+    )  # four bots: two games at once
+    process, url = start(
+        ["run", str(toml), "--results", str(tmp_path / "results"), "--quiet", "--no-report",
+         "--web", "127.0.0.1:0"],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        with page_at(browser, 1400) as (page, errors):
+            page.add_init_script(WRAP_EVENT_SOURCE)
+            page.goto(url)
+            page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
+            drawn = page.evaluate(COALESCE)
+            assert drawn == {"before": 0, "after": 2, "plies": ["5", "1"]}
+            assert errors == []
+    finally:
+        stop(process)
+
+
 @pytest.fixture
 def stored(tmp_path: Path) -> Path:
     toml = tmp_path / "club.toml"

@@ -118,6 +118,7 @@
   source.addEventListener("snapshot", ev => {
     const s = JSON.parse(ev.data);
     window.arenaLive.snapshots++;
+    due.clear();
     for (const c of cards.values()) c.root.remove();
     cards.clear();
     progress(s.progress);
@@ -125,8 +126,22 @@
     results(s.results);
   });
   source.addEventListener("progress", ev => progress(JSON.parse(ev.data)));
-  source.addEventListener("game", ev => showGame(JSON.parse(ev.data)));
-  source.addEventListener("gone", ev => gone(JSON.parse(ev.data).key));
+  // Moves are drawn once per animation frame, each game at its latest position:
+  // a page whose browser draws slower than the games move skips to the present
+  // instead of queueing every move (which made a busy page fall seconds behind).
+  const due = new Map();
+  let frame = 0;
+  function draw() {
+    frame = 0;
+    for (const [key, g] of due) g === null ? gone(key) : showGame(g);
+    due.clear();
+  }
+  function later(key, g) {
+    due.delete(key); due.set(key, g);  // re-inserted: drawn in arrival order
+    if (!frame) frame = requestAnimationFrame(draw);
+  }
+  source.addEventListener("game", ev => { const g = JSON.parse(ev.data); later(g.key, g); });
+  source.addEventListener("gone", ev => later(JSON.parse(ev.data).key, null));
   source.addEventListener("results", ev => results(JSON.parse(ev.data)));
   source.addEventListener("end", () => source.close());  // the run is over: no reconnecting
   source.onerror = () => {
