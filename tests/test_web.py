@@ -17,6 +17,7 @@ from click.testing import CliRunner
 from arena.cli import main
 from arena.config import parse_config
 from arena.events import GameMoved, GameStarted
+from arena.report.summary import build_report
 from arena.store import Store
 from arena.tournament import Observers, Tournament
 from arena.web.app import Site, find_tournaments
@@ -203,6 +204,8 @@ async def test_stored_pages_are_paged_filtered_and_read_only(tmp_path: Path) -> 
     before = db.read_bytes()
     with Store.open_existing(directory) as store:
         stored = dict(store.items())
+        report = build_report(store)
+    assert sum(b.moves for b in report.bot_stats) > 0
     site = Site(find_tournaments([tmp_path / "results"]))
     assert site.tournaments == {"stored": directory.resolve()}
     with trio.fail_after(60):
@@ -213,6 +216,13 @@ async def test_stored_pages_are_paged_filtered_and_read_only(tmp_path: Path) -> 
                 assert index.status_code == 200 and "/t/stored" in index.text
                 page = await client.get("/t/stored")
                 assert page.status_code == 200 and 'id="standings-table"' in page.text
+                for b in report.bot_stats:  # the report's sections, from every record
+                    assert (f'<tr class="bot-stats" data-player="{b.player}" '
+                            f'data-moves="{b.moves}"') in page.text  # fmt: skip
+                for r in report.role_stats:
+                    games = ",".join(map(str, r.games))
+                    assert (f'<tr class="role-stats" data-player="{r.player}" '
+                            f'data-games="{games}"') in page.text  # fmt: skip
                 first = (await client.get("/t/stored/games", params={"limit": 4})).json()
                 rest = (await client.get("/t/stored/games", params={"offset": 4})).json()
                 keys = [g["key"] for g in first["games"] + rest["games"]]

@@ -29,6 +29,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from arena.report import fmt
 from arena.report.boards import HEX, INITIALS, KAMISADO_SVG, OWNER_FILL, OWNER_TEXT, kamisado_svg
 from arena.report.html import asset, embed_json
+from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.store import DB_NAME, StoreError
@@ -69,7 +70,7 @@ class Summaries:
 
     def __init__(self) -> None:
         self._views: dict[Path, StoreView] = {}
-        self._cache: dict[Path, tuple[int, ReportData]] = {}
+        self._cache: dict[tuple[Path, bool], tuple[int, ReportData]] = {}
         self._locks: dict[Path, trio.Lock] = {}
 
     def view(self, directory: Path) -> StoreView:
@@ -78,17 +79,24 @@ class Summaries:
             view = self._views[directory] = StoreView(directory)
         return view
 
-    async def get(self, directory: Path) -> ReportData:
+    async def get(self, directory: Path, *, full: bool = False) -> ReportData:
+        """The report's tables for ``directory``, recomputed only when games were added.
+
+        The live page (refreshed every second) reads the columns alone; a
+        tournament page (``full``) decodes every record once per new game count,
+        for the tables that need the moves: search statistics and by-role figures.
+        """
         view = self.view(directory)
         lock = self._locks.setdefault(directory, trio.Lock())
         async with lock:
             count = await trio.to_thread.run_sync(view.count)
-            cached = self._cache.get(directory)
+            cached = self._cache.get((directory, full))
             if cached is None or cached[0] != count:
+                source = view if full else SummaryView(view)
                 data = await trio.to_thread.run_sync(
-                    lambda: build_report(SummaryView(view), directory=directory)  # type: ignore[arg-type]
+                    lambda: build_report(source, directory=directory)  # type: ignore[arg-type]
                 )
-                cached = self._cache[directory] = (count, data)
+                cached = self._cache[(directory, full)] = (count, data)
             return cached[1]
 
     def close(self) -> None:
@@ -108,7 +116,10 @@ class Site:
 
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
-        loader=jinja2.PackageLoader("arena.web", "templates"),
+        loader=jinja2.ChoiceLoader(  # the report's section macros come from its folder
+            [jinja2.PackageLoader("arena.web", "templates"),
+             jinja2.PackageLoader("arena.report", "templates")]
+        ),  # fmt: skip
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
@@ -197,7 +208,7 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
 
     async def tournament(request: Request) -> Response:
         directory = directory_of(request)
-        data = await site.summaries.get(directory)
+        data = await site.summaries.get(directory, full=True)
         reasons = list(data.reasons)
         live_here = site.hub is not None and site.live_name == request.path_params["name"]
         return page(
@@ -206,6 +217,7 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
             data=data,
             reasons=reasons,
             fault_bots=_fault_bots(data),
+            rating_plot=rating_plot_svg(data.standings),
             live_here=live_here,
         )
 
