@@ -23,9 +23,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import msgspec
 
+# The framing only names trio's stream types: imported for type checking alone, so
+# that a bot importing arena.sdk does not pay trio's import (most of its start-up).
 if TYPE_CHECKING:
-    import trio  # the framing only names trio's stream types: a bot importing
-    # arena.sdk does not pay trio's import (a third of its start-up)
+    import trio
 
     from arena.clock import Clock
 
