@@ -161,9 +161,7 @@ COALESCE = """async () => {
 }"""
 
 
-def test_live_page_draws_each_game_once_a_frame_at_its_latest_move(
-    browser, tmp_path: Path
-) -> None:
+def test_live_page_draws_each_game_once_a_frame_at_its_latest_move(browser, tmp_path: Path) -> None:
     """Moves that arrive faster than the browser draws are not queued: each frame
     draws each game once, at its latest move (a busy page stays current instead of
     falling seconds behind). Bots that never answer keep the real games at ply 0;

@@ -117,8 +117,10 @@ class Site:
 def _environment() -> jinja2.Environment:
     return jinja2.Environment(
         loader=jinja2.ChoiceLoader(  # the report's section macros come from its folder
-            [jinja2.PackageLoader("arena.web", "templates"),
-             jinja2.PackageLoader("arena.report", "templates")]
+            [
+                jinja2.PackageLoader("arena.web", "templates"),
+                jinja2.PackageLoader("arena.report", "templates"),
+            ]
         ),  # fmt: skip
         autoescape=True,
         undefined=jinja2.StrictUndefined,
