@@ -3,7 +3,8 @@
 A round robin runs 16 games at once (bots that think 20 ms a move) with
 ``arena run --web``, watched by 10 chromium pages (Playwright, Debian's
 ``/usr/bin/chromium``). Each page records, for every board update it draws, the
-time since the referee applied that move (both clocks are this machine's). The
+time since the referee applied that move (both clocks are this machine's),
+taken when the page draws it (in its animation frame, see live.js). The
 same tournament is also run without ``--web`` at all, and the arena's CPU time
 (its own process and its worker processes, not the bots) is compared:
 
@@ -11,7 +12,7 @@ same tournament is also run without ``--web`` at all, and the arena's CPU time
     extra CPU: (arena CPU with 10 pages - without the web view) / wall time
                (target: < 10 % of one core)
 
-    python bench/web.py [--pages 10] [--think 0.02] [--games-per-pairing 8]
+    python bench/web.py [--pages 10 | --pages 1,10] [--think 0.02] [--games-per-pairing 8]
                         [--variant single|standard|long|marathon]
 
 The default is a stress test: single rounds of 20 ms moves start about sixteen
@@ -182,35 +183,41 @@ def sse_client(url: str, results: Path) -> subprocess.Popen[bytes]:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pages", type=int, default=10)
+    parser.add_argument(
+        "--pages", default="10", help="Pages watching; a list (1,10) runs once per count."
+    )
     parser.add_argument("--think", type=float, default=0.02, help="Seconds per bot move.")
     parser.add_argument("--games-per-pairing", type=int, default=8)
     parser.add_argument("--variant", default="single", help="Match kind of every game.")
     args = parser.parse_args()
+    counts = [int(x) for x in args.pages.split(",")]
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-web-"))
     toml = tournament(folder, args.think, args.games_per_pairing, args.variant)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
     plain = run_arena(toml, folder / "plain", web=False, pages=0)
-    watched = run_arena(toml, folder / "web", web=True, pages=args.pages)
-    delays = sorted(1000 * d for d in watched["delays"])  # type: ignore[union-attr]
+    print(f"arena CPU without web: {plain['cpu']:.2f} s in {plain['wall']:.1f} s wall")
+    for pages in counts:
+        watched = run_arena(toml, folder / f"web{pages}", web=True, pages=pages)
+        report(pages, plain, watched)
+    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+
+
+def report(pages: int, plain: dict[str, object], watched: dict[str, object]) -> None:
+    delays = sorted(1000 * d for d in watched["delays"])  # type: ignore[attr-defined]
     if not delays:
         sys.exit("no move reached a page")
     p99 = delays[min(len(delays) - 1, int(0.99 * len(delays)))]
-    print(f"moves drawn: {len(delays)} over {args.pages} pages "
-          f"({len(delays) // args.pages} per page)")  # fmt: skip
-    print(f"referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
+    print(f"{pages} pages: moves drawn: {len(delays)} ({len(delays) // pages} per page)")
+    print(f"  referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
           f"p99 {p99:.1f} ms, max {delays[-1]:.1f} ms (target p99 < 100 ms)")  # fmt: skip
-    server = sorted(1000 * d for d in watched["server"])  # type: ignore[union-attr]
+    server = sorted(1000 * d for d in watched["server"])  # type: ignore[attr-defined]
     if server:
-        print(f"same, to a plain HTTP client: {len(server)} moves, median "
+        print(f"  same, to a plain HTTP client: {len(server)} moves, median "
               f"{statistics.median(server):.1f} ms, p99 "
               f"{server[min(len(server) - 1, int(0.99 * len(server)))]:.1f} ms")  # fmt: skip
-    for name, run in (("without web", plain), (f"{args.pages} pages", watched)):
-        print(f"arena CPU {name}: {run['cpu']:.2f} s in {run['wall']:.1f} s wall")
+    print(f"  arena CPU: {watched['cpu']:.2f} s in {watched['wall']:.1f} s wall")
     extra = (watched["cpu"] - plain["cpu"]) / watched["wall"]  # type: ignore[operator]
-    print(f"extra arena CPU with {args.pages} pages: {100 * extra:.1f} % of one core "
-          "(target < 10 %)")  # fmt: skip
-    print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"  extra arena CPU with {pages} pages: {100 * extra:.1f} % of one core (target < 10 %)")
 
 
 if __name__ == "__main__":
