@@ -93,19 +93,32 @@ class _OneLineUsageError(click.UsageError):
         click.echo(f"arena: error: {self.format_message()}{hint}", err=True)
 
 
+def _one_line(exc: click.UsageError) -> click.UsageError:
+    if isinstance(exc, _OneLineUsageError):
+        return exc
+    one = _OneLineUsageError(exc.format_message(), exc.ctx)
+    one.exit_code = exc.exit_code
+    return one
+
+
 class _ArenaGroup(click.Group):
-    """The ``arena`` group: a subcommand's usage error (a number out of range,
-    say) is one line, not click's usage block."""
+    """The ``arena`` group: a usage error (a number out of range, an unknown
+    option of ``arena`` itself or of a subcommand) is one line, not click's
+    usage block."""
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        try:
+            return super().parse_args(ctx, args)
+        except click.UsageError as exc:
+            if type(exc).__name__ == "NoArgsIsHelpError":  # bare ``arena``: the help is wanted
+                raise
+            raise _one_line(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
-            if isinstance(exc, _OneLineUsageError):
-                raise
-            one = _OneLineUsageError(exc.format_message(), exc.ctx)
-            one.exit_code = exc.exit_code
-            raise one from None
+            raise _one_line(exc) from None
 
 
 @click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})

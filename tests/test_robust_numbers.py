@@ -83,6 +83,8 @@ BAD_OPTIONS = [
     (["perft", "13"], "13 is not in the range 0<=x<=12"),
     (["play", "a", "b", "--handshake-timeout", "nan"], "'nan' is not a finite number"),
     (["play", "a", "b", "--max-line", "10"], "'--max-line': 10 is not in the range"),
+    (["--bad"], "No such option '--bad'"),  # arena's own options and commands too
+    (["nosuch"], "No such command 'nosuch'"),
 ]
 
 
