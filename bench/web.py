@@ -41,6 +41,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 BOT = """
 import os, random, sys, time
@@ -140,9 +141,7 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
 
         client = sse_client(url, results.with_name("client-delays.txt"))
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-            opened = [browser.new_page(viewport={"width": 1400, "height": 900})
-                      for _ in range(pages)]  # fmt: skip
+            browser, opened = open_pages(p, pages)
             for page in opened:
                 page.goto(url)
                 page.wait_for_function("window.arenaLive.snapshots >= 1")
@@ -166,6 +165,13 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     watch.join()
     return {"wall": wall, "cpu": watch.last, "delays": delays, "server": server_delays,
             "chromium": chromium}  # fmt: skip
+
+
+def open_pages(playwright: Any, pages: int) -> tuple[Any, list[Any]]:
+    """Debian's chromium and ``pages`` pages of it at 1,400 x 900 CSS pixels."""
+    browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
+    return browser, [browser.new_page(viewport={"width": 1400, "height": 900})
+                     for _ in range(pages)]  # fmt: skip
 
 
 def chromium_cpu() -> float:
@@ -202,9 +208,7 @@ def chromium_floor(pages: int, seconds: float = 10.0) -> tuple[float, float]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=CHROMIUM_ARGS)
-        opened = [browser.new_page(viewport={"width": 1400, "height": 900})
-                  for _ in range(pages)]  # fmt: skip
+        browser, opened = open_pages(p, pages)
         for page in opened:
             page.set_content(FLOOR_PAGE)
         time.sleep(1)
