@@ -93,6 +93,10 @@ class _OneLineUsageError(click.UsageError):
         click.echo(f"arena: error: {self.format_message()}{hint}", err=True)
 
 
+_NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
+"""Click 8.2+ raises it for a bare ``arena`` (8.1 prints the help itself)."""
+
+
 def _one_line(exc: click.UsageError) -> click.UsageError:
     if isinstance(exc, _OneLineUsageError):
         return exc
@@ -110,7 +114,7 @@ class _ArenaGroup(click.Group):
         try:
             return super().parse_args(ctx, args)
         except click.UsageError as exc:
-            if type(exc).__name__ == "NoArgsIsHelpError":  # bare ``arena``: the help is wanted
+            if isinstance(exc, _NO_ARGS_IS_HELP):  # bare ``arena``: the help is wanted
                 raise
             raise _one_line(exc) from None
 

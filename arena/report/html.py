@@ -35,7 +35,7 @@ from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
 
-__all__ = ["asset", "embed_json", "environment", "write_html"]
+__all__ = ["asset", "board_assets", "embed_json", "environment", "section_context", "write_html"]
 
 TEMPLATE = "report.html.j2"
 """The page; its sections are macros in ``sections.html.j2`` for other pages to reuse."""
@@ -75,15 +75,9 @@ def _games(
             yield row, embed_json(replay_json(record))
 
 
-def write_html(
-    data: ReportData, records: Iterable[tuple[str, GameRecord]], path: str | os.PathLike[str]
-) -> Path:
-    """Render the report for ``data`` with replays of ``records`` (``(key, record)``
-    pairs, as ``Store.items`` gives them) into ``path``, atomically."""
-    path = Path(path)
-    fault_bots: dict[str, int] = {}
-    for (bot, _), n in data.faults.items():
-        fault_bots[bot] = fault_bots.get(bot, 0) + n
+def board_assets() -> dict[str, str]:
+    """What a page needs to draw Kamisado boards in the browser (replay.js): the
+    empty board it clones and the geometry and colours of the towers."""
     style = {
         **KAMISADO_SVG,
         "hex": HEX,
@@ -91,16 +85,32 @@ def write_html(
         "owner_fill": OWNER_FILL,
         "owner_text": OWNER_TEXT,
     }
+    return {"board_svg": kamisado_svg(), "kamisado_style": embed_json(style)}
+
+
+def section_context(data: ReportData) -> dict[str, object]:
+    """What the section macros (sections.html.j2) need beside ``data``: the rating
+    plot and each bot's fault total. Shared by report.html and the web view."""
+    fault_bots: dict[str, int] = {}
+    for (bot, _), n in data.faults.items():
+        fault_bots[bot] = fault_bots.get(bot, 0) + n
+    return {"rating_plot": rating_plot_svg(data.standings), "fault_bots": fault_bots}
+
+
+def write_html(
+    data: ReportData, records: Iterable[tuple[str, GameRecord]], path: str | os.PathLike[str]
+) -> Path:
+    """Render the report for ``data`` with replays of ``records`` (``(key, record)``
+    pairs, as ``Store.items`` gives them) into ``path``, atomically."""
+    path = Path(path)
     template = environment().get_template(TEMPLATE)
     stream = template.stream(
         data=data,
         fmt=fmt,
-        rating_plot=rating_plot_svg(data.standings),
-        fault_bots=fault_bots,
+        **section_context(data),
         games=_games(data, records),
         omitted_note=omitted_note(data, code=""),
-        board_svg=kamisado_svg(),
-        kamisado_style=embed_json(style),
+        **board_assets(),
         css=asset("report.css"),
         script=asset("replay.js"),
     )

@@ -27,9 +27,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.report import fmt
-from arena.report.boards import HEX, INITIALS, KAMISADO_SVG, OWNER_FILL, OWNER_TEXT, kamisado_svg
-from arena.report.html import asset, embed_json
-from arena.report.plots import rating_plot_svg
+from arena.report.html import asset, board_assets, embed_json, section_context
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.store import DB_NAME, StoreError
@@ -121,7 +119,7 @@ def _environment() -> jinja2.Environment:
                 jinja2.PackageLoader("arena.web", "templates"),
                 jinja2.PackageLoader("arena.report", "templates"),
             ]
-        ),  # fmt: skip
+        ),
         autoescape=True,
         undefined=jinja2.StrictUndefined,
     )
@@ -129,17 +127,6 @@ def _environment() -> jinja2.Environment:
 
 def _static(name: str) -> str:
     return resources.files("arena.web").joinpath("static", name).read_text(encoding="utf-8")
-
-
-def _board_assets() -> dict[str, str]:
-    style = {
-        **KAMISADO_SVG,
-        "hex": HEX,
-        "colours": {initial: colour for colour, initial in INITIALS.items()},
-        "owner_fill": OWNER_FILL,
-        "owner_text": OWNER_TEXT,
-    }
-    return {"board_svg": kamisado_svg(), "kamisado_style": embed_json(style)}
 
 
 def _standings(data: ReportData) -> list[dict[str, Any]]:
@@ -158,7 +145,7 @@ def _sse(event: str, data: bytes) -> bytes:
 
 def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
     env = _environment()
-    assets = _board_assets()
+    assets = board_assets()
     scripts = {name: _static(name) for name in ("live.js", "tournament.js")}
     scripts["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
     style = asset("report.css") + _static("site.css")
@@ -218,8 +205,7 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
             name=request.path_params["name"],
             data=data,
             reasons=reasons,
-            fault_bots=_fault_bots(data),
-            rating_plot=rating_plot_svg(data.standings),
+            **section_context(data),
             live_here=live_here,
         )
 
@@ -277,13 +263,6 @@ def _int(text: str | None, default: int) -> int:
         return max(0, int(text)) if text is not None else default
     except ValueError:
         return default
-
-
-def _fault_bots(data: ReportData) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for (bot, _), n in data.faults.items():
-        out[bot] = out.get(bot, 0) + n
-    return out
 
 
 async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIterator[bytes]:
