@@ -43,6 +43,7 @@ from typing import ClassVar, NoReturn
 import msgspec
 import trio
 
+from arena.prepare import prepare
 from arena.process import ChildProcess, child_preexec, spawn
 from arena.protocol import (
     EXPECTED_ANSWER,
@@ -521,6 +522,7 @@ class Engine:
         self.returncode = None
         limits = cfg.limits.pairs()
         self.sandbox_mode = mode = resolve(cfg.sandbox.mode)  # SandboxError: no bwrap
+        await prepare(cfg.command)  # a built-in bot's cache, before its first game
         env = cfg.environment()
         command = cfg.command
         if mode == "bwrap":

@@ -25,7 +25,7 @@ from collections import defaultdict
 from arena.games import get_game
 from arena.games.kamisado.board import MATCH_KINDS, MATCH_TARGET
 from arena.games.kamisado.position import OVER, PLAY
-from bots.alphabeta_bot import Searcher
+from bots.compiled_search import CompiledSearcher
 
 BUCKET = 4
 """Round plies are grouped in buckets of this many plies."""
@@ -36,7 +36,7 @@ def play_match(variant: str, rng: random.Random, think: float) -> list[tuple[int
     with the round ends marked as (-1, round no, leader's missing points)."""
     game = get_game("kamisado")
     pos = game.random_opening(variant, 2, rng).pos.copy()
-    searcher = Searcher()
+    searcher = CompiledSearcher()
     events: list[tuple[int, int, int]] = []
     round_ply = 2
     target = MATCH_TARGET[pos.kind]
@@ -45,7 +45,7 @@ def play_match(variant: str, rng: random.Random, think: float) -> list[tuple[int
         if pos.phase == PLAY:
             if len(moves) > 1:
                 events.append((pos.side, round_ply, pos.round))
-                move, _, _ = searcher.think(pos, time.monotonic() + think, max_depth=6)
+                move, _, _ = searcher.think(pos, time.monotonic() + think)
             else:
                 move = moves[0]
             pos.make(move)
@@ -54,7 +54,7 @@ def play_match(variant: str, rng: random.Random, think: float) -> list[tuple[int
                 missing = target - max(pos.score(0), pos.score(1))
                 events.append((-1, pos.round, max(missing, 0)))
         else:  # the regroup choice is a decision too, counted with the next round
-            move, _, _ = searcher.think(pos, time.monotonic() + think, max_depth=4)
+            move, _, _ = searcher.think(pos, time.monotonic() + think)
             pos.make(move)
             round_ply = 0
     return events

@@ -6,7 +6,9 @@ search or the evaluation. Each position is searched with a fresh table for
 
     python bench/search.py [--time 1.0] [--baseline]
 
-``--baseline`` measures ``bench/baseline_alphabeta.py`` (the issue-15 start).
+``--baseline`` measures ``bench/baseline_alphabeta.py`` (the issue-15 start,
+pure Python); without it, the compiled search of ``bots/alphabeta_bot.py``
+(its kernels are loaded, or compiled, before the clock starts).
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import time
 from pathlib import Path
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
-from bots.alphabeta_bot import Searcher
+from bots.compiled_search import CompiledSearcher, warm_up
 
 POSITIONS = {
     "standard start (free choice)": "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -",
@@ -33,7 +35,7 @@ def main() -> None:
     parser.add_argument("--time", type=float, default=1.0, help="seconds per position")
     parser.add_argument("--baseline", action="store_true", help="the baseline searcher")
     args = parser.parse_args()
-    searcher_class = Searcher
+    searcher_class: type = CompiledSearcher
     if args.baseline:
         path = Path(__file__).with_name("baseline_alphabeta.py")
         spec = importlib.util.spec_from_file_location("baseline_alphabeta", path)
@@ -41,6 +43,8 @@ def main() -> None:
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         searcher_class = module.Searcher
+    else:
+        warm_up()
     total_nodes = 0
     total_time = 0.0
     print(f"{'position':30} {'depth':>5} {'nodes':>9} {'time s':>7} {'nodes/s':>9}  best")

@@ -33,3 +33,21 @@ def resolve_builtin(name: str) -> list[str]:
     if name not in BUILTIN:
         raise KeyError(f"known: {', '.join(builtin_names())}")
     return [sys.executable, str(_HERE / BUILTIN[name][0])]
+
+
+PREPARED = ("alphabeta",)
+"""Built-in bots with a step before their first game: ``--warm`` builds the
+compiled search's cache (see ``arena/prepare.py``)."""
+
+
+def prepare_command(command: list[str]) -> list[str] | None:
+    """The command that gets built-in bot ``command`` ready, or ``None``.
+
+    Recognised by the script's path, so a bot named by its command line
+    (``python bots/alphabeta_bot.py``) is prepared as well as ``builtin:alphabeta``.
+    """
+    for name in PREPARED:
+        script = str(_HERE / BUILTIN[name][0])
+        if len(command) >= 2 and str(Path(command[1]).resolve()) == script:
+            return [command[0], script, "--warm"]
+    return None

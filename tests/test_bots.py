@@ -25,7 +25,7 @@ from arena.games.kamisado.position import PLAY
 from arena.record import FAULT_REASONS, GameRecord
 from arena.referee import play_game
 from bots import BUILTIN, resolve_builtin
-from bots.alphabeta_bot import Searcher
+from bots.compiled_search import CompiledSearcher
 from bots.greedy_bot import choose_move
 from bots.kamisado_eval import WIN_BOUND, winning_move
 
@@ -155,34 +155,6 @@ def test_greedy_chooses_a_regroup() -> None:
     assert move_to_text(choose_move(pos, random.Random(1))) in ("left", "right")
 
 
-# ---------------------------------------------------------------- alphabeta
-
-# Black cannot win at once, but c1-c7 (and only it, checked exhaustively when
-# the position was found) leaves Gold only replies that hand Black a tower with
-# a free path to rank 8.
-FORCED_WIN = "2vpyrgn/4P3/3b4/o7/8/5V2/8/NGRY2BO b r single 0-0 1 -"
-
-
-def test_alphabeta_finds_a_forced_win_in_three_plies() -> None:
-    pos = text_to_position(FORCED_WIN)
-    assert winning_move(pos) < 0
-    searcher = Searcher()
-    move, value, depth = searcher.think(pos, time.monotonic() + 30, max_depth=3)
-    assert move_to_text(move) == "c1-c7"
-    assert value > WIN_BOUND
-    assert depth <= 3
-    assert text_to_position(FORCED_WIN).key() == pos.key()  # the search left it intact
-
-
-def test_alphabeta_regroup_choice_and_deadline() -> None:
-    pos = text_to_position("1b3r1n/1R1v1G2/6g1/P5p1/8/1Y1o4/4Vy2/N5BO b p standard 0-0 1 -")
-    pos.make(text_to_move("a5-a8"))
-    start = time.monotonic()
-    move, _, _ = Searcher().think(pos, start + 0.2)
-    assert time.monotonic() - start < 0.4
-    assert move_to_text(move) in ("left", "right")
-
-
 # ---------------------------------------------------------------- examples
 
 
@@ -257,38 +229,6 @@ def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
     assert "all 13 checks passed" in result.output
 
 
-@pytest.mark.parametrize("cut_at", [3, 50, 400, 2000])
-def test_alphabeta_timeout_leaves_the_position_intact(cut_at: int) -> None:
-    """A search cut off deep in the tree must take back every move it made.
-
-    Found by the ladder: the principal variation was read from a position the
-    abandoned search had left half-played, and the bot crashed. The deadline is
-    simulated by raising ``Timeout`` at the ``cut_at``-th node, wherever it is.
-    """
-    from bots.alphabeta_bot import Timeout
-
-    class CutSearcher(Searcher):
-        calls = 0
-
-        def search(self, depth: int, alpha: int, beta: int, ply: int) -> int:
-            self.calls += 1
-            if self.calls == cut_at:
-                raise Timeout
-            return super().search(depth, alpha, beta, ply)
-
-    game = get_game("kamisado")
-    rng = random.Random(3)
-    for _ in range(10):
-        pos = game.random_opening("standard", 6, rng).pos.copy()
-        before = pos.key()
-        searcher = CutSearcher()
-        move, _, depth = searcher.think(pos, time.monotonic() + 60)
-        assert pos.key() == before
-        assert move in pos.legal_moves()
-        assert searcher.pv(move, max(depth, 1))[0] == move
-        assert pos.key() == before
-
-
 @pytest.mark.parametrize(("text", "good"), [
     ("obvpyrgV+/7n/8/8/8/8/8/NGRYP1BO b - standard 1-0 1 b", "right"),
     ("1bR+4n/2Yv1gr1/1G2y1B1/5Vp1/4P3/oN6/8/7O b - standard 1-0 1 b", "left"),
@@ -297,8 +237,9 @@ def test_alphabeta_picks_the_regroup_that_does_not_lose_by_force(text: str, good
     bad = "left" if good == "right" else "right"
     after = text_to_position(text)
     after.make(text_to_move(bad))
-    _, value, _ = Searcher().think(after, time.monotonic() + 30, max_depth=4)
+    _, value, _ = CompiledSearcher().think(after, time.monotonic() + 30, max_depth=4)
     assert value > WIN_BOUND  # the round's loser, who starts the next, wins it by force
-    move, value, _ = Searcher().think(text_to_position(text), time.monotonic() + 30, max_depth=5)
+    start = text_to_position(text)
+    move, value, _ = CompiledSearcher().think(start, time.monotonic() + 30, max_depth=5)
     assert move_to_text(move) == good
     assert value > -WIN_BOUND

@@ -1,0 +1,285 @@
+"""The Python side of the compiled search: tables, the clock and iterative deepening.
+
+:mod:`bots.kamisado_jit` holds the compiled kernels; this module gives them a
+position from the rules core, keeps their arrays (transposition table,
+history, killers) for the whole game, and drives them:
+
+* iterative deepening with an aspiration window around the previous value,
+  the root re-ordered best-first after each iteration;
+* the clock from :mod:`bots.timeman`: no new iteration once half the planned
+  time is gone, more time while the best move keeps changing, and a hard
+  deadline enforced by a watchdog thread that raises a flag the compiled code
+  reads (it runs without the GIL, so the thread gets to run);
+* between rounds, the regroup choice searched like any other root move: each
+  choice is made with the rules core and the next round searched from there.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+
+import numpy as np
+
+from arena.games.kamisado.board import MATCH_TARGET
+from arena.games.kamisado.position import REGROUP, Position
+from bots import jit_cache, kamisado_eval
+
+jit_cache.prepare()
+
+from bots import kamisado_jit as K  # noqa: E402  (after the cache is placed)
+
+ASPIRATION = 60
+"""Half-width of the root window around the previous iteration's value."""
+UNSTABLE_CAP = 3.0
+"""Most an unstable root may stretch the planned time."""
+TT_BITS = 22
+WEIGHT_NAMES = K.WEIGHT_NAMES
+SOLVER_BITS = 20
+
+Iteration = Callable[[int, int, list[int], int], None]
+"""``on_iteration(depth, value, pv, nodes)``, called after each finished iteration."""
+
+
+class Watchdog:
+    """Raises the kernels' stop flag at a deadline, from a thread of its own."""
+
+    def __init__(self, ctl: np.ndarray, deadline: float) -> None:
+        ctl[K.C_STOP] = 0
+        self.ctl = ctl
+        self.timer = threading.Timer(max(deadline - time.monotonic(), 0.0), self.fire)
+        self.timer.daemon = True
+
+    def fire(self) -> None:
+        self.ctl[K.C_STOP] = 1
+
+    def __enter__(self) -> Watchdog:
+        self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.timer.cancel()
+
+
+class Board:
+    """A rules-core position as the kernels' arrays."""
+
+    def __init__(self, pos: Position) -> None:
+        self.at = np.array(pos.at, dtype=np.int64)
+        self.sq = np.array(pos.square_of, dtype=np.int64)
+        self.rank = np.array(pos.rank, dtype=np.int64)
+        self.side = pos.side
+        self.req = pos.required
+        self.match = np.array([pos.score(0), pos.score(1), MATCH_TARGET[pos.kind]],
+                              dtype=np.int64)  # fmt: skip
+
+
+def weights() -> np.ndarray:
+    """The evaluation weights as set in :mod:`bots.kamisado_eval` (``--eval`` changes them)."""
+    return np.array([getattr(kamisado_eval, name) for name in K.WEIGHT_NAMES], dtype=np.int64)
+
+
+class CompiledSearcher:
+    """One game's search state; the tables persist across decisions of a game."""
+
+    def __init__(self, tt_bits: int = TT_BITS) -> None:
+        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.int64)
+        self.tt_data = np.full(1 << tt_bits, -1, dtype=np.int64)
+        self.solver_keys = np.zeros(1 << SOLVER_BITS, dtype=np.int64)
+        self.solver_vals = np.full(1 << SOLVER_BITS, -1, dtype=np.int64)
+        self.history = np.zeros(4096, dtype=np.int64)
+        self.killers = np.full((K.MAX_PLY + 1, 2), -1, dtype=np.int64)
+        self.moves = np.zeros((K.MAX_PLY + 1, K.MAX_MOVES), dtype=np.int64)
+        self.scores = np.zeros((K.MAX_PLY + 1, K.MAX_MOVES), dtype=np.int64)
+        self.ctl = np.zeros(8, dtype=np.int64)
+        self.nodes = 0
+        self.board: Board | None = None
+
+    def reset(self) -> None:
+        """Forget everything (a new game)."""
+        self.tt_data.fill(-1)
+        self.solver_vals.fill(-1)
+        self.history.fill(0)
+
+    # ------------------------------------------------------------ kernels
+
+    def legal(self, board: Board) -> np.ndarray:
+        buf = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        occ = K.occupancy(board.at)
+        n = K.gen_moves(board.at, board.sq, board.rank, occ, board.side, board.req, buf)
+        return buf[:n].copy()
+
+    def ordered(self, board: Board) -> np.ndarray:
+        moves = self.legal(board)
+        scores = np.zeros(len(moves), dtype=np.int64)
+        occ = K.occupancy(board.at)
+        K.order_moves(board.at, board.sq, board.rank, occ, board.side, moves, scores,
+                      len(moves), -1, self.killers, self.history, 0)  # fmt: skip
+        return moves
+
+    def iteration(self, board: Board, order: np.ndarray, depth: int, alpha: int,
+                  beta: int, w: np.ndarray) -> tuple[int, int]:  # fmt: skip
+        move, value = K.root_search(board.at, board.sq, board.rank, board.side, board.req,
+                                    order, len(order), depth, alpha, beta, self.tt_keys,
+                                    self.tt_data, self.history, self.killers, self.moves,
+                                    self.scores, w, board.match, self.ctl)  # fmt: skip
+        return int(move), int(value)
+
+    def solve(self, pos: Position, deadline: float) -> tuple[int, int]:
+        """``(result, move)`` of the exact round solver before ``deadline``:
+        1 a proven round win with its move, 0 a proven loss, -1 unknown."""
+        board = Board(pos)
+        self.ctl[K.C_NODES] = 0
+        with Watchdog(self.ctl, deadline):
+            result, move = K.solve(board.at, board.sq, board.rank, board.side, board.req,
+                                   self.solver_keys, self.solver_vals, self.moves, self.ctl)
+        self.nodes = int(self.ctl[K.C_NODES])
+        return int(result), int(move)
+
+    # ------------------------------------------------------------ the root
+
+    def pv(self, first: int, depth: int) -> list[int]:
+        """The principal variation of the last search, read back from the table."""
+        board = self.board
+        if board is None or first >= 4096:
+            return [first]
+        out = np.zeros(max(depth, 1), dtype=np.int64)
+        buf = np.zeros(K.MAX_MOVES, dtype=np.int64)
+        n = K.pv_from_table(board.at, board.sq, board.rank, board.side, board.req, first,
+                            out, buf, self.tt_keys, self.tt_data)  # fmt: skip
+        return [int(m) for m in out[:n]]
+
+    def think(
+        self,
+        pos: Position,
+        deadline: float,
+        max_depth: int = 64,
+        on_iteration: Iteration | None = None,
+        soft: float | None = None,
+    ) -> tuple[int, int, int]:
+        """Iterative deepening; returns (move, value, depth reached).
+
+        ``deadline`` is never crossed (the watchdog stops the kernel there).
+        ``soft`` is the planned stop: no new iteration starts once half of it
+        is gone, and it stretches towards ``deadline`` each time the best move
+        changes. Without ``soft`` the search runs until ``deadline``.
+        """
+        self.nodes = 0
+        self.ctl[:] = 0
+        self.killers.fill(-1)
+        if pos.phase == REGROUP:
+            return self.regroup(pos, deadline, max_depth, soft)
+        board = Board(pos)
+        self.board = board
+        occ = K.occupancy(board.at)
+        win = K.winning_move(board.at, board.sq, board.rank, occ, board.side, board.req)
+        if win >= 0:
+            return int(win), K.win_now_value(board.match, board.rank, board.side, board.req,
+                                              0) + 1, 0  # fmt: skip
+        order = self.ordered(board)
+        if len(order) == 1:
+            return int(order[0]), 0, 0
+        start = time.monotonic()
+        planned = (deadline if soft is None else min(soft, deadline)) - start
+        limit = deadline - start
+        if soft is not None:
+            limit = min(limit, planned * UNSTABLE_CAP)
+        w = weights()
+        best_move, best_value, reached = int(order[0]), 0, 0
+        with Watchdog(self.ctl, start + limit):
+            for depth in range(1, max_depth + 1):
+                self.ctl[K.C_CANDIDATE] = -1
+                if depth >= 3 and abs(best_value) < K.WIN_BOUND:
+                    lo, hi = best_value - ASPIRATION, best_value + ASPIRATION
+                    move, value = self.iteration(board, order, depth, lo, hi, w)
+                    if not lo < value < hi and not self.ctl[K.C_ABORTED]:
+                        self.ctl[K.C_CANDIDATE] = -1
+                        move, value = self.iteration(board, order, depth, -K.INF, K.INF, w)
+                else:
+                    move, value = self.iteration(board, order, depth, -K.INF, K.INF, w)
+                if self.ctl[K.C_ABORTED]:
+                    # The previous best was searched first, so a move that beat it
+                    # in the unfinished iteration is at least as good.
+                    if self.ctl[K.C_CANDIDATE] >= 0:
+                        best_move = int(self.ctl[K.C_CANDIDATE])
+                    break
+                if depth >= 3 and move != best_move:
+                    planned = min(planned * 1.6, limit)  # the root is unstable: think longer
+                best_move, best_value, reached = move, value, depth
+                i = int(np.nonzero(order == best_move)[0][0])
+                order = np.concatenate((order[i : i + 1], order[:i], order[i + 1 :]))
+                if on_iteration is not None:
+                    on_iteration(depth, best_value, self.pv(best_move, depth),
+                                 int(self.ctl[K.C_NODES]))  # fmt: skip
+                if abs(best_value) > K.WIN_BOUND:
+                    break  # a proven result: deeper search changes nothing
+                if soft is not None and time.monotonic() - start > planned * 0.5:
+                    break  # the next iteration would not finish in time
+        self.nodes = int(self.ctl[K.C_NODES])
+        return best_move, best_value, reached
+
+    def regroup(
+        self, pos: Position, deadline: float, max_depth: int, soft: float | None
+    ) -> tuple[int, int, int]:
+        """The regroup choice: both choices searched to the same depth in turn.
+
+        After the choice the round's loser starts the next round with a free
+        choice, so each choice's value is the negated search of that start.
+        """
+        choices = pos.legal_moves()
+        boards = []
+        for choice in choices:
+            child = pos.copy()
+            child.make(choice)
+            boards.append(Board(child))
+        orders = [self.ordered(b) for b in boards]
+        start = time.monotonic()
+        planned = (deadline if soft is None else min(soft, deadline)) - start
+        w = weights()
+        best, best_value, reached = choices[0], 0, 0
+        with Watchdog(self.ctl, deadline):
+            for depth in range(1, max_depth + 1):
+                values = []
+                for board, order in zip(boards, orders, strict=True):
+                    _, value = self.iteration(board, order, depth, -K.INF, K.INF, w)
+                    values.append(-value)
+                if self.ctl[K.C_ABORTED]:
+                    break
+                i = max(range(len(choices)), key=values.__getitem__)
+                best, best_value, reached = choices[i], values[i], depth + 1
+                if soft is not None and time.monotonic() - start > planned * 0.5:
+                    break
+        self.nodes = int(self.ctl[K.C_NODES])
+        self.board = None
+        return best, best_value, reached
+
+
+def warm_up() -> int:
+    """Call every kernel the driver uses once, so that each is compiled (or
+    loaded from the cache) before a clock runs; how many had to be compiled."""
+    searcher = CompiledSearcher(tt_bits=10)
+    pos = Position.start(kind=1)
+    far = time.monotonic() + 3600
+    searcher.think(pos, far, max_depth=2)
+    searcher.pv(searcher.think(pos, far, max_depth=3)[0], 3)
+    pos.make(pos.legal_moves()[0])
+    searcher.solve(pos, time.monotonic() + 0.05)  # the whole round: stopped
+    searcher.think(pos, far, max_depth=2, soft=far)
+    return compiled()
+
+
+def compiled() -> int:
+    """Kernels this process compiled rather than loaded from the cache."""
+    return sum(
+        sum(f.stats.cache_misses.values())
+        for f in vars(K).values()
+        if hasattr(f, "stats") and hasattr(f, "py_func")
+    )
+
+
+if __name__ == "__main__":
+    import sys
+
+    if sys.argv[1:] == ["--warm"]:
+        warm_up()

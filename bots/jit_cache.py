@@ -1,0 +1,61 @@
+"""Where the compiled search's machine code is cached, so that bots start in a second.
+
+numba keeps compiled functions in ``bots/__pycache__`` when it can write
+there (a checkout, an editable install). A bot in the arena's sandbox sees
+that folder read-only, and numba would then compile again in every game
+(seconds of start-up, twice a game). So when the folder is read-only, its
+cache files are copied to a private writable folder (the sandbox's own
+``/tmp``) and numba is pointed there: a cache built outside the sandbox
+(``arena`` builds it before the first game, see ``arena/prepare.py``) is used
+inside, and a stale or missing one is rebuilt privately.
+
+This module must run before :mod:`bots.kamisado_jit` is imported: numba
+picks a function's cache folder when it is decorated.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+_HERE = Path(__file__).resolve().parent
+SOURCE = _HERE / "kamisado_jit.py"
+IN_TREE = _HERE / "__pycache__"
+PRIVATE = "kamisado-arena-numba"
+_prepared = False
+
+
+def writable(folder: Path) -> bool:
+    """numba's own test: the folder exists (or can be made) and takes a file."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        tempfile.TemporaryFile(dir=folder).close()
+    except OSError:
+        return False
+    return True
+
+
+def prepare() -> None:
+    """Point numba at a writable cache holding whatever the tree's cache has."""
+    global _prepared
+    if _prepared:
+        return
+    _prepared = True
+    if os.environ.get("NUMBA_CACHE_DIR") or writable(IN_TREE):
+        return
+    import numba
+    from numba.core.caching import _CacheLocator
+
+    root = Path(tempfile.gettempdir()) / PRIVATE
+    target = root / _CacheLocator.get_suitable_cache_subpath(str(SOURCE))
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+        for f in IN_TREE.glob(f"{SOURCE.stem}.*.nb[ic]"):
+            if not (target / f.name).exists():
+                shutil.copyfile(f, target / f.name)
+    except OSError:
+        return  # numba falls back to its per-user folder, or compiles uncached
+    numba.config.CACHE_DIR = str(root)
+

@@ -1,0 +1,829 @@
+"""The compiled Kamisado search core: move generation, evaluation and alpha-beta in numba.
+
+The pure-Python search (``bots/alphabeta_bot.py`` before this core) reached
+about 130 k nodes a second; an outside program compiled to machine code does
+tens of times that, and in a single round depth is most of strength. numba
+compiles these functions with LLVM from wheels, so ``pip install -e .`` needs
+no compiler, and ``cache=True`` keeps the machine code beside this file (see
+:mod:`bots.jit` for where the cache lives inside the sandbox).
+
+Everything the compiled code needs is in this one file on purpose: numba's
+cache is checked against the source of the file that holds a function, not
+against the files it calls into. The board tables are built from the rules
+core at import (they are the game's definition and frozen into the machine
+code); :func:`tables_digest` guards against a cache built from other tables.
+
+The search works within one round, with the rules core's semantics (tested
+against it move for move): a round end is a terminal whose value is the
+match situation after the promotion, a Sumo push gives the same side the
+next move, a blocked required tower makes a zero-length move, and a move
+that starts an endless chain of zero-length moves ends the round as a
+deadlock. The regroup choice between rounds is searched by the Python
+driver, one kernel search per choice.
+
+State is a few arrays mutated in place with make/unmake: ``at[64]`` (tower
+or -1), ``sq[16]`` (square of each tower) and ``rank[16]``; the occupancy
+bitboard ``occ``, the side to move, the required colour and the Zobrist key
+travel as scalars. Ranks never change inside a round's search (a promotion
+ends the round), so they are not part of the key.
+"""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+from numba import njit
+
+from arena.games.kamisado.board import (
+    DISTANCE_LIMIT,
+    GOAL_RANK,
+    RANK_VALUE,
+    RAYS,
+    SQUARE_COLOUR,
+)
+
+# ---------------------------------------------------------------- tables
+
+
+def _signed(x: int) -> int:
+    """A 64-bit mask as numba's int64 (bit 63 is the sign bit)."""
+    return x - (1 << 64) if x >= 1 << 63 else x
+
+
+def _tables() -> tuple[np.ndarray, ...]:
+    colour = np.array(SQUARE_COLOUR, dtype=np.int64)
+    ray = np.full((2, 64, 3, 7), -1, dtype=np.int64)
+    ray_len = np.zeros((2, 64, 3), dtype=np.int64)
+    goal = np.zeros((2, 5, 64, 3), dtype=np.int64)  # masks of rays ending on the goal row
+    first = np.zeros((2, 64), dtype=np.int64)  # squares one step forward
+    progress = np.zeros((2, 64), dtype=np.int64)
+    for p in (0, 1):
+        for s in range(64):
+            progress[p, s] = (s >> 3) if p == 0 else 7 - (s >> 3)
+            steps = 0
+            for d in range(3):
+                r = RAYS[p][s][d]
+                ray_len[p, s, d] = len(r)
+                ray[p, s, d, : len(r)] = r
+                if r:
+                    steps |= 1 << r[0]
+                for k in range(5):
+                    cut = r[: DISTANCE_LIMIT[k]]
+                    if cut and cut[-1] >> 3 == GOAL_RANK[p]:
+                        goal[p, k, s, d] = _signed(sum(1 << t for t in cut))
+            first[p, s] = _signed(steps)
+    return colour, ray, ray_len, goal, first, progress
+
+
+COLOUR, RAY, RAY_LEN, GOAL, FIRST, PROGRESS = _tables()
+DIST = np.array(DISTANCE_LIMIT, dtype=np.int64)
+VALUE = np.array(RANK_VALUE, dtype=np.int64)
+GOAL_ROW = np.array(GOAL_RANK, dtype=np.int64)
+
+_rng = np.random.Generator(np.random.PCG64(0x4B414D49))
+ZOB = _rng.integers(-(2**63), 2**63 - 1, size=(16, 64), dtype=np.int64)
+ZOB_SIDE = _rng.integers(-(2**63), 2**63 - 1, size=2, dtype=np.int64)
+ZOB_REQ = _rng.integers(-(2**63), 2**63 - 1, size=9, dtype=np.int64)
+ZOB_RANK = _rng.integers(-(2**63), 2**63 - 1, size=(16, 5), dtype=np.int64)
+
+
+def _digest() -> int:
+    h = hashlib.sha256()
+    for table in (COLOUR, RAY, RAY_LEN, GOAL, FIRST, PROGRESS, DIST, VALUE, GOAL_ROW, ZOB):
+        h.update(table.tobytes())
+    return int.from_bytes(h.digest()[:7], "little")
+
+
+DIGEST = _digest()
+
+
+@njit(cache=True)
+def tables_digest() -> int:
+    """The tables' digest as frozen into the cached machine code."""
+    return DIGEST
+
+
+# ---------------------------------------------------------------- values
+# The same scale as bots/kamisado_eval.py, so protocol_score reads both.
+
+WIN_MATCH = 50_000
+WIN_ROUND = 20_000
+POINT = 100
+LIKELY_LOSS = 8_000
+WIN_BOUND = 15_000
+INF = 1_000_000
+FREE = -1
+MAX_PLY = 128
+MAX_MOVES = 128
+
+EXACT, LOWER, UPPER = 0, 1, 2
+
+# Weight slots (bots/kamisado_eval.py's names, in this order).
+W_OPEN, W_SAFE, W_SAFE_CAP, W_PROGRESS, W_PUSH, W_BLOCKED, W_SCORE, W_OPEN_POINTS = range(8)
+WEIGHT_NAMES = ("OPEN_WEIGHT", "SAFE_WEIGHT", "SAFE_CAP", "PROGRESS_WEIGHT", "PUSH_WEIGHT",
+                "BLOCKED_WEIGHT", "SCORE_WEIGHT", "OPEN_POINTS_WEIGHT")  # fmt: skip
+
+# Match slots: what a round end is worth depends on the score before it.
+M_SCORE0, M_SCORE1, M_TARGET = 0, 1, 2
+
+# Control slots, shared with the driver (and its watchdog thread). C_NO_TT
+# makes the search ignore the table's values (the tests compare it with plain
+# negamax, which a deeper stored value would not match).
+C_STOP, C_NODES, C_ABORTED, C_CANDIDATE, C_SELDEPTH, C_NO_TT = range(6)
+
+# ---------------------------------------------------------------- moves
+
+
+@njit(cache=True, inline="always")
+def _bit(s):
+    return np.int64(1) << s
+
+
+@njit(cache=True)
+def can_push(at, rank, p, s, k):
+    """Whether the rank-``k`` tower of ``p`` on ``s`` can push straight ahead."""
+    n = RAY_LEN[p, s, 1]
+    for i in range(n):
+        t = at[RAY[p, s, 1, i]]
+        if t < 0:
+            return i > 0
+        if i == k or (t >> 3) == p or rank[t] >= k:
+            return False
+    return False
+
+
+@njit(cache=True)
+def can_act(at, sq, rank, occ, tower):
+    """Whether ``tower`` has a move or a push (is not blocked)."""
+    p = tower >> 3
+    s = sq[tower]
+    k = rank[tower]
+    f = FIRST[p, s]
+    if f & ~occ:
+        return DIST[k] > 0
+    return k > 0 and can_push(at, rank, p, s, k)
+
+
+@njit(cache=True)
+def chain_deadlocked(at, sq, rank, occ, player, colour):
+    """Ruling M8: the forced zero-length moves from ``player`` having to move
+    ``colour`` come back to the same blocked tower of the same player."""
+    seen = 0
+    while True:
+        tower = player * 8 + colour
+        if can_act(at, sq, rank, occ, tower):
+            return False
+        b = np.int64(1) << tower
+        if seen & b:
+            return True
+        seen |= b
+        colour = COLOUR[sq[tower]]
+        player ^= 1
+
+
+@njit(cache=True)
+def tower_moves(at, sq, rank, occ, tower, out, n):
+    """Append the moves and push of ``tower`` to ``out`` from index ``n``; new count."""
+    p = tower >> 3
+    s = sq[tower]
+    k = rank[tower]
+    lim = DIST[k]
+    for d in range(3):
+        m = min(RAY_LEN[p, s, d], lim)
+        for i in range(m):
+            t = RAY[p, s, d, i]
+            if occ & _bit(t):
+                break
+            out[n] = s | (t << 6)
+            n += 1
+    if k > 0 and can_push(at, rank, p, s, k):
+        out[n] = s | (RAY[p, s, 1, 0] << 6)
+        n += 1
+    return n
+
+
+@njit(cache=True)
+def gen_moves(at, sq, rank, occ, side, req, out):
+    """Every legal action of ``side`` into ``out``; the count."""
+    if req >= 0:
+        tower = side * 8 + req
+        n = tower_moves(at, sq, rank, occ, tower, out, 0)
+        if n == 0:
+            s = sq[tower]
+            out[0] = s | (s << 6)
+            n = 1
+        return n
+    n = 0
+    for tower in range(side * 8, side * 8 + 8):
+        n = tower_moves(at, sq, rank, occ, tower, out, n)
+    return n
+
+
+@njit(cache=True)
+def is_open(occ, p, k, s):
+    """Whether a rank-``k`` tower of ``p`` on ``s`` can reach the goal row now."""
+    for d in range(3):
+        g = GOAL[p, k, s, d]
+        if g != 0 and (occ & g) == 0:
+            return True
+    return False
+
+
+@njit(cache=True)
+def winning_move(at, sq, rank, occ, side, req):
+    """A move of ``side`` onto the goal row at once, or -1."""
+    lo = side * 8
+    hi = lo + 8
+    if req >= 0:
+        lo = side * 8 + req
+        hi = lo + 1
+    for t in range(lo, hi):
+        s = sq[t]
+        k = rank[t]
+        for d in range(3):
+            g = GOAL[side, k, s, d]
+            if g != 0 and (occ & g) == 0:
+                last = RAY[side, s, d, min(DIST[k], RAY_LEN[side, s, d]) - 1]
+                return s | (last << 6)
+    return -1
+
+
+# Results of make: (kind, next side, next required, occ, key delta, pushed, winner, promoted)
+# kind 0: the round goes on; kind 1: the round ended (winner, promoted set).
+
+
+@njit(cache=True)
+def make(at, sq, rank, occ, side, move):
+    """Play ``move`` (legal) for ``side`` in place.
+
+    Returns ``(ended, next_side, next_req, occ, key_delta, pushed, winner, promoted)``;
+    ``pushed`` is the number of towers a Sumo push moved (for :func:`unmake`).
+    """
+    frm = move & 63
+    to = move >> 6
+    if frm == to:
+        return False, side ^ 1, COLOUR[frm], occ, np.int64(0), 0, -1, -1
+    tower = at[frm]
+    delta = ZOB[tower, frm] ^ ZOB[tower, to]
+    if at[to] >= 0:
+        # Sumo push: shift the line one square on, farthest tower first.
+        n = 0
+        while at[RAY[side, frm, 1, n]] >= 0:
+            n += 1
+        for i in range(n - 1, -1, -1):
+            a = RAY[side, frm, 1, i]
+            b = RAY[side, frm, 1, i + 1]
+            t = at[a]
+            at[b] = t
+            sq[t] = b
+            delta ^= ZOB[t, a] ^ ZOB[t, b]
+        last = RAY[side, frm, 1, n]
+        occ |= _bit(last)
+        occ &= ~_bit(frm)
+        at[to] = tower
+        at[frm] = -1
+        sq[tower] = to
+        colour = COLOUR[last]
+        if chain_deadlocked(at, sq, rank, occ, side, colour):
+            winner = side ^ 1
+            return True, side, FREE, occ, delta, n, winner, winner * 8 + COLOUR[to]
+        return False, side, colour, occ, delta, n, -1, -1
+    at[to] = tower
+    at[frm] = -1
+    sq[tower] = to
+    occ = (occ & ~_bit(frm)) | _bit(to)
+    if (to >> 3) == GOAL_ROW[side]:
+        return True, side, FREE, occ, delta, 0, side, tower
+    colour = COLOUR[to]
+    if chain_deadlocked(at, sq, rank, occ, side ^ 1, colour):
+        winner = side ^ 1
+        return True, side, FREE, occ, delta, 0, winner, winner * 8 + COLOUR[to]
+    return False, side ^ 1, colour, occ, delta, 0, -1, -1
+
+
+@njit(cache=True)
+def unmake(at, sq, side, move, pushed):
+    """Take back ``move`` made by ``side`` (``pushed`` from :func:`make`)."""
+    frm = move & 63
+    to = move >> 6
+    if frm == to:
+        return
+    tower = at[to]
+    at[frm] = tower
+    sq[tower] = frm
+    if pushed == 0:
+        at[to] = -1
+        return
+    for i in range(pushed):
+        a = RAY[side, frm, 1, i]
+        b = RAY[side, frm, 1, i + 1]
+        t = at[b]
+        at[a] = t
+        sq[t] = a
+    at[RAY[side, frm, 1, pushed]] = -1
+
+
+@njit(cache=True)
+def occupancy(at):
+    occ = np.int64(0)
+    for s in range(64):
+        if at[s] >= 0:
+            occ |= _bit(s)
+    return occ
+
+
+@njit(cache=True)
+def board_key(sq):
+    key = np.int64(0)
+    for t in range(16):
+        key ^= ZOB[t, sq[t]]
+    return key
+
+
+@njit(cache=True)
+def perft(at, sq, rank, occ, side, req, depth, buf, ply):
+    """Action sequences of exactly ``depth`` plies within the round (the rules
+    core's ``perft``, for the tests)."""
+    out = buf[ply]
+    n = gen_moves(at, sq, rank, occ, side, req, out)
+    if depth == 1:
+        return n
+    total = 0
+    for i in range(n):
+        m = out[i]
+        ended, nside, nreq, nocc, _d, pushed, _w, _p = make(at, sq, rank, occ, side, m)
+        if not ended:
+            total += perft(at, sq, rank, nocc, nside, nreq, depth - 1, buf, ply + 1)
+        unmake(at, sq, side, m, pushed)
+    return total
+
+
+# ---------------------------------------------------------------- values
+
+
+@njit(cache=True)
+def score_after(match, rank, winner, promoted):
+    """The winner's score once ``promoted`` (a tower of the winner) is promoted."""
+    k = rank[promoted]
+    return match[winner] + VALUE[k + 1] - VALUE[k]
+
+
+@njit(cache=True)
+def round_end_value(match, rank, winner, promoted, player, ply):
+    """Value for ``player`` of the round just won by ``winner`` (kamisado_eval's)."""
+    mine = score_after(match, rank, winner, promoted)
+    if mine >= match[M_TARGET]:
+        v = WIN_MATCH - ply
+    else:
+        v = WIN_ROUND + POINT * (mine - match[winner ^ 1]) - ply
+    return v if winner == player else -v
+
+
+@njit(cache=True)
+def win_now_value(match, rank, side, req, ply):
+    """Value for ``side``, which has a move onto the goal row (kamisado_eval's)."""
+    k = rank[side * 8 + req] if req >= 0 else 0
+    mine = match[side] + VALUE[k + 1] - VALUE[k]
+    if mine >= match[M_TARGET]:
+        return WIN_MATCH - ply - 1
+    return WIN_ROUND + POINT * (mine - match[side ^ 1]) - ply - 1
+
+
+@njit(cache=True)
+def open_after(occ, p, k, s, frm, to):
+    """:func:`is_open` once a tower has moved ``frm`` -> ``to``."""
+    o = (occ & ~_bit(frm)) | _bit(to)
+    return is_open(o, p, k, s)
+
+
+@njit(cache=True)
+def evaluate(at, sq, rank, occ, side, req, w, match, buf):
+    """Static value for the side to move without an immediate win
+    (``bots.kamisado_eval.evaluate``, term for term)."""
+    opp = side ^ 1
+    value = w[W_SCORE] * (match[side] - match[opp])
+    if req >= 0:
+        tower = side * 8 + req
+        frm = sq[tower]
+        n = tower_moves(at, sq, rank, occ, tower, buf, 0)
+        obase = opp * 8
+        if n == 0:
+            u = obase + COLOUR[frm]
+            if is_open(occ, opp, rank[u], sq[u]):
+                return -LIKELY_LOSS
+        else:
+            safe = 0
+            pushes = 0
+            for i in range(n):
+                to = buf[i] >> 6
+                if at[to] >= 0:
+                    pushes += 1
+                    continue
+                u = obase + COLOUR[to]
+                if not open_after(occ, opp, rank[u], sq[u], frm, to):
+                    safe += 1
+            if safe == 0 and pushes == 0:
+                return -LIKELY_LOSS
+            value += w[W_SAFE] * min(safe + pushes, w[W_SAFE_CAP])
+    for p in (side, opp):
+        score = 0
+        for t in range(p * 8, p * 8 + 8):
+            s = sq[t]
+            k = rank[t]
+            score += w[W_PROGRESS] * PROGRESS[p, s]
+            if is_open(occ, p, k, s):
+                extra = VALUE[k + 1] - VALUE[k] - 1 if k < 4 else 0
+                score += w[W_OPEN] + w[W_OPEN_POINTS] * max(extra, 0)
+            if (FIRST[p, s] & ~occ) == 0:
+                score -= w[W_BLOCKED]
+            if k > 0 and can_push(at, rank, p, s, k):
+                score += w[W_PUSH]
+        value += score if p == side else -score
+    return value
+
+
+# ---------------------------------------------------------------- search
+
+
+@njit(cache=True)
+def order_moves(at, sq, rank, occ, side, moves, scores, n, tt_move, killers, history, ply):
+    """Sort ``moves[:n]`` best first: TT move, then moves that do not hand the
+    opponent an open tower, killers, history."""
+    opp = side ^ 1
+    k0 = killers[ply, 0]
+    k1 = killers[ply, 1]
+    for i in range(n):
+        m = moves[i]
+        if m == tt_move:
+            s = np.int64(1) << 40
+        else:
+            frm = m & 63
+            to = m >> 6
+            s = history[m & 4095]
+            if m == k0:
+                s += np.int64(1) << 30
+            elif m == k1:
+                s += np.int64(1) << 29
+            if frm != to and at[to] < 0:
+                u = opp * 8 + COLOUR[to]
+                if open_after(occ, opp, rank[u], sq[u], frm, to):
+                    s -= np.int64(1) << 35
+        scores[i] = s
+    for i in range(1, n):  # insertion sort, descending
+        m = moves[i]
+        s = scores[i]
+        j = i - 1
+        while j >= 0 and scores[j] < s:
+            moves[j + 1] = moves[j]
+            scores[j + 1] = scores[j]
+            j -= 1
+        moves[j + 1] = m
+        scores[j + 1] = s
+
+
+@njit(cache=True)
+def tt_probe(tt_keys, tt_data, key):
+    """The packed entry for ``key`` or -1 (two slots per bucket)."""
+    i = (key & (tt_keys.shape[0] - 1)) & ~np.int64(1)
+    if tt_keys[i] == key:
+        return tt_data[i]
+    if tt_keys[i + 1] == key:
+        return tt_data[i + 1]
+    return np.int64(-1)
+
+
+@njit(cache=True)
+def tt_store(tt_keys, tt_data, key, depth, flag, value, move):
+    """Slot 0 keeps the deepest entry, slot 1 the latest."""
+    data = (np.int64(depth) & 255) | (np.int64(flag) << 8) | (np.int64(move & 8191) << 10) | (
+        np.int64(value + (1 << 30)) << 23)
+    i = (key & (tt_keys.shape[0] - 1)) & ~np.int64(1)
+    if tt_keys[i] == key or tt_data[i] < 0 or (tt_data[i] & 255) <= depth:
+        tt_keys[i] = key
+        tt_data[i] = data
+    else:
+        tt_keys[i + 1] = key
+        tt_data[i + 1] = data
+
+
+@njit(cache=True, inline="always")
+def full_key(key, side, req):
+    return key ^ ZOB_SIDE[side] ^ ZOB_REQ[req + 1]
+
+
+A1 = "int64[::1]"
+A2 = "int64[:, ::1]"
+SEARCH_SIGNATURE = (f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, int64, int64, int64, "
+                    f"int64, {A1}, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})")  # fmt: skip
+"""Recursive kernels get an explicit signature: numba's cache of a recursive
+function typed by inference crashes when loaded (numba issue 6061)."""
+
+
+@njit(SEARCH_SIGNATURE, cache=True)
+def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
+           tt_keys, tt_data, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+    """Negamax value for ``side`` to move (principal variation search).
+
+    Sets ``ctl[C_ABORTED]`` and returns 0 once ``ctl[C_STOP]`` is raised; every
+    caller unmakes and returns at once then.
+    """
+    ctl[C_NODES] += 1
+    if (ctl[C_NODES] & 1023) == 0 and ctl[C_STOP] != 0:
+        ctl[C_ABORTED] = 1
+        return 0
+    if ply > ctl[C_SELDEPTH]:
+        ctl[C_SELDEPTH] = ply
+    if winning_move(at, sq, rank, occ, side, req) >= 0:
+        return win_now_value(match, rank, side, req, ply)
+    if depth <= 0 or ply >= MAX_PLY - 1:
+        return evaluate(at, sq, rank, occ, side, req, w, match, moves[ply])
+
+    fk = full_key(key, side, req)
+    entry = tt_probe(tt_keys, tt_data, fk)
+    tt_move = -1
+    if entry >= 0:
+        e_depth = entry & 255
+        e_flag = (entry >> 8) & 3
+        tt_move = (entry >> 10) & 8191
+        e_value = (entry >> 23) - (1 << 30)
+        if e_depth >= depth and ctl[C_NO_TT] == 0:
+            if e_value > WIN_BOUND:
+                e_value -= ply
+            elif e_value < -WIN_BOUND:
+                e_value += ply
+            if e_flag == EXACT:
+                return e_value
+            if e_flag == LOWER:
+                if e_value >= beta:
+                    return e_value
+            elif e_value <= alpha:
+                return e_value
+
+    mv = moves[ply]
+    n = gen_moves(at, sq, rank, occ, side, req, mv)
+    if n > 1:
+        order_moves(at, sq, rank, occ, side, mv, scores[ply], n, tt_move, killers, history, ply)
+        next_depth = depth - 1
+    else:
+        next_depth = depth  # a forced action costs no depth
+
+    alpha0 = alpha
+    best = -INF
+    best_move = mv[0]
+    for i in range(n):
+        m = mv[i]
+        ended, nside, nreq, nocc, delta, pushed, winner, promoted = make(at, sq, rank, occ, side, m)
+        nkey = key ^ delta
+        if ended:
+            v = round_end_value(match, rank, winner, promoted, side, ply + 1)
+        elif nside == side:  # a Sumo push: the same side moves again
+            if i == 0:
+                v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
+                           ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                           match, ctl)  # fmt: skip
+            else:
+                v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, alpha + 1,
+                           ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                           match, ctl)  # fmt: skip
+                if alpha < v < beta and ctl[C_ABORTED] == 0:
+                    v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
+                               ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                               match, ctl)  # fmt: skip
+        elif i == 0:
+            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
+                        ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                        match, ctl)  # fmt: skip
+        else:
+            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -alpha - 1, -alpha,
+                        ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                        match, ctl)  # fmt: skip
+            if alpha < v < beta and ctl[C_ABORTED] == 0:
+                v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
+                            ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                            match, ctl)  # fmt: skip
+        unmake(at, sq, side, m, pushed)
+        if ctl[C_ABORTED] != 0:
+            return 0
+        if v > best:
+            best = v
+            best_move = m
+            if v > alpha:
+                alpha = v
+                if v >= beta:
+                    frm = m & 63
+                    to = m >> 6
+                    if frm != to and at[to] < 0 and killers[ply, 0] != m:
+                        killers[ply, 1] = killers[ply, 0]
+                        killers[ply, 0] = m
+                    history[m & 4095] += depth * depth
+                    break
+
+    if best >= beta:
+        flag = LOWER
+    elif best > alpha0:
+        flag = EXACT
+    else:
+        flag = UPPER
+    stored = best
+    if stored > WIN_BOUND:
+        stored += ply
+    elif stored < -WIN_BOUND:
+        stored -= ply
+    tt_store(tt_keys, tt_data, fk, depth, flag, stored, best_move)
+    return best
+
+
+@njit(cache=True, nogil=True)
+def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
+                tt_keys, tt_data, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+    """One iteration over the root moves ``order[:n]`` (best first): ``(move, value)``.
+
+    The first move gets the whole window, the others a null window and a
+    re-search. ``ctl[C_CANDIDATE]`` holds the best move proven so far, so an
+    iteration cut short by the watchdog still leaves a move at least as good
+    as the previous iteration's (which was searched first). Releases the GIL
+    so that the driver's watchdog thread can raise ``ctl[C_STOP]``.
+    """
+    occ = occupancy(at)
+    key = board_key(sq)
+    best_move = order[0]
+    best = -INF
+    for i in range(n_order):
+        m = order[i]
+        ended, nside, nreq, nocc, delta, pushed, winner, promoted = make(at, sq, rank, occ, side, m)
+        nkey = key ^ delta
+        if ended:
+            v = round_end_value(match, rank, winner, promoted, side, 1)
+        elif nside == side:
+            if i == 0:
+                v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta, 1,
+                           tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+            else:
+                v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, alpha + 1,
+                           1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                if alpha < v < beta and ctl[C_ABORTED] == 0:
+                    ctl[C_CANDIDATE] = m
+                    v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta,
+                               1, tt_keys, tt_data, history, killers, moves, scores, w,
+                               match, ctl)  # fmt: skip
+        elif i == 0:
+            v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha, 1,
+                        tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+        else:
+            v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -alpha - 1, -alpha,
+                        1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+            if alpha < v < beta and ctl[C_ABORTED] == 0:
+                ctl[C_CANDIDATE] = m
+                v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha,
+                            1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+        unmake(at, sq, side, m, pushed)
+        if ctl[C_ABORTED] != 0:
+            return best_move, best
+        if v > best:
+            best = v
+            best_move = m
+            ctl[C_CANDIDATE] = m
+            if v > alpha:
+                alpha = v
+                if v >= beta:
+                    break
+    return best_move, best
+
+
+@njit(cache=True)
+def pv_from_table(at, sq, rank, side, req, first, out, buf, tt_keys, tt_data):
+    """The principal variation from the table after ``first``; its length.
+
+    Follows the stored best moves while they are legal in the position
+    reached (forced actions need no entry), and leaves the board as it was.
+    """
+    occ = occupancy(at)
+    key = board_key(sq)
+    sides = np.empty(out.shape[0], dtype=np.int64)
+    pushed = np.empty(out.shape[0], dtype=np.int64)
+    length = 0
+    m = first
+    while length < out.shape[0]:
+        ended, nside, nreq, nocc, delta, npushed, _w, _p = make(at, sq, rank, occ, side, m)
+        out[length] = m
+        sides[length] = side
+        pushed[length] = npushed
+        length += 1
+        if ended:
+            break
+        side, req, occ, key = nside, nreq, nocc, key ^ delta
+        n = gen_moves(at, sq, rank, occ, side, req, buf)
+        if n == 1:
+            m = buf[0]
+            continue
+        entry = tt_probe(tt_keys, tt_data, full_key(key, side, req))
+        if entry < 0:
+            break
+        m = (entry >> 10) & 8191
+        legal = False
+        for i in range(n):
+            if buf[i] == m:
+                legal = True
+                break
+        if not legal:
+            break
+    for i in range(length - 1, -1, -1):
+        unmake(at, sq, sides[i], out[i], pushed[i])
+    return length
+
+
+# ---------------------------------------------------------------- exact solver
+
+
+@njit(f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, {A1}, {A1}, {A2}, int64, {A1})",
+      cache=True)  # fmt: skip
+def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
+    """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
+    ``ctl[C_STOP]`` is raised (:mod:`bots.solver`'s proof, compiled).
+
+    Two cuts keep late rounds tiny: a side with a move onto the goal row wins
+    at once, and a move after which the opponent has one is refuted without a
+    further move.
+    """
+    if winning_move(at, sq, rank, occ, side, req) >= 0:
+        return 1
+    ctl[C_NODES] += 1
+    if (ctl[C_NODES] & 1023) == 0 and ctl[C_STOP] != 0:
+        return -1
+    if ply >= MAX_PLY - 1:
+        return -1
+    fk = full_key(key, side, req)
+    i = fk & (keys.shape[0] - 1)
+    if keys[i] == fk and vals[i] >= 0:
+        return vals[i]
+    mv = moves[ply]
+    n = gen_moves(at, sq, rank, occ, side, req, mv)
+    # First pass: a move that wins the round at once; drop moves the opponent
+    # answers by reaching the goal row; keep the rest (packed to the front).
+    later = 0
+    result = 0
+    for j in range(n):
+        m = mv[j]
+        ended, nside, nreq, nocc, _d, pushed, winner, _p = make(at, sq, rank, occ, side, m)
+        if ended:
+            won = winner == side
+        else:
+            won = False
+            if not (nside != side and winning_move(at, sq, rank, nocc, nside, nreq) >= 0):
+                mv[later] = m
+                later += 1
+        unmake(at, sq, side, m, pushed)
+        if won:
+            result = 1
+            break
+    if result == 0:
+        for j in range(later):
+            m = mv[j]
+            ended, nside, nreq, nocc, delta, pushed, winner, _p = make(at, sq, rank, occ, side, m)
+            if ended:
+                r = 1 if winner == side else 0
+            else:
+                r = _solver_wins(at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves,
+                                 ply + 1, ctl)  # fmt: skip
+                if r >= 0 and nside != side:
+                    r = 1 - r
+            unmake(at, sq, side, m, pushed)
+            if r < 0:
+                return -1
+            if r == 1:
+                result = 1
+                break
+    keys[i] = fk
+    vals[i] = result
+    return result
+
+
+@njit(cache=True, nogil=True)
+def solve(at, sq, rank, side, req, keys, vals, moves, ctl):
+    """``(result, move)``: 1 with a winning move when ``side`` wins the round by
+    force, 0 when it loses whatever it plays, -1 when stopped first."""
+    occ = occupancy(at)
+    key = board_key(sq)
+    win = winning_move(at, sq, rank, occ, side, req)
+    if win >= 0:
+        return 1, win
+    mv = moves[0]
+    n = gen_moves(at, sq, rank, occ, side, req, mv)
+    first = mv[0]
+    for j in range(n):
+        m = moves[0, j]
+        ended, nside, nreq, nocc, delta, pushed, winner, _p = make(at, sq, rank, occ, side, m)
+        if ended:
+            r = 1 if winner == side else 0
+        else:
+            r = _solver_wins(at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, 1,
+                             ctl)  # fmt: skip
+            if r >= 0 and nside != side:
+                r = 1 - r
+        unmake(at, sq, side, m, pushed)
+        if r < 0:
+            return -1, first
+        if r == 1:
+            return 1, m
+    return 0, first
