@@ -84,8 +84,8 @@ class CompiledSearcher:
     """One game's search state; the tables persist across decisions of a game."""
 
     def __init__(self, tt_bits: int = TT_BITS) -> None:
-        self.tt_keys = np.zeros(1 << tt_bits, dtype=np.int64)
-        self.tt_data = np.full(1 << tt_bits, -1, dtype=np.int64)
+        self.tt = np.zeros(2 << tt_bits, dtype=np.int64)  # (key, data) pairs
+        self.tt[1::2] = -1
         self.solver_keys = np.zeros(1 << SOLVER_BITS, dtype=np.int64)
         self.solver_vals = np.full(1 << SOLVER_BITS, -1, dtype=np.int64)
         self.history = np.zeros(4096, dtype=np.int64)
@@ -98,7 +98,7 @@ class CompiledSearcher:
 
     def reset(self) -> None:
         """Forget everything (a new game)."""
-        self.tt_data.fill(-1)
+        self.tt[1::2] = -1
         self.solver_vals.fill(-1)
         self.history.fill(0)
 
@@ -121,8 +121,8 @@ class CompiledSearcher:
     def iteration(self, board: Board, order: np.ndarray, depth: int, alpha: int,
                   beta: int, w: np.ndarray) -> tuple[int, int]:  # fmt: skip
         move, value = K.root_search(board.at, board.sq, board.rank, board.side, board.req,
-                                    order, len(order), depth, alpha, beta, self.tt_keys,
-                                    self.tt_data, self.history, self.killers, self.moves,
+                                    order, len(order), depth, alpha, beta, self.tt,
+                                    self.history, self.killers, self.moves,
                                     self.scores, w, board.match, self.ctl)  # fmt: skip
         return int(move), int(value)
 
@@ -147,7 +147,7 @@ class CompiledSearcher:
         out = np.zeros(max(depth, 1), dtype=np.int64)
         buf = np.zeros(K.MAX_MOVES, dtype=np.int64)
         n = K.pv_from_table(board.at, board.sq, board.rank, board.side, board.req, first,
-                            out, buf, self.tt_keys, self.tt_data)  # fmt: skip
+                            out, buf, self.tt)  # fmt: skip
         return [int(m) for m in out[:n]]
 
     def think(

@@ -223,11 +223,14 @@ def gen_moves(at, sq, rank, occ, side, req, out):
 @njit(cache=True)
 def is_open(occ, p, k, s):
     """Whether a rank-``k`` tower of ``p`` on ``s`` can reach the goal row now."""
-    for d in range(3):
-        g = GOAL[p, k, s, d]
-        if g != 0 and (occ & g) == 0:
-            return True
-    return False
+    g0 = GOAL[p, k, s, 0]
+    g1 = GOAL[p, k, s, 1]
+    g2 = GOAL[p, k, s, 2]
+    return (
+        (g0 != 0 and (occ & g0) == 0)
+        or (g1 != 0 and (occ & g1) == 0)
+        or (g2 != 0 and (occ & g2) == 0)
+    )
 
 
 @njit(cache=True)
@@ -426,7 +429,8 @@ def evaluate(at, sq, rank, occ, side, req, w, match, buf):
             if safe == 0 and pushes == 0:
                 return -LIKELY_LOSS
             value += w[W_SAFE] * min(safe + pushes, w[W_SAFE_CAP])
-    for p in (side, opp):
+    for i in range(2):
+        p = side ^ i
         score = 0
         for t in range(p * 8, p * 8 + 8):
             s = sq[t]
@@ -483,28 +487,32 @@ def order_moves(at, sq, rank, occ, side, moves, scores, n, tt_move, killers, his
 
 
 @njit(cache=True)
-def tt_probe(tt_keys, tt_data, key):
-    """The packed entry for ``key`` or -1 (two slots per bucket)."""
-    i = (key & (tt_keys.shape[0] - 1)) & ~np.int64(1)
-    if tt_keys[i] == key:
-        return tt_data[i]
-    if tt_keys[i + 1] == key:
-        return tt_data[i + 1]
+def tt_probe(tt, key):
+    """The packed entry for ``key`` or -1.
+
+    ``tt`` holds buckets of two (key, data) pairs side by side, so that one
+    probe touches one cache line.
+    """
+    i = (key & ((tt.shape[0] >> 2) - 1)) << 2
+    if tt[i] == key:
+        return tt[i + 1]
+    if tt[i + 2] == key:
+        return tt[i + 3]
     return np.int64(-1)
 
 
 @njit(cache=True)
-def tt_store(tt_keys, tt_data, key, depth, flag, value, move):
-    """Slot 0 keeps the deepest entry, slot 1 the latest."""
+def tt_store(tt, key, depth, flag, value, move):
+    """The first pair keeps the deepest entry, the second the latest."""
     data = (np.int64(depth) & 255) | (np.int64(flag) << 8) | (np.int64(move & 8191) << 10) | (
         np.int64(value + (1 << 30)) << 23)
-    i = (key & (tt_keys.shape[0] - 1)) & ~np.int64(1)
-    if tt_keys[i] == key or tt_data[i] < 0 or (tt_data[i] & 255) <= depth:
-        tt_keys[i] = key
-        tt_data[i] = data
+    i = (key & ((tt.shape[0] >> 2) - 1)) << 2
+    if tt[i] == key or tt[i + 1] < 0 or (tt[i + 1] & 255) <= depth:
+        tt[i] = key
+        tt[i + 1] = data
     else:
-        tt_keys[i + 1] = key
-        tt_data[i + 1] = data
+        tt[i + 2] = key
+        tt[i + 3] = data
 
 
 @njit(cache=True, inline="always")
@@ -515,14 +523,14 @@ def full_key(key, side, req):
 A1 = "int64[::1]"
 A2 = "int64[:, ::1]"
 SEARCH_SIGNATURE = (f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, int64, int64, int64, "
-                    f"int64, {A1}, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})")  # fmt: skip
+                    f"int64, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})")  # fmt: skip
 """Recursive kernels get an explicit signature: numba's cache of a recursive
 function typed by inference crashes when loaded (numba issue 6061)."""
 
 
 @njit(SEARCH_SIGNATURE, cache=True)
 def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
-           tt_keys, tt_data, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+           tt, history, killers, moves, scores, w, match, ctl):  # fmt: skip
     """Negamax value for ``side`` to move (principal variation search).
 
     Sets ``ctl[C_ABORTED]`` and returns 0 once ``ctl[C_STOP]`` is raised; every
@@ -540,7 +548,7 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
         return evaluate(at, sq, rank, occ, side, req, w, match, moves[ply])
 
     fk = full_key(key, side, req)
-    entry = tt_probe(tt_keys, tt_data, fk)
+    entry = tt_probe(tt, fk)
     tt_move = -1
     if entry >= 0:
         e_depth = entry & 255
@@ -580,27 +588,27 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
         elif nside == side:  # a Sumo push: the same side moves again
             if i == 0:
                 v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
-                           ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                           ply + 1, tt, history, killers, moves, scores, w,
                            match, ctl)  # fmt: skip
             else:
                 v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, alpha + 1,
-                           ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                           ply + 1, tt, history, killers, moves, scores, w,
                            match, ctl)  # fmt: skip
                 if alpha < v < beta and ctl[C_ABORTED] == 0:
                     v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
-                               ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                               ply + 1, tt, history, killers, moves, scores, w,
                                match, ctl)  # fmt: skip
         elif i == 0:
             v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
-                        ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                        ply + 1, tt, history, killers, moves, scores, w,
                         match, ctl)  # fmt: skip
         else:
             v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -alpha - 1, -alpha,
-                        ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                        ply + 1, tt, history, killers, moves, scores, w,
                         match, ctl)  # fmt: skip
             if alpha < v < beta and ctl[C_ABORTED] == 0:
                 v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
-                            ply + 1, tt_keys, tt_data, history, killers, moves, scores, w,
+                            ply + 1, tt, history, killers, moves, scores, w,
                             match, ctl)  # fmt: skip
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
@@ -630,13 +638,13 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
         stored += ply
     elif stored < -WIN_BOUND:
         stored -= ply
-    tt_store(tt_keys, tt_data, fk, depth, flag, stored, best_move)
+    tt_store(tt, fk, depth, flag, stored, best_move)
     return best
 
 
 @njit(cache=True, nogil=True)
 def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
-                tt_keys, tt_data, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+                tt, history, killers, moves, scores, w, match, ctl):  # fmt: skip
     """One iteration over the root moves ``order[:n]`` (best first): ``(move, value)``.
 
     The first move gets the whole window, the others a null window and a
@@ -658,25 +666,25 @@ def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
         elif nside == side:
             if i == 0:
                 v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta, 1,
-                           tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                           tt, history, killers, moves, scores, w, match, ctl)
             else:
                 v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, alpha + 1,
-                           1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                           1, tt, history, killers, moves, scores, w, match, ctl)
                 if alpha < v < beta and ctl[C_ABORTED] == 0:
                     ctl[C_CANDIDATE] = m
                     v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta,
-                               1, tt_keys, tt_data, history, killers, moves, scores, w,
+                               1, tt, history, killers, moves, scores, w,
                                match, ctl)  # fmt: skip
         elif i == 0:
             v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha, 1,
-                        tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                        tt, history, killers, moves, scores, w, match, ctl)
         else:
             v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -alpha - 1, -alpha,
-                        1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                        1, tt, history, killers, moves, scores, w, match, ctl)
             if alpha < v < beta and ctl[C_ABORTED] == 0:
                 ctl[C_CANDIDATE] = m
                 v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha,
-                            1, tt_keys, tt_data, history, killers, moves, scores, w, match, ctl)
+                            1, tt, history, killers, moves, scores, w, match, ctl)
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
             return best_move, best
@@ -692,7 +700,7 @@ def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
 
 
 @njit(cache=True)
-def pv_from_table(at, sq, rank, side, req, first, out, buf, tt_keys, tt_data):
+def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
     """The principal variation from the table after ``first``; its length.
 
     Follows the stored best moves while they are legal in the position
@@ -717,7 +725,7 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt_keys, tt_data):
         if n == 1:
             m = buf[0]
             continue
-        entry = tt_probe(tt_keys, tt_data, full_key(key, side, req))
+        entry = tt_probe(tt, full_key(key, side, req))
         if entry < 0:
             break
         m = (entry >> 10) & 8191
