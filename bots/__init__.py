@@ -13,8 +13,8 @@ _HERE = Path(__file__).resolve().parent
 BUILTIN: dict[str, tuple[str, str]] = {
     "random": ("random_bot.py", "uniform over the legal actions (seedable with --seed)"),
     "greedy": ("greedy_bot.py", "wins at once if it can, avoids handing over a win, else mobility"),
-    "mcts": ("mcts_bot.py", "UCT Monte-Carlo search with round playouts, time-managed"),
-    "alphabeta": ("alphabeta_bot.py", "iterative-deepening alpha-beta with TT and Kamisado eval"),
+    "mcts": ("mcts_bot.py", "compiled UCT Monte-Carlo search with round playouts, time-managed"),
+    "alphabeta": ("alphabeta_bot.py", "compiled PVS alpha-beta, TT, exact solver, Kamisado eval"),
     "battle-greedy": ("battle_greedy_bot.py", "Sekigahara: greedy deploys, odds-based challenges"),
 }
 """name -> (script in this folder, one-line description)."""
@@ -35,7 +35,7 @@ def resolve_builtin(name: str) -> list[str]:
     return [sys.executable, str(_HERE / BUILTIN[name][0])]
 
 
-PREPARED = ("alphabeta",)
+PREPARED = ("alphabeta", "mcts")
 """Built-in bots with a step before their first game: ``--warm`` builds the
 compiled search's cache (see ``arena/prepare.py``)."""
 

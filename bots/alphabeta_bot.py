@@ -39,8 +39,8 @@ from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol import NewGame
 from arena.sdk import Bot, Request, log, run
-from bots import kamisado_eval, timeman
-from bots.compiled_search import WEIGHT_NAMES, CompiledSearcher, warm_up
+from bots import timeman
+from bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
 from bots.kamisado_eval import protocol_score
 
 SOLVER_SHARE = 0.2
@@ -93,17 +93,13 @@ class AlphaBetaBot(Bot):
                       "text": "solved: the round is won"}  # fmt: skip
 
 
-TUNABLE = WEIGHT_NAMES
-"""Evaluation weights that ``--eval NAME=VALUE`` may change, for tuning by SPRT."""
-
-
 def set_weights(pairs: list[str]) -> None:
-    """Apply ``NAME=VALUE`` weight changes to the evaluation (read at every call)."""
+    """Apply ``NAME=VALUE`` changes to the evaluation or the search (read at every search)."""
     for pair in pairs:
         name, _, value = pair.partition("=")
         if name not in TUNABLE or not value.lstrip("-").isdigit():
             raise SystemExit(f"--eval {pair!r}: expected NAME=INTEGER, NAME one of {TUNABLE}")
-        setattr(kamisado_eval, name, int(value))
+        set_parameter(name, int(value))
 
 
 def main() -> None:
@@ -116,7 +112,7 @@ def main() -> None:
     args = parser.parse_args()
     set_weights(args.eval)
     # Load (or compile) the search before the handshake, not on the clock.
-    if compiled := warm_up():
+    if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
         run(AlphaBetaBot(args.seed))

@@ -35,7 +35,10 @@ ASPIRATION = 60
 UNSTABLE_CAP = 3.0
 """Most an unstable root may stretch the planned time."""
 TT_BITS = 22
-WEIGHT_NAMES = K.WEIGHT_NAMES
+SEARCH_PARAMS = {"LMR_DEPTH": 0, "LMR_MOVES": 3}
+"""The search's own tunable parameters (see ``kamisado_jit.W_LMR_DEPTH``)."""
+TUNABLE = (*K.WEIGHT_NAMES, *SEARCH_PARAMS)
+"""What ``--eval NAME=VALUE`` may change, for tuning by SPRT."""
 SOLVER_BITS = 20
 
 Iteration = Callable[[int, int, list[int], int], None]
@@ -76,8 +79,20 @@ class Board:
 
 
 def weights() -> np.ndarray:
-    """The evaluation weights as set in :mod:`bots.kamisado_eval` (``--eval`` changes them)."""
-    return np.array([getattr(kamisado_eval, name) for name in K.WEIGHT_NAMES], dtype=np.int64)
+    """The evaluation weights as set in :mod:`bots.kamisado_eval`, then the search
+    parameters (``--eval`` changes both)."""
+    values = [getattr(kamisado_eval, name) for name in K.WEIGHT_NAMES]
+    return np.array([*values, *SEARCH_PARAMS.values()], dtype=np.int64)
+
+
+def set_parameter(name: str, value: int) -> None:
+    """Change one of :data:`TUNABLE` for every later search in this process."""
+    if name in SEARCH_PARAMS:
+        SEARCH_PARAMS[name] = value
+    elif name in K.WEIGHT_NAMES:
+        setattr(kamisado_eval, name, value)
+    else:
+        raise KeyError(name)
 
 
 class CompiledSearcher:
@@ -255,6 +270,72 @@ class CompiledSearcher:
         return best, best_value, reached
 
 
+class CompiledMcts:
+    """UCT search with random playouts to the end of the round, compiled.
+
+    The tree is kept in arrays across calls within one decision, so the
+    search can be stopped at the planned time, its root inspected here, and
+    resumed while the choice is unsettled.
+    """
+
+    def __init__(self, capacity: int = 1 << 21, exploration: float = 0.7) -> None:
+        self.nodes = np.zeros((capacity, 7), dtype=np.int64)
+        self.wins = np.zeros(capacity, dtype=np.float64)
+        self.exploration = exploration
+        self.ctl = np.zeros(8, dtype=np.int64)
+        self.board: Board | None = None
+        self.playouts = 0
+
+    def start(self, pos: Position, seed: int) -> None:
+        """A fresh tree for ``pos`` (in play)."""
+        self.board = Board(pos)
+        self.ctl[:] = 0
+        self.ctl[K.C_NODES] = K.mcts_root(self.nodes, self.wins, pos.side, seed)
+        self.playouts = 0
+
+    def grow(self, deadline: float) -> None:
+        """Playouts until ``deadline``."""
+        board = self.board
+        assert board is not None
+        with Watchdog(self.ctl, deadline):
+            self.playouts += K.mcts_grow(board.at, board.sq, board.rank, board.side, board.req,
+                                         self.nodes, self.wins, self.exploration, self.ctl)
+
+    def children(self, node: int = 0) -> list[tuple[int, int, float]]:
+        """``(move, visits, wins)`` of each child of ``node``."""
+        first, count = self.nodes[node, K.N_CHILD], self.nodes[node, K.N_COUNT]
+        rows = self.nodes[first : first + count]
+        return [(int(r[K.N_MOVE]), int(r[K.N_VISITS]), float(w))
+                for r, w in zip(rows, self.wins[first : first + count], strict=True)]  # fmt: skip
+
+    def unsettled(self) -> bool:
+        """Whether the most visited root move is not the one with the best win rate
+        (among moves with a tenth of its visits: a rate from a handful is noise)."""
+        stats = [c for c in self.children() if c[1] > 0]
+        if not stats:
+            return True
+        most = max(stats, key=lambda c: c[1])
+        floor = max(most[1] // 10, 1)
+        rate = max((c for c in stats if c[1] >= floor), key=lambda c: c[2] / c[1])
+        return most is not rate
+
+    def best(self) -> tuple[int, int, float]:
+        """The most visited root move (ties to more wins), with its statistics."""
+        return max(self.children(), key=lambda c: (c[1], c[2]))
+
+    def pv(self, length: int = 8) -> list[int]:
+        """The most visited line from the root."""
+        line = []
+        node = 0
+        while len(line) < length and self.nodes[node, K.N_COUNT] > 0:
+            first, count = self.nodes[node, K.N_CHILD], self.nodes[node, K.N_COUNT]
+            node = first + int(np.argmax(self.nodes[first : first + count, K.N_VISITS]))
+            if self.nodes[node, K.N_VISITS] == 0:
+                break
+            line.append(int(self.nodes[node, K.N_MOVE]))
+        return line
+
+
 def warm_up() -> int:
     """Call every kernel the driver uses once, so that each is compiled (or
     loaded from the cache) before a clock runs; how many had to be compiled."""
@@ -265,6 +346,9 @@ def warm_up() -> int:
     searcher.pv(searcher.think(pos, far, max_depth=3)[0], 3)
     pos.make(pos.legal_moves()[0])
     searcher.solve(pos, time.monotonic() + 0.05)  # the whole round: stopped
+    mcts = CompiledMcts(capacity=1 << 12)
+    mcts.start(pos, 1)
+    mcts.grow(time.monotonic() + 0.01)
     searcher.think(pos, far, max_depth=2, soft=far)
     return compiled()
 

@@ -119,10 +119,15 @@ MAX_MOVES = 128
 
 EXACT, LOWER, UPPER = 0, 1, 2
 
-# Weight slots (bots/kamisado_eval.py's names, in this order).
+# Weight slots: bots/kamisado_eval.py's names in this order, then the search's
+# own parameters (bots/compiled_search.py's SEARCH_PARAMS).
 W_OPEN, W_SAFE, W_SAFE_CAP, W_PROGRESS, W_PUSH, W_BLOCKED, W_SCORE, W_OPEN_POINTS = range(8)
 WEIGHT_NAMES = ("OPEN_WEIGHT", "SAFE_WEIGHT", "SAFE_CAP", "PROGRESS_WEIGHT", "PUSH_WEIGHT",
                 "BLOCKED_WEIGHT", "SCORE_WEIGHT", "OPEN_POINTS_WEIGHT")  # fmt: skip
+W_LMR_DEPTH, W_LMR_MOVES = 8, 9
+"""Late move reductions: from this remaining depth (0: never), moves from this
+index on are searched one ply shallower first, and again in full if they
+beat alpha."""
 
 # Match slots: what a round end is worth depends on the score before it.
 M_SCORE0, M_SCORE1, M_TARGET = 0, 1, 2
@@ -603,9 +608,16 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
                         ply + 1, tt, history, killers, moves, scores, w,
                         match, ctl)  # fmt: skip
         else:
-            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -alpha - 1, -alpha,
-                        ply + 1, tt, history, killers, moves, scores, w,
-                        match, ctl)  # fmt: skip
+            r = 0
+            if 0 < w[W_LMR_DEPTH] <= depth and i >= w[W_LMR_MOVES] and n > 1:
+                r = 1
+            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth - r, -alpha - 1,
+                        -alpha, ply + 1, tt, history, killers, moves, scores, w, match,
+                        ctl)  # fmt: skip
+            if r and v > alpha and ctl[C_ABORTED] == 0:
+                v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -alpha - 1,
+                            -alpha, ply + 1, tt, history, killers, moves, scores, w, match,
+                            ctl)  # fmt: skip
             if alpha < v < beta and ctl[C_ABORTED] == 0:
                 v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
                             ply + 1, tt, history, killers, moves, scores, w,
@@ -835,3 +847,140 @@ def solve(at, sq, rank, side, req, keys, vals, moves, ctl):
         if r == 1:
             return 1, m
     return 0, first
+
+
+# ---------------------------------------------------------------- Monte-Carlo tree search
+# The tree lives in flat arrays (one row per node) so that it can grow across
+# several calls while the driver checks the clock in between. A node's
+# statistics are credited to the player who made the move into it (after a
+# Sumo push the same side moves again, so signs cannot alternate by depth).
+
+N_MOVE, N_PARENT, N_CHILD, N_COUNT, N_VISITS, N_MOVER, N_WINNER = range(7)
+"""Columns of the integer node table; wins are a float column of their own."""
+
+
+@njit(cache=True)
+def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf):
+    """Play the round out from here (random, but a move onto the goal row is
+    always taken); the winner. Every move is taken back before returning."""
+    n = base
+    winner = -1
+    while True:
+        m = winning_move(at, sq, rank, occ, side, req)
+        if m >= 0:
+            winner = side
+            break
+        count = gen_moves(at, sq, rank, occ, side, req, buf)
+        m = buf[np.random.randint(count)]
+        ended, nside, nreq, nocc, _d, pushed, w, _p = make(at, sq, rank, occ, side, m)
+        sides[n] = side
+        moves_made[n] = m
+        pushes[n] = pushed
+        n += 1
+        if ended:
+            winner = w
+            break
+        side, req, occ = nside, nreq, nocc
+        if n >= sides.shape[0]:
+            break  # cannot happen: a round is far shorter than the buffer
+    for i in range(n - 1, base - 1, -1):
+        unmake(at, sq, sides[i], moves_made[i], pushes[i])
+    return winner
+
+
+@njit(cache=True, nogil=True)
+def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, ctl):
+    """Grow the UCT tree in ``nodes``/``wins`` (node 0 is the root, made by
+    :func:`mcts_root`) until ``ctl[C_STOP]`` is raised or the table is full;
+    the playouts run. ``ctl[C_NODES]`` holds the number of nodes in use."""
+    occ0 = occupancy(at)
+    cap = nodes.shape[0]
+    sides = np.empty(1024, dtype=np.int64)
+    moves_made = np.empty(1024, dtype=np.int64)
+    pushes = np.empty(1024, dtype=np.int64)
+    buf = np.empty(MAX_MOVES, dtype=np.int64)
+    playouts = 0
+    while ctl[C_STOP] == 0:
+        node = 0
+        depth = 0
+        s, r, occ = side, req, occ0
+        # Selection: the child with the best upper confidence bound.
+        while nodes[node, N_COUNT] > 0 and nodes[node, N_WINNER] < 0:
+            first = nodes[node, N_CHILD]
+            log_n = np.log(max(nodes[node, N_VISITS], 1))
+            best = first
+            best_score = -1.0
+            for c in range(first, first + nodes[node, N_COUNT]):
+                v = nodes[c, N_VISITS]
+                if v == 0:
+                    score = 1e9 + np.random.random()
+                else:
+                    score = wins[c] / v + exploration * np.sqrt(log_n / v)
+                if score > best_score:
+                    best_score = score
+                    best = c
+            node = best
+            m = nodes[node, N_MOVE]
+            ended, ns, nr, nocc, _d, pushed, _w, _p = make(at, sq, rank, occ, s, m)
+            sides[depth] = s
+            moves_made[depth] = m
+            pushes[depth] = pushed
+            depth += 1
+            s, r, occ = ns, nr, nocc
+        # Expansion: a leaf visited before gets its children.
+        if nodes[node, N_WINNER] < 0 and nodes[node, N_COUNT] == 0 and (
+            nodes[node, N_VISITS] > 0 or node == 0
+        ):
+            count = gen_moves(at, sq, rank, occ, s, r, buf)
+            used = ctl[C_NODES]
+            if used + count <= cap:
+                nodes[node, N_CHILD] = used
+                for i in range(count):
+                    c = used + i
+                    m = buf[i]
+                    nodes[c, N_MOVE] = m
+                    nodes[c, N_PARENT] = node
+                    nodes[c, N_CHILD] = 0
+                    nodes[c, N_COUNT] = 0
+                    nodes[c, N_VISITS] = 0
+                    nodes[c, N_MOVER] = s
+                    wins[c] = 0.0
+                    ended, _s, _r, _o, _d, pushed, w, _p = make(at, sq, rank, occ, s, m)
+                    nodes[c, N_WINNER] = w if ended else -1
+                    unmake(at, sq, s, m, pushed)
+                nodes[node, N_COUNT] = count
+                ctl[C_NODES] = used + count
+        # Simulation.
+        if nodes[node, N_WINNER] >= 0:
+            winner = nodes[node, N_WINNER]
+        elif winning_move(at, sq, rank, occ, s, r) >= 0:
+            winner = s
+        else:
+            winner = _playout(at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf)
+        for i in range(depth - 1, -1, -1):
+            unmake(at, sq, sides[i], moves_made[i], pushes[i])
+        # Backpropagation: credit the player who made each move.
+        while True:
+            nodes[node, N_VISITS] += 1
+            if nodes[node, N_MOVER] == winner:
+                wins[node] += 1.0
+            if node == 0:
+                break
+            node = nodes[node, N_PARENT]
+        playouts += 1
+    return playouts
+
+
+@njit(cache=True)
+def mcts_root(nodes, wins, side, seed):
+    """Start a fresh tree: the root, made by the opponent of ``side``."""
+    np.random.seed(seed)
+    nodes[0, N_MOVE] = -1
+    nodes[0, N_PARENT] = -1
+    nodes[0, N_CHILD] = 0
+    nodes[0, N_COUNT] = 0
+    nodes[0, N_VISITS] = 0
+    nodes[0, N_MOVER] = side ^ 1
+    nodes[0, N_WINNER] = -1
+    wins[0] = 0.0
+    return 1
