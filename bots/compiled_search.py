@@ -28,7 +28,8 @@ from bots import jit_cache, kamisado_eval
 
 jit_cache.prepare()
 
-from bots import kamisado_jit as K  # noqa: E402  (after the cache is placed)
+with jit_cache.without_blas():
+    from bots import kamisado_jit as K  # (after the cache is placed)
 
 ASPIRATION = 60
 """Half-width of the root window around the previous iteration's value."""

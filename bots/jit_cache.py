@@ -17,7 +17,10 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 _HERE = Path(__file__).resolve().parent
@@ -35,6 +38,26 @@ def writable(folder: Path) -> bool:
     except OSError:
         return False
     return True
+
+
+@contextmanager
+def without_blas() -> Iterator[None]:
+    """Keep numba from importing scipy while it loads the kernels.
+
+    The kernels use no BLAS, but the first function numba loads in a process
+    makes it look for one through ``scipy.linalg``: a quarter of a second of
+    every bot's start. The block is lifted afterwards, so the process can
+    still import scipy itself.
+    """
+    name = "scipy.linalg.cython_blas"
+    blocked = "scipy.linalg" not in sys.modules and name not in sys.modules
+    if blocked:
+        sys.modules[name] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if blocked and sys.modules.get(name, 0) is None:
+            del sys.modules[name]
 
 
 def prepare() -> None:
