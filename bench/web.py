@@ -134,6 +134,7 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     delays: list[float] = []
     server_delays: list[float] = []
     chromium = 0.0
+    errors: list[str] = []
     if web:
         assert process.stderr is not None
         url = next(line for line in process.stderr if line.startswith("web view: ")).split()[-1]
@@ -143,13 +144,17 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
         with sync_playwright() as p:
             browser, opened = open_pages(p, pages)
             for page in opened:
+                page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                page.on("pageerror", lambda e: errors.append(str(e)))
+            for page in opened:  # polled by timer: no requestAnimationFrame loop of ours
                 page.goto(url)
-                page.wait_for_function("window.arenaLive.snapshots >= 1")
+                page.wait_for_function("window.arenaLive.snapshots >= 1", polling=100)
             gate.touch()
             start = time.monotonic()  # the moves start now
             chromium_before = chromium_cpu()
             opened[0].wait_for_function(
                 "document.getElementById('progress-line').dataset.state === 'finished'",
+                polling=250,
                 timeout=600_000,
             )
             chromium = (chromium_cpu() - chromium_before) / (time.monotonic() - start)
@@ -164,7 +169,7 @@ def run_arena(toml: Path, results: Path, web: bool, pages: int) -> dict[str, obj
     watch.stop.set()
     watch.join()
     return {"wall": wall, "cpu": watch.last, "delays": delays, "server": server_delays,
-            "chromium": chromium}  # fmt: skip
+            "chromium": chromium, "errors": errors}  # fmt: skip
 
 
 def open_pages(playwright: Any, pages: int) -> tuple[Any, list[Any]]:
@@ -174,19 +179,37 @@ def open_pages(playwright: Any, pages: int) -> tuple[Any, list[Any]]:
                      for _ in range(pages)]  # fmt: skip
 
 
-def chromium_cpu() -> float:
-    """CPU seconds of every chromium process alive now (browser, renderers, GPU...)."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
+def chromium_pids() -> list[int]:
+    """Chromium's processes started by this one (browser, renderers, GPU...):
+    descendants of this process, not another session's."""
+    parent: dict[int, int] = {}
+    names: dict[int, str] = {}
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
             except OSError:
                 continue
-            if "chrom" in stat[: stat.rindex(")")]:
-                fields = stat.rsplit(")", 1)[1].split()
-                total += (int(fields[11]) + int(fields[12])) / tick
+            pid = int(entry.name)
+            names[pid] = stat[stat.index("(") + 1 : stat.rindex(")")]
+            parent[pid] = int(stat.rsplit(")", 1)[1].split()[1])
+    mine, changed = {os.getpid()}, True
+    while changed:
+        grown = mine | {pid for pid, ppid in parent.items() if ppid in mine}
+        changed, mine = grown != mine, grown
+    return [pid for pid in mine if "chrom" in names.get(pid, "")]
+
+
+def chromium_cpu() -> float:
+    """CPU seconds of every chromium process of this bench alive now."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for pid in chromium_pids():
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / tick
     return total
 
 
@@ -286,6 +309,8 @@ def report(pages: int, plain: dict[str, object], watched: dict[str, object]) -> 
               f"{server[min(len(server) - 1, int(0.99 * len(server)))]:.1f} ms")  # fmt: skip
     print(f"  arena CPU: {watched['cpu']:.2f} s in {watched['wall']:.1f} s wall; "
           f"chromium {100 * watched['chromium']:.0f} % of one core")  # type: ignore[operator]  # fmt: skip
+    errors = watched["errors"]
+    print(f"  console errors: {len(errors)}" + (f", the first: {errors[0]}" if errors else ""))  # type: ignore[arg-type,index]
     extra = (watched["cpu"] - plain["cpu"]) / watched["wall"]  # type: ignore[operator]
     print(f"  extra arena CPU with {pages} pages: {100 * extra:.1f} % of one core (target < 10 %)")
 
