@@ -5,14 +5,23 @@ browser downloads are not possible here, and CI installs chromium with apt).
 Tests that need it take the ``browser`` fixture; without chromium or playwright
 they are skipped with the reason, never failed. ``page_at`` opens a page at a
 given viewport width and collects console errors, so a test can assert none.
+
+Playwright keeps every page it drives visible and focused (focus emulation), so
+a test that needs a hidden page uses ``window_tabs``: tabs of one window of a
+chromium started here, the first in front and the others in the background,
+which chromium itself hides (``document.hidden``; no animation frames).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -29,17 +38,23 @@ ARGS = [
 
 
 @pytest.fixture(scope="session")
-def browser() -> Iterator[Any]:
-    """A launched chromium (Playwright ``Browser``), shared by the whole session."""
+def playwright() -> Iterator[Any]:
+    """Playwright's sync API, started once for the session (it allows one at a time)."""
     if not os.path.exists(CHROMIUM):
         pytest.skip(f"chromium not found at {CHROMIUM}")
     sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
     with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield b
-        finally:
-            b.close()
+        yield p
+
+
+@pytest.fixture(scope="session")
+def browser(playwright: Any) -> Iterator[Any]:
+    """A launched chromium (Playwright ``Browser``), shared by the whole session."""
+    b = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+    try:
+        yield b
+    finally:
+        b.close()
 
 
 @contextmanager
@@ -54,6 +69,58 @@ def page_at(browser: Any, width: int, height: int = 900) -> Iterator[tuple[Any, 
         yield page, errors
     finally:
         context.close()
+
+
+@contextmanager
+def window_tabs(
+    playwright: Any, count: int, width: int = 1400, height: int = 900
+) -> Iterator[tuple[list[Any], list[str]]]:
+    """``count`` tabs of one chromium window, the first in front and the others
+    opened in the background (``Target.createTarget`` with ``background``), and
+    the list their console errors go to. Chromium is started here, its DevTools
+    endpoint on 127.0.0.1, and Playwright attaches to it without its default
+    overrides (``no_defaults``: no focus emulation, so hidden tabs stay hidden)."""
+    profile = Path(tempfile.mkdtemp(prefix="arena-test-chromium-"))
+    process = subprocess.Popen(
+        [CHROMIUM, "--headless", *ARGS, "--remote-debugging-address=127.0.0.1",
+         "--remote-debugging-port=0", f"--user-data-dir={profile}",
+         f"--window-size={width},{height}", "about:blank"],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        port_file, deadline = profile / "DevToolsActivePort", time.monotonic() + 30
+        while len(lines := (port_file.read_text() if port_file.exists() else "").split()) < 2:
+            if process.poll() is not None or time.monotonic() > deadline:
+                pytest.fail(f"chromium gave no DevTools port (exit {process.poll()})")
+            time.sleep(0.05)
+        endpoint = f"http://127.0.0.1:{lines[0]}"
+        browser = playwright.chromium.connect_over_cdp(endpoint, no_defaults=True)
+        try:
+            context = browser.contexts[0]
+            tabs = list(context.pages)
+            session = browser.new_browser_cdp_session()
+            for _ in range(count - 1):
+                with context.expect_page() as new:
+                    session.send(
+                        "Target.createTarget",
+                        {"url": "about:blank", "newWindow": False, "background": True},
+                    )
+                tabs.append(new.value)
+            errors: list[str] = []
+            for tab in tabs:
+                tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+                tab.on("pageerror", lambda e: errors.append(str(e)))
+            yield tabs, errors
+        finally:
+            browser.close()
+    finally:
+        process.terminate()
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        shutil.rmtree(profile, ignore_errors=True)
 
 
 def overflow(page: Any) -> dict[str, Any]:
