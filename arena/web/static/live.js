@@ -114,18 +114,6 @@
     document.getElementById("recent").dataset.games = r.games;
   }
 
-  const source = new EventSource("/live/events");
-  source.addEventListener("snapshot", ev => {
-    const s = JSON.parse(ev.data);
-    window.arenaLive.snapshots++;
-    due.clear();
-    for (const c of cards.values()) c.root.remove();
-    cards.clear();
-    progress(s.progress);
-    for (const g of s.games) showGame(g);
-    results(s.results);
-  });
-  source.addEventListener("progress", ev => progress(JSON.parse(ev.data)));
   // Moves are drawn once per animation frame, each game at its latest position:
   // a page whose browser draws slower than the games move skips to the present
   // instead of queueing every move (which made a busy page fall seconds behind).
@@ -140,12 +128,42 @@
     due.delete(key); due.set(key, g);  // re-inserted: drawn in arrival order
     if (!frame) frame = requestAnimationFrame(draw);
   }
-  source.addEventListener("game", ev => { const g = JSON.parse(ev.data); later(g.key, g); });
-  source.addEventListener("gone", ev => later(JSON.parse(ev.data).key, null));
-  source.addEventListener("results", ev => results(JSON.parse(ev.data)));
-  source.addEventListener("end", () => source.close());  // the run is over: no reconnecting
-  source.onerror = () => {
-    const line = document.getElementById("progress-line");
-    if (line.dataset.state !== "finished") line.textContent = "connection lost; reconnecting…";
-  };
+
+  // The stream is open only while the page is visible. A browser gives a server
+  // six HTTP/1.1 connections and a stream holds one for as long as it is open:
+  // six tabs of this page left a seventh tab, or any other page of the server,
+  // waiting forever. A hidden page draws nothing anyway; shown again, it opens a
+  // new stream, whose snapshot brings it to the present.
+  let source = null, ended = false;
+  function connect() {
+    source = new EventSource("/live/events");
+    source.addEventListener("snapshot", ev => {
+      const s = JSON.parse(ev.data);
+      window.arenaLive.snapshots++;
+      due.clear();
+      for (const c of cards.values()) c.root.remove();
+      cards.clear();
+      progress(s.progress);
+      for (const g of s.games) showGame(g);
+      results(s.results);
+    });
+    source.addEventListener("progress", ev => progress(JSON.parse(ev.data)));
+    source.addEventListener("game", ev => { const g = JSON.parse(ev.data); later(g.key, g); });
+    source.addEventListener("gone", ev => later(JSON.parse(ev.data).key, null));
+    source.addEventListener("results", ev => results(JSON.parse(ev.data)));
+    source.addEventListener("end", () => { ended = true; disconnect(); });  // the run is over: no reconnecting
+    source.onerror = () => {
+      const line = document.getElementById("progress-line");
+      if (line.dataset.state !== "finished") line.textContent = "connection lost; reconnecting…";
+    };
+  }
+  function disconnect() {
+    if (source) { source.close(); source = null; }
+  }
+  function follow() {
+    if (document.hidden) { disconnect(); due.clear(); }  // the snapshot will replace them
+    else if (!source && !ended) connect();
+  }
+  document.addEventListener("visibilitychange", follow);
+  follow();
 })();
