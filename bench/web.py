@@ -186,7 +186,8 @@ def run_arena(
                 page.on("pageerror", lambda e: errors.append(str(e)))
             for page in opened:  # polled by timer: no requestAnimationFrame loop of ours
                 page.goto(url)
-                page.wait_for_function("window.arenaLive.snapshots >= 1", polling=100)
+                if page.evaluate("!document.hidden"):  # a hidden page opens no stream
+                    page.wait_for_function("window.arenaLive.snapshots >= 1", polling=100)
             if tabs:
                 out["facts"] = tab_facts(opened)
             gate.touch()
@@ -283,20 +284,29 @@ def tab_window() -> Iterator[str]:
 
 
 TAB_SCRIPT = """(() => {
-  // The bench's listener in each tab: the latest ply each running game has
-  // reached as received (null once gone), and each visibility change. When the
-  // tab becomes visible it checks every animation frame whether every game is
-  // drawn at the ply it had received by then (or later, or gone), and notes when.
-  const b = window.__bench = {live: new Map(), events: 0, parseMs: 0, changes: []};
+  // The bench's listener in each tab: what its event streams brought (the latest
+  // ply of each running game, null once gone) and each visibility change. Shown,
+  // a tab has caught up in the first animation frame in which every game is
+  // drawn at the ply it then had (or later, or gone): the ply received before it
+  // was shown if its stream stayed open, else the ply in the snapshot of the
+  // stream it opens on being shown.
+  const b = window.__bench = {live: new Map(), events: 0, snapshots: 0, parseMs: 0,
+                              changes: [], sources: [], target: null};
   const Real = window.EventSource;
   window.EventSource = class extends Real {
     constructor(...args) {
       super(...args);
+      b.sources.push(this);
       const timed = f => ev => {
         const t = performance.now(); f(JSON.parse(ev.data)); b.parseMs += performance.now() - t;
       };
-      this.addEventListener("snapshot", timed(s => {
+      this.addEventListener("snapshot", timed(s => {  // runs before the page's own listener
         b.live.clear(); for (const g of s.games) b.live.set(g.key, g.ply);
+        b.snapshots++;
+        const c = b.changes.at(-1);
+        if (c && c.state === "visible" && b.target === null) {
+          c.snapshot = Date.now(); b.target = new Map(b.live); c.behind = behind(b.target);
+        }
       }));
       this.addEventListener("game", timed(g => { b.live.set(g.key, g.ply); b.events++; }));
       this.addEventListener("gone", timed(g => b.live.set(g.key, null)));
@@ -318,15 +328,16 @@ TAB_SCRIPT = """(() => {
     return n;
   }
   b.behind = () => behind(b.live);
-  document.addEventListener("visibilitychange", () => {
+  document.addEventListener("visibilitychange", () => {  // runs before the page's own
     const c = {state: document.visibilityState, at: Date.now(),
                moves: window.arenaLive.delays.length, drawnBefore: window.arenaLive.moves};
     b.changes.push(c);
+    b.target = null;
     if (c.state !== "visible") return;
-    const target = new Map(b.live);
-    c.behind = behind(target);
+    c.open = b.sources.some(s => s.readyState !== 2);  // 2: CLOSED
+    if (c.open) { b.target = new Map(b.live); c.behind = behind(b.target); }
     const check = () => {
-      if (behind(target) === 0) {
+      if (b.target !== null && behind(b.target) === 0) {
         c.frame = Date.now(); c.movesAfter = window.arenaLive.delays.length;
         const channel = new MessageChannel();  // runs once this frame's rendering is done
         channel.port1.onmessage = () => { c.drawn = Date.now(); channel.port1.close(); };
@@ -363,7 +374,8 @@ PROBE_START = """() => {
 PROBE_READ = """() => {
   const p = window.__probe; p.stop = true;
   return {state: document.visibilityState, hidden: document.hidden, focus: document.hasFocus(),
-          frames: p.frames, ms: performance.now() - p.t0, width: innerWidth, height: innerHeight};
+          frames: p.frames, ms: performance.now() - p.t0, width: innerWidth, height: innerHeight,
+          snapshots: window.arenaLive.snapshots};
 }"""
 
 
@@ -397,7 +409,7 @@ def switch_tabs(opened: list[Any]) -> list[dict[str, Any]]:
         page = opened[index]
         seen = page.evaluate(
             "() => ({events: window.__bench.events, drawn: window.arenaLive.moves,"
-            " state: document.visibilityState})"
+            " snapshots: window.__bench.snapshots, state: document.visibilityState})"
         )
         sent = time.time() * 1000
         page.bring_to_front()
@@ -405,9 +417,11 @@ def switch_tabs(opened: list[Any]) -> list[dict[str, Any]]:
         change = page.evaluate("window.__bench.changes.at(-1)")
         if change.get("timeout"):
             sys.exit(f"tab {index} did not catch up within 30 s of being shown: {change}")
-        out.append({"tab": index, **seen, "behind": change["behind"],
+        snapshot = change.get("snapshot")
+        out.append({"tab": index, **seen, "behind": change["behind"], "open": change["open"],
                     "drawn_hidden": change["drawnBefore"] - seen["drawn"],
                     "visible": change["at"] - sent, "frame": change["frame"] - sent,
+                    "snapshot": None if snapshot is None else snapshot - sent,
                     "done": change["drawn"] - sent})  # fmt: skip
     return out
 
@@ -587,14 +601,21 @@ def report_tabs(pages: int, watched: dict[str, Any]) -> None:
         print(f"  tab {i} before the run: visibilityState {probe['state']}, hidden "
               f"{str(probe['hidden']).lower()}, hasFocus {str(probe['focus']).lower()}, "
               f"{probe['frames']} animation frames in {probe['ms']:.0f} ms, viewport "
-              f"{probe['width']}x{probe['height']}")  # fmt: skip
+              f"{probe['width']}x{probe['height']}, snapshots received "
+              f"{probe['snapshots']}")  # fmt: skip
     switches = watched.get("switches", [])
     for s in switches:
+        got = (
+            ""
+            if s["snapshot"] is None
+            else f"its new stream's snapshot at {s['snapshot']:.0f} ms, "
+        )
         print(f"  tab {s['tab']} brought to the front halfway ({s['state']} until then: "
-              f"{s['events']} game events received, {s['drawn']} moves drawn; "
-              f"{s['behind']} games behind, {s['drawn_hidden']} drawn while hidden): "
-              f"visible after {s['visible']:.0f} ms, every game at its latest ply in "
-              f"the frame at {s['frame']:.0f} ms, rendered at {s['done']:.0f} ms")  # fmt: skip
+              f"{s['events']} game events and {s['snapshots']} snapshots received, {s['drawn']} "
+              f"moves drawn, {s['drawn_hidden']} of them while hidden; stream open when shown: "
+              f"{str(s['open']).lower()}; {s['behind']} games behind): visible after "
+              f"{s['visible']:.0f} ms, {got}every game at its latest ply in the frame at "
+              f"{s['frame']:.0f} ms, rendered at {s['done']:.0f} ms")  # fmt: skip
     if switches:
         done = sorted(s["done"] for s in switches)
         own = sorted(s["done"] - s["visible"] for s in switches)
