@@ -25,21 +25,24 @@ Two ways of opening the pages, modelling two different users:
   so ten pages render all the time. The delay is over every move drawn on every
   page.
 - ``--tabs``: one person with the live view open in N tabs of one window, who
-  sees one of them. Chromium is started here (headless, window 1,400 x 900,
-  without Playwright's flags that switch background throttling off) and
-  Playwright attaches to it over CDP without its default overrides (no focus
-  emulation); the first tab is the window's own, the others are made with
+  sees one of them. Chromium is started here (headless, a window of 1,400 x
+  900 whose viewport, printed, is smaller by the browser's own bars; without
+  Playwright's flags that switch background throttling off) and Playwright
+  attaches to it over CDP without its default overrides (no focus emulation);
+  the first tab is the window's own, the others are made with
   ``Target.createTarget`` and ``background: true``, so chromium itself hides
   them: ``document.visibilityState`` is "hidden" and requestAnimationFrame does
-  not run there (checked and printed before the run). Every tab keeps its event
-  stream open the whole run (hidden ones parse each event and draw nothing).
-  The delay is the foreground tab's. Halfway through the run each tab is
-  brought to the front in turn (``Page.bringToFront``, what clicking a tab
-  does) and the time until it has drawn every running game at the latest ply
-  it received is the "switch" delay a user feels; then the first tab is
-  brought back (its moves drawn while it was hidden are left out of the
-  delay). To know the latest ply, each tab here parses every game event a
-  second time (a bench listener; its CPU time is printed).
+  not run there (checked and printed before the run). Every tab loads the live
+  page at the start; the page keeps its event stream open only while visible
+  (a browser gives a server six HTTP/1.1 connections, see live.js), so a hidden
+  tab holds none and draws nothing. The delay is the foreground tab's. Halfway
+  through the run each tab is brought to the front in turn
+  (``Page.bringToFront``, what clicking a tab does) and timed until it has drawn
+  every running game at its latest ply (the snapshot of the stream it opens on
+  being shown), and that frame's rendering is done: the "switch" delay a user
+  feels. Then the first tab is back in front (the moves it drew on coming back
+  are left out of its delay). To know the latest ply, each tab here parses
+  every event a second time (a bench listener; its CPU time is printed).
 
 The default game load is a stress test: single rounds of 20 ms moves start
 about sixteen bot processes a second and make some 600 moves a second.
