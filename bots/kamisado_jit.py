@@ -900,7 +900,7 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, ctl):
     pushes = np.empty(1024, dtype=np.int64)
     buf = np.empty(MAX_MOVES, dtype=np.int64)
     playouts = 0
-    while ctl[C_STOP] == 0:
+    while playouts == 0 or ctl[C_STOP] == 0:  # at least one: the root gets its children
         node = 0
         depth = 0
         s, r, occ = side, req, occ0
