@@ -5,6 +5,7 @@
   const cards = new Map();
   // For tests and bench/web.py: referee-to-page delays in seconds, games seen ending.
   window.arenaLive = {delays: [], moves: 0, finished: 0, snapshots: 0};
+  const DELAYS_KEPT = 100000;
 
   function clock(ms) {
     if (ms === undefined || ms === null) return "–";
@@ -46,11 +47,19 @@
     return c;
   }
 
+  // The marked move is the one the event names: a page that skipped plies would
+  // find another mover's towers moved in its last drawn frame, and mark that.
+  function lastMove(c, g) {
+    const m = g.last && /^([a-h][1-8])-([a-h][1-8])$/.exec(g.last.action);
+    if (m) return m[1] === m[2] ? null : {from: m[1], to: m[2]};
+    return g.last ? null : window.ArenaReplay.lastMove(c.frame, g.frame);
+  }
+
   function showGame(g) {
     const c = card(g);
     c.root.dataset.ply = g.ply;
     const R = window.ArenaReplay;
-    if (c.board) R.drawTowers(c.board.querySelector("g.towers"), g.frame, R.lastMove(c.frame, g.frame));
+    if (c.board) R.drawTowers(c.board.querySelector("g.towers"), g.frame, lastMove(c, g));
     else if (c.battle) R.drawBattle(c.battle, g.frame, c.frame);
     else c.fields.textContent = Object.entries(g.frame).map(([k, v]) => k + ": " + JSON.stringify(v)).join("\n");
     c.frame = g.frame;
@@ -65,7 +74,11 @@
       ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
       : "opening");
     put(c.info, window.ArenaReplay.infoText(g.info));
-    if (g.ply > 0) { window.arenaLive.moves++; window.arenaLive.delays.push(Date.now() / 1000 - g.t); }
+    if (g.ply > 0) {
+      window.arenaLive.moves++;
+      // Bounded: a page left open overnight must not grow by a number a move.
+      if (window.arenaLive.delays.length < DELAYS_KEPT) window.arenaLive.delays.push(Date.now() / 1000 - g.t);
+    }
   }
 
   function gone(key) {
