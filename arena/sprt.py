@@ -20,6 +20,7 @@ from arena.rating import (
     SprtDecision,
     llr_pentanomial,
     pentanomial_counts,
+    pentanomial_elo,
     sprt_bounds,
     sprt_decision,
 )
@@ -91,9 +92,22 @@ class SprtState:
         }[decision]
         return (
             f"pairs {len(self.pair_scores)}, pentanomial (LL, LD, WL+DD, WD, WW) = "
-            f"{self.pentanomial}; LLR {self.llr():.2f} in ({lower:.2f}, {upper:.2f}) "
-            f"[{self.model}, elo0 {self.elo0:g}, elo1 {self.elo1:g}]: {verdict}"
+            f"{self.pentanomial}; {self.estimate()}; LLR {self.llr():.2f} in "
+            f"({lower:.2f}, {upper:.2f}) [{self.model}, elo0 {self.elo0:g}, "
+            f"elo1 {self.elo1:g}]: {verdict}"
         )
+
+    def estimate(self) -> str:
+        """The first bot's score and Elo so far, with 95 % intervals from the pairs
+        (what a reader wants beside the verdict: how much stronger, not only whether)."""
+        if not self.pair_scores:
+            return "no pair yet"
+        stats = pentanomial_elo(self.pentanomial)
+        elo, nelo = stats.elo, stats.nelo
+        if not (abs(elo.value) < 1e9 and abs(elo.error) < 1e9):
+            return f"score {100 * stats.score:.1f} %"
+        return (f"score {100 * stats.score:.1f} %, Elo {elo.value:+.0f} ± {elo.error:.0f}, "
+                f"nElo {nelo.value:+.0f} ± {nelo.error:.0f}")  # fmt: skip
 
 
 def tournament_text(

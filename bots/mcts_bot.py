@@ -89,8 +89,9 @@ class MctsBot(Bot):
             rates.append(wins / max(visits, 1))
             playouts += self.tree.playouts
         i = min(range(len(choices)), key=rates.__getitem__)
+        text = move_to_text(choices[i])
         score = round(100 * (1 - 2 * rates[i]))
-        return move_to_text(choices[i]), {"score": score, "nodes": playouts}
+        return text, {"depth": 1, "score": score, "pv": [text], "nodes": playouts}
 
 
 def main() -> None:

@@ -49,3 +49,15 @@ def test_sprt_command_decides_and_resumes_without_playing_more(tmp_path: Path) -
     assert again.output.strip().splitlines()[-1] == last
     with Store.open_existing(directory) as store:
         assert store.count() == played
+
+
+def test_the_summary_says_how_much_stronger_not_only_whether() -> None:
+    """The first alphabeta v3 SPRT's pairs (docs/ladder.md): 13 won twice, 8 split."""
+    state = SprtState("new", 0, 50)
+    for score in [2.0] * 13 + [1.0] * 8:
+        state.add_pair(score)
+    summary = state.summary()
+    assert "(0, 0, 8, 0, 13)" in summary
+    assert "score 81.0 %, Elo +251 ± 129, nElo +313 ± 105" in summary
+    assert "H1 accepted" in summary
+    assert "no pair yet" in SprtState("new", 0, 50).summary()

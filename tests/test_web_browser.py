@@ -206,8 +206,11 @@ SKIPPED = """async () => {
   const f1 = {...at(g.frame, b, file(b) + "3"), m: "g"};
   const f2 = {...at(f1, o, file(o) + "5"), m: "b"};
   const f3 = {...at(f2, b, file(b) + "4"), m: "g"};
-  const send = (frame, ply, player, action) => source.dispatchEvent(new MessageEvent("game", {data:
-      JSON.stringify({...g, ply, frame, t: Date.now() / 1000, last: {player, action, ms: 1, forced: false}})}));
+  const send = (frame, ply, player, action) => {
+    const last = {player, action, ms: 1, forced: false};
+    const data = JSON.stringify({...g, ply, frame, t: Date.now() / 1000, last});
+    source.dispatchEvent(new MessageEvent("game", {data}));
+  };
   const frames = () => new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)));
   send(f1, 1, 0, g.frame[b] + "-" + f1[b]);
   await frames();
