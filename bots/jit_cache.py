@@ -9,12 +9,18 @@ cache files are copied to a private writable folder (the sandbox's own
 (``arena`` builds it before the first game, see ``arena/prepare.py``) is used
 inside, and a stale or missing one is rebuilt privately.
 
+numba checks a cached function against the source of its own file only;
+the kernels also freeze the rules core's board tables (``board.py``) into
+their machine code, so a cache built from another ``board.py`` is dropped
+(:func:`drop_stale`).
+
 This module must run before :mod:`bots.kamisado_jit` is imported: numba
 picks a function's cache folder when it is decorated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import sys
@@ -23,9 +29,13 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from arena.games.kamisado import board
+
 _HERE = Path(__file__).resolve().parent
 SOURCE = _HERE / "kamisado_jit.py"
 IN_TREE = _HERE / "__pycache__"
+TABLES = Path(board.__file__)
+"""The other source frozen into the compiled code."""
 PRIVATE = "kamisado-arena-numba"
 _prepared = False
 
@@ -66,7 +76,10 @@ def prepare() -> None:
     if _prepared:
         return
     _prepared = True
-    if os.environ.get("NUMBA_CACHE_DIR") or writable(IN_TREE):
+    if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    if writable(IN_TREE):
+        drop_stale(IN_TREE)
         return
     import numba
     from numba.core.caching import _CacheLocator
@@ -75,10 +88,37 @@ def prepare() -> None:
     target = root / _CacheLocator.get_suitable_cache_subpath(str(SOURCE))
     try:
         target.mkdir(parents=True, exist_ok=True)
-        for f in IN_TREE.glob(f"{SOURCE.stem}.*.nb[ic]"):
-            if not (target / f.name).exists():
-                shutil.copyfile(f, target / f.name)
+        drop_stale(target)
+        if _stamp(IN_TREE) == tables_digest():
+            for f in _cache_files(IN_TREE):
+                if not (target / f.name).exists():
+                    shutil.copyfile(f, target / f.name)
     except OSError:
         return  # numba falls back to its per-user folder, or compiles uncached
     numba.config.CACHE_DIR = str(root)
 
+
+def tables_digest() -> str:
+    return hashlib.sha256(TABLES.read_bytes()).hexdigest()
+
+
+def _stamp(folder: Path) -> str | None:
+    try:
+        return (folder / f"{SOURCE.stem}.tables").read_text().strip()
+    except OSError:
+        return None
+
+
+def _cache_files(folder: Path) -> list[Path]:
+    return list(folder.glob(f"{SOURCE.stem}.*.nb[ic]"))
+
+
+def drop_stale(folder: Path) -> None:
+    """Delete the kernels' cache in ``folder`` unless it was built from this
+    ``board.py``, and record the one it will be built from."""
+    digest = tables_digest()
+    if _stamp(folder) == digest:
+        return
+    for f in _cache_files(folder):
+        f.unlink(missing_ok=True)
+    (folder / f"{SOURCE.stem}.tables").write_text(digest + "\n")

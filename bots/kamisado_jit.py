@@ -5,13 +5,13 @@ about 130 k nodes a second; an outside program compiled to machine code does
 tens of times that, and in a single round depth is most of strength. numba
 compiles these functions with LLVM from wheels, so ``pip install -e .`` needs
 no compiler, and ``cache=True`` keeps the machine code beside this file (see
-:mod:`bots.jit` for where the cache lives inside the sandbox).
+:mod:`bots.jit_cache` for where the cache lives inside the sandbox).
 
 Everything the compiled code needs is in this one file on purpose: numba's
 cache is checked against the source of the file that holds a function, not
 against the files it calls into. The board tables are built from the rules
-core at import (they are the game's definition and frozen into the machine
-code); :func:`tables_digest` guards against a cache built from other tables.
+core's ``board.py`` at import and frozen into the machine code, so
+:mod:`bots.jit_cache` drops the cache when that file changes.
 
 The search works within one round, with the rules core's semantics (tested
 against it move for move): a round end is a terminal whose value is the
@@ -29,8 +29,6 @@ ends the round), so they are not part of the key.
 """
 
 from __future__ import annotations
-
-import hashlib
 
 import numpy as np
 from numba import njit
@@ -86,22 +84,6 @@ ZOB = _rng.integers(-(2**63), 2**63 - 1, size=(16, 64), dtype=np.int64)
 ZOB_SIDE = _rng.integers(-(2**63), 2**63 - 1, size=2, dtype=np.int64)
 ZOB_REQ = _rng.integers(-(2**63), 2**63 - 1, size=9, dtype=np.int64)
 ZOB_RANK = _rng.integers(-(2**63), 2**63 - 1, size=(16, 5), dtype=np.int64)
-
-
-def _digest() -> int:
-    h = hashlib.sha256()
-    for table in (COLOUR, RAY, RAY_LEN, GOAL, FIRST, PROGRESS, DIST, VALUE, GOAL_ROW, ZOB):
-        h.update(table.tobytes())
-    return int.from_bytes(h.digest()[:7], "little")
-
-
-DIGEST = _digest()
-
-
-@njit(cache=True)
-def tables_digest() -> int:
-    """The tables' digest as frozen into the cached machine code."""
-    return DIGEST
 
 
 # ---------------------------------------------------------------- values

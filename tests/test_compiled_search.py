@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -23,7 +24,7 @@ from arena.games.kamisado import GAME, KamisadoState
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import OVER, PLAY, REGROUP, Position, perft
 from arena.sandbox import Sandbox
-from bots import kamisado_eval, resolve_builtin
+from bots import jit_cache, kamisado_eval, resolve_builtin
 from bots.compiled_search import Board, CompiledSearcher, weights
 from bots.compiled_search import K as kernels
 from bots.kamisado_eval import (
@@ -264,3 +265,19 @@ async def test_a_sandboxed_alphabeta_loads_its_search_from_the_cache() -> None:
         assert engine.sandbox_mode == "bwrap"
         tail = engine.stderr_tail()
     assert "compiled" not in tail, tail
+
+
+def test_a_cache_built_from_other_board_tables_is_dropped(tmp_path: Path) -> None:
+    """numba checks a cached kernel against kamisado_jit.py alone; the board
+    tables frozen into it come from board.py, so a change there must drop it."""
+    kept = tmp_path / "kamisado_jit.search-1.py311.nbi"
+    other = tmp_path / "other.nbi"
+    kept.write_text("x")
+    other.write_text("y")
+    (tmp_path / "kamisado_jit.tables").write_text("built from another board.py\n")
+    jit_cache.drop_stale(tmp_path)
+    assert not kept.exists() and other.exists()  # only the kernels' files go
+    kept.write_text("x")
+    jit_cache.drop_stale(tmp_path)  # now stamped with this board.py: kept
+    assert kept.exists()
+    assert (tmp_path / "kamisado_jit.tables").read_text().strip() == jit_cache.tables_digest()
