@@ -64,7 +64,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import statistics
 import subprocess
 import sys
@@ -89,12 +88,12 @@ def choose(request):
 run(choose, name="thinker")
 """
 
-CHROMIUM = "/usr/bin/chromium"
+# The tests' chromium harness: the same browser, flags and tabs of one window.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from browser import ARGS as CHROMIUM_ARGS  # noqa: E402
+from browser import CHROMIUM, tabs_of_one_window  # noqa: E402
+
 WINDOW = {"width": 1400, "height": 900}
-CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
-]  # fmt: skip
 
 
 def tournament(folder: Path, think: float, games: int, variant: str = "single") -> Path:
@@ -234,56 +233,8 @@ def open_pages(playwright: Any, pages: int, tabs: bool = False) -> Iterator[list
         finally:
             browser.close()
         return
-    with tab_window() as endpoint:
-        # no_defaults: Playwright leaves the default context alone, in particular
-        # it does not turn on focus emulation, which would keep every tab visible
-        browser = playwright.chromium.connect_over_cdp(endpoint, no_defaults=True)
-        try:
-            context = browser.contexts[0]
-            opened = list(context.pages)  # the window's own tab, in front
-            assert len(opened) == 1, f"chromium opened {len(opened)} tabs, not 1"
-            session = browser.new_browser_cdp_session()
-            for _ in range(pages - 1):
-                with context.expect_page() as new:
-                    session.send(
-                        "Target.createTarget",
-                        {"url": "about:blank", "newWindow": False, "background": True},
-                    )
-                opened.append(new.value)
-            session.detach()
-            yield opened
-        finally:
-            browser.close()
-
-
-@contextmanager
-def tab_window() -> Iterator[str]:
-    """Headless chromium with one window of 1,400 x 900 and one tab, its DevTools
-    endpoint on 127.0.0.1; yields the endpoint's URL. Started here rather than by
-    Playwright's launch, whose flags switch off background throttling and whose
-    pages are all kept visible."""
-    profile = Path(tempfile.mkdtemp(prefix="arena-bench-chromium-"))
-    process = subprocess.Popen(
-        [CHROMIUM, "--headless", *CHROMIUM_ARGS, "--remote-debugging-address=127.0.0.1",
-         "--remote-debugging-port=0", f"--user-data-dir={profile}",
-         f"--window-size={WINDOW['width']},{WINDOW['height']}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
-    try:
-        port_file, deadline = profile / "DevToolsActivePort", time.monotonic() + 30
-        while len(lines := (port_file.read_text() if port_file.exists() else "").split()) < 2:
-            if process.poll() is not None or time.monotonic() > deadline:
-                sys.exit(f"chromium gave no DevTools port (exit {process.poll()})")
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{lines[0]}"
-    finally:
-        process.terminate()
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        shutil.rmtree(profile, ignore_errors=True)
+    with tabs_of_one_window(playwright, pages, **WINDOW) as opened:
+        yield opened
 
 
 TAB_SCRIPT = """(() => {

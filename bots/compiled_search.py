@@ -47,22 +47,32 @@ Iteration = Callable[[int, int, list[int], int], None]
 
 
 class Watchdog:
-    """Raises the kernels' stop flag at a deadline, from a thread of its own."""
+    """Raises the kernels' stop flag at a deadline, from a thread of its own.
+
+    A timer that fires while its search is being closed must not stop the
+    next search, which reuses the flag: firing and closing take one lock.
+    """
 
     def __init__(self, ctl: np.ndarray, deadline: float) -> None:
         ctl[K.C_STOP] = 0
         self.ctl = ctl
+        self.lock = threading.Lock()
+        self.closed = False
         self.timer = threading.Timer(max(deadline - time.monotonic(), 0.0), self.fire)
         self.timer.daemon = True
 
     def fire(self) -> None:
-        self.ctl[K.C_STOP] = 1
+        with self.lock:
+            if not self.closed:
+                self.ctl[K.C_STOP] = 1
 
     def __enter__(self) -> Watchdog:
         self.timer.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.closed = True
         self.timer.cancel()
 
 

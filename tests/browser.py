@@ -72,15 +72,13 @@ def page_at(browser: Any, width: int, height: int = 900) -> Iterator[tuple[Any, 
 
 
 @contextmanager
-def window_tabs(
-    playwright: Any, count: int, width: int = 1400, height: int = 900
-) -> Iterator[tuple[list[Any], list[str]]]:
-    """``count`` tabs of one chromium window, the first in front and the others
-    opened in the background (``Target.createTarget`` with ``background``), and
-    the list their console errors go to. Chromium is started here, its DevTools
-    endpoint on 127.0.0.1, and Playwright attaches to it without its default
-    overrides (``no_defaults``: no focus emulation, so hidden tabs stay hidden)."""
-    profile = Path(tempfile.mkdtemp(prefix="arena-test-chromium-"))
+def devtools_chromium(width: int = 1400, height: int = 900) -> Iterator[str]:
+    """Headless chromium with one window of ``width`` x ``height`` and one tab,
+    started here rather than by Playwright's launch (whose flags switch off
+    background throttling); yields its DevTools endpoint on 127.0.0.1.
+    ``bench/web.py`` uses it too. Raises ``RuntimeError`` if chromium gives no
+    endpoint within 30 s."""
+    profile = Path(tempfile.mkdtemp(prefix="arena-chromium-"))
     process = subprocess.Popen(
         [CHROMIUM, "--headless", *ARGS, "--remote-debugging-address=127.0.0.1",
          "--remote-debugging-port=0", f"--user-data-dir={profile}",
@@ -91,28 +89,9 @@ def window_tabs(
         port_file, deadline = profile / "DevToolsActivePort", time.monotonic() + 30
         while len(lines := (port_file.read_text() if port_file.exists() else "").split()) < 2:
             if process.poll() is not None or time.monotonic() > deadline:
-                pytest.fail(f"chromium gave no DevTools port (exit {process.poll()})")
+                raise RuntimeError(f"chromium gave no DevTools port (exit {process.poll()})")
             time.sleep(0.05)
-        endpoint = f"http://127.0.0.1:{lines[0]}"
-        browser = playwright.chromium.connect_over_cdp(endpoint, no_defaults=True)
-        try:
-            context = browser.contexts[0]
-            tabs = list(context.pages)
-            session = browser.new_browser_cdp_session()
-            for _ in range(count - 1):
-                with context.expect_page() as new:
-                    session.send(
-                        "Target.createTarget",
-                        {"url": "about:blank", "newWindow": False, "background": True},
-                    )
-                tabs.append(new.value)
-            errors: list[str] = []
-            for tab in tabs:
-                tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-                tab.on("pageerror", lambda e: errors.append(str(e)))
-            yield tabs, errors
-        finally:
-            browser.close()
+        yield f"http://127.0.0.1:{lines[0]}"
     finally:
         process.terminate()
         try:
@@ -121,6 +100,56 @@ def window_tabs(
             process.kill()
             process.wait()
         shutil.rmtree(profile, ignore_errors=True)
+
+
+@contextmanager
+def tabs_of_one_window(
+    playwright: Any, count: int, width: int = 1400, height: int = 900
+) -> Iterator[list[Any]]:
+    """``count`` tabs of one window of :func:`devtools_chromium`, the first in
+    front and the others opened in the background (``Target.createTarget`` with
+    ``background``). Playwright attaches without its default overrides
+    (``no_defaults``: no focus emulation, which would keep every tab visible).
+    ``bench/web.py`` uses it too."""
+    with devtools_chromium(width, height) as endpoint:
+        browser = playwright.chromium.connect_over_cdp(endpoint, no_defaults=True)
+        try:
+            context = browser.contexts[0]
+            tabs = list(context.pages)  # the window's own tab, in front
+            if len(tabs) != 1:
+                raise RuntimeError(f"chromium opened {len(tabs)} tabs, not 1")
+            session = browser.new_browser_cdp_session()
+            for _ in range(count - 1):
+                with context.expect_page() as new:
+                    session.send(
+                        "Target.createTarget",
+                        {"url": "about:blank", "newWindow": False, "background": True},
+                    )
+                tabs.append(new.value)
+            session.detach()
+            yield tabs
+        finally:
+            browser.close()
+
+
+@contextmanager
+def window_tabs(
+    playwright: Any, count: int, width: int = 1400, height: int = 900
+) -> Iterator[tuple[list[Any], list[str]]]:
+    """:func:`tabs_of_one_window`, and the list their console errors go to."""
+    try:
+        opened = tabs_of_one_window(playwright, count, width, height)
+        tabs = opened.__enter__()
+    except RuntimeError as exc:
+        pytest.fail(str(exc))
+    try:
+        errors: list[str] = []
+        for tab in tabs:
+            tab.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+            tab.on("pageerror", lambda e: errors.append(str(e)))
+        yield tabs, errors
+    finally:
+        opened.__exit__(None, None, None)
 
 
 def overflow(page: Any) -> dict[str, Any]:

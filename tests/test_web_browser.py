@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -162,39 +163,40 @@ COALESCE = """async () => {
 
 
 @pytest.fixture
-def still_tournament(tmp_path: Path) -> Path:
-    """Four bots that never answer: two games at once, both staying at ply 0."""
+def still_live(tmp_path: Path) -> Iterator[str]:
+    """The live page's URL of a run of four bots that never answer: two games
+    at once, both staying at ply 0 (a test dispatches the moves itself)."""
     toml = tmp_path / "still.toml"
     bot = [sys.executable, str(BAD_BOT), "sleep_each", "600"]
     toml.write_text(
         'name = "still"\nvariant = "single"\ntc = "900+0"\nconcurrency = 2\n'
         + "".join(f'[[bots]]\nname = "{n}"\ncommand = {bot!r}\n' for n in "abcd").replace("'", '"')
     )
-    return toml
+    process, url = start(
+        ["run", str(toml), "--results", str(tmp_path / "results"), "--quiet",
+         "--no-report", "--web", "127.0.0.1:0"],
+        tmp_path,
+    )  # fmt: skip
+    try:
+        yield url
+    finally:
+        stop(process)
 
 
 def test_live_page_draws_each_game_once_a_frame_at_its_latest_move(
-    browser, tmp_path: Path, still_tournament: Path
+    browser, still_live: str
 ) -> None:
     """Moves that arrive faster than the browser draws are not queued: each frame
     draws each game once, at its latest move (a busy page stays current instead of
     falling seconds behind). Bots that never answer keep the real games at ply 0;
     the moves are dispatched on the page's own event stream."""
-    process, url = start(
-        ["run", str(still_tournament), "--results", str(tmp_path / "results"), "--quiet",
-         "--no-report", "--web", "127.0.0.1:0"],
-        tmp_path,
-    )  # fmt: skip
-    try:
-        with page_at(browser, 1400) as (page, errors):
-            page.add_init_script(WRAP_EVENT_SOURCE)
-            page.goto(url)
-            page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
-            drawn = page.evaluate(COALESCE)
-            assert drawn == {"before": 0, "after": 2, "plies": ["5", "1"]}
-            assert errors == []
-    finally:
-        stop(process)
+    with page_at(browser, 1400) as (page, errors):
+        page.add_init_script(WRAP_EVENT_SOURCE)
+        page.goto(still_live)
+        page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
+        drawn = page.evaluate(COALESCE)
+        assert drawn == {"before": 0, "after": 2, "plies": ["5", "1"]}
+        assert errors == []
 
 
 SKIPPED = """async () => {
@@ -223,28 +225,18 @@ SKIPPED = """async () => {
 }"""
 
 
-def test_live_page_marks_the_last_move_when_it_skipped_plies(
-    browser, tmp_path: Path, still_tournament: Path
-) -> None:
+def test_live_page_marks_the_last_move_when_it_skipped_plies(browser, still_live: str) -> None:
     """A page drawing ply 3 over ply 1 (ply 2 came in the same frame) marks the
     move of ply 3, as the event names it. Found in review: the mark was guessed
     by comparing boards, which showed the other side's ply-2 move."""
-    process, url = start(
-        ["run", str(still_tournament), "--results", str(tmp_path / "results"), "--quiet",
-         "--no-report", "--web", "127.0.0.1:0"],
-        tmp_path,
-    )  # fmt: skip
-    try:
-        with page_at(browser, 1400) as (page, errors):
-            page.add_init_script(WRAP_EVENT_SOURCE)
-            page.goto(url)
-            page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
-            drawn = page.evaluate(SKIPPED)
-            assert drawn["ply"] == "3"
-            assert drawn["marked"] == drawn["moved"]
-            assert errors == []
-    finally:
-        stop(process)
+    with page_at(browser, 1400) as (page, errors):
+        page.add_init_script(WRAP_EVENT_SOURCE)
+        page.goto(still_live)
+        page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
+        drawn = page.evaluate(SKIPPED)
+        assert drawn["ply"] == "3"
+        assert drawn["marked"] == drawn["moved"]
+        assert errors == []
 
 
 SHOWN = (
@@ -254,33 +246,25 @@ SHOWN = (
 
 
 def test_live_page_in_more_tabs_than_the_browser_gives_a_server_connections(
-    playwright, tmp_path: Path, still_tournament: Path
+    playwright, still_live: str
 ) -> None:
     """A browser gives a server six HTTP/1.1 connections and an event stream holds
     one for as long as it is open: with the live page open in six tabs, a seventh
     tab (or any other page of the server) waited forever. A hidden tab holds no
     stream; shown, it connects and its snapshot shows the present."""
-    process, url = start(
-        ["run", str(still_tournament), "--results", str(tmp_path / "results"), "--quiet",
-         "--no-report", "--web", "127.0.0.1:0"],
-        tmp_path,
-    )  # fmt: skip
-    try:
-        with window_tabs(playwright, 8) as (tabs, errors):
-            for tab in tabs:
-                tab.goto(url, timeout=15_000)  # the seventh tab never loaded
-            front, last = tabs[0], tabs[-1]
-            front.wait_for_function(SHOWN, arg=1, polling=50, timeout=30_000)
-            hidden = [tab.evaluate("[document.hidden, window.arenaLive.snapshots]") for tab in tabs]
-            assert hidden == [[False, 1]] + [[True, 0]] * 7
-            last.bring_to_front()
-            last.wait_for_function(SHOWN, arg=1, polling=50, timeout=30_000)
-            assert front.evaluate("document.hidden")
-            front.bring_to_front()  # shown again: a new stream, a new snapshot
-            front.wait_for_function(SHOWN, arg=2, polling=50, timeout=30_000)
-            assert errors == []
-    finally:
-        stop(process)
+    with window_tabs(playwright, 8) as (tabs, errors):
+        for tab in tabs:
+            tab.goto(still_live, timeout=15_000)  # the seventh tab never loaded
+        front, last = tabs[0], tabs[-1]
+        front.wait_for_function(SHOWN, arg=1, polling=50, timeout=30_000)
+        hidden = [tab.evaluate("[document.hidden, window.arenaLive.snapshots]") for tab in tabs]
+        assert hidden == [[False, 1]] + [[True, 0]] * 7
+        last.bring_to_front()
+        last.wait_for_function(SHOWN, arg=1, polling=50, timeout=30_000)
+        assert front.evaluate("document.hidden")
+        front.bring_to_front()  # shown again: a new stream, a new snapshot
+        front.wait_for_function(SHOWN, arg=2, polling=50, timeout=30_000)
+        assert errors == []
 
 
 @pytest.fixture
