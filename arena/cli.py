@@ -734,6 +734,9 @@ def bots() -> None:
 @click.option("--max-games", type=click.IntRange(2, MAX_GAMES_PER_PAIRING), default=20000,
               show_default=True)  # fmt: skip
 @click.option("--opening-plies", type=OPENING_PLIES, default=2, show_default=True)
+@click.option("--openings", "openings_file", type=click.Path(exists=True, dir_okay=False),
+              default=None, help="An openings file (one position text per line) "
+              "instead of random walks: e.g. examples/openings/kamisado-standard.txt.")
 @click.option("--seed", type=click.IntRange(SEED_RANGE[0], SEED_RANGE[1] - 1), default=1,
               show_default=True)  # fmt: skip
 @click.option("--concurrency", "-j", type=CONCURRENCY, default=None)
@@ -754,6 +757,7 @@ def sprt(
     tc: str,
     max_games: int,
     opening_plies: int,
+    openings_file: str | None,
     seed: int,
     concurrency: int | None,
     name: str | None,
@@ -792,6 +796,7 @@ def sprt(
         seed=seed,
         concurrency=concurrency or os.cpu_count() or 1,
         opening_plies=opening_plies,
+        openings_file=str(Path(openings_file).resolve()) if openings_file else None,
         bots=[(a, a_cmd), (b, b_cmd)],
         comment=f"arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
         f"--alpha {alpha:g} --beta {beta:g} --model {model}",

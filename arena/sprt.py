@@ -122,6 +122,7 @@ def tournament_text(
     opening_plies: int,
     bots: Sequence[tuple[str, list[str]]],
     comment: str = "",
+    openings_file: str | None = None,
 ) -> str:
     """The tournament file an SPRT runs as: two bots, pairs up to ``max_games`` games.
 
@@ -138,7 +139,7 @@ def tournament_text(
         f"seed = {seed}",
         f"concurrency = {concurrency}",
         "[openings]",
-        f"plies = {opening_plies}",
+        f"file = {json.dumps(openings_file)}" if openings_file else f"plies = {opening_plies}",
     ]
     for bot, command in bots:
         lines += ["[[bots]]", f"name = {json.dumps(bot)}", f"command = {json.dumps(command)}"]
