@@ -740,6 +740,8 @@ def bots() -> None:
 @click.option("--seed", type=click.IntRange(SEED_RANGE[0], SEED_RANGE[1] - 1), default=1,
               show_default=True)  # fmt: skip
 @click.option("--concurrency", "-j", type=CONCURRENCY, default=None)
+@click.option("--sandbox", type=click.Choice(MODES), default="auto", show_default=True,
+              help=_SANDBOX_HELP)  # fmt: skip
 @click.option("--name", default=None, help="Results folder name (default: sprt-FIRST-SECOND).")
 @click.option("--results", "results_root", default="results", show_default=True)
 @click.option("--quiet", "-q", is_flag=True)
@@ -760,6 +762,7 @@ def sprt(
     openings_file: str | None,
     seed: int,
     concurrency: int | None,
+    sandbox: str,
     name: str | None,
     results_root: str,
     quiet: bool,
@@ -814,7 +817,7 @@ def sprt(
     observer = _observer(quiet)
     tournament = Tournament(
         config, text, directory=directory, observer=observer, config_path=path,
-        stop_when=decided,
+        stop_when=decided, sandbox=sandbox,
     )  # fmt: skip
     interrupted = False
     try:

@@ -63,19 +63,20 @@ def test_the_summary_says_how_much_stronger_not_only_whether() -> None:
     assert "no pair yet" in SprtState("new", 0, 50).summary()
 
 
-def test_sprt_plays_its_pairs_from_an_openings_file(tmp_path: Path) -> None:
+def test_sprt_plays_pairs_from_an_openings_file_in_the_sandbox_mode_given(tmp_path: Path) -> None:
     book = Path(__file__).resolve().parent.parent / "examples" / "openings" / "kamisado-single.txt"
     positions = {line for line in book.read_text().splitlines() if not line.startswith("#")}
     args = [
         "sprt", "random", "random", "--elo0", "0", "--elo1", "300", "--model", "logistic",
         "--variant", "single", "--openings", str(book), "--tc", "10+0.1", "--max-games", "8",
-        "--results", str(tmp_path), "-q", "-j", "1",
+        "--results", str(tmp_path), "-q", "-j", "1", "--sandbox", "none",
     ]  # fmt: skip
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     with Store.open_existing(tmp_path / "sprt-random-1-random-2") as store:
-        openings = [record.opening for record in store.records()]
-    assert openings and set(openings) <= positions
+        records = list(store.records())
+    assert records and {r.opening for r in records} <= positions
+    assert {s.mode for r in records for s in r.sandbox} == {"none"}  # --sandbox none
 
 
 def test_sprt_refuses_an_openings_file_of_another_variant_in_one_line(tmp_path: Path) -> None:
