@@ -289,10 +289,14 @@ class CompiledMcts:
     resumed while the choice is unsettled.
     """
 
-    def __init__(self, capacity: int = 1 << 21, exploration: float = 0.7) -> None:
+    def __init__(
+        self, capacity: int = 1 << 21, exploration: float = 0.7, safe_playouts: bool = False
+    ) -> None:
         self.nodes = np.zeros((capacity, 7), dtype=np.int64)
         self.wins = np.zeros(capacity, dtype=np.float64)
         self.exploration = exploration
+        self.safe_playouts = safe_playouts
+        """Playouts avoid moves that hand the opponent a free path (see kamisado_jit)."""
         self.ctl = np.zeros(8, dtype=np.int64)
         self.board: Board | None = None
         self.playouts = 0
@@ -310,7 +314,8 @@ class CompiledMcts:
         assert board is not None
         with Watchdog(self.ctl, deadline):
             self.playouts += K.mcts_grow(board.at, board.sq, board.rank, board.side, board.req,
-                                         self.nodes, self.wins, self.exploration, self.ctl)
+                                         self.nodes, self.wins, self.exploration,
+                                         self.safe_playouts, self.ctl)  # fmt: skip
 
     def children(self, node: int = 0) -> list[tuple[int, int, float]]:
         """``(move, visits, wins)`` of each child of ``node``."""

@@ -842,9 +842,15 @@ N_MOVE, N_PARENT, N_CHILD, N_COUNT, N_VISITS, N_MOVER, N_WINNER = range(7)
 
 
 @njit(cache=True)
-def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf):
+def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf, safe_only):
     """Play the round out from here (random, but a move onto the goal row is
-    always taken); the winner. Every move is taken back before returning."""
+    always taken); the winner. Every move is taken back before returning.
+
+    With ``safe_only`` a move is drawn among those that do not hand the
+    opponent a tower with a free path to its goal row, when there is one:
+    random play loses most rounds by such a blunder, which says little about
+    the position the playout started from.
+    """
     n = base
     winner = -1
     while True:
@@ -853,6 +859,24 @@ def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf)
             winner = side
             break
         count = gen_moves(at, sq, rank, occ, side, req, buf)
+        if safe_only:
+            opp = side ^ 1
+            safe = 0
+            for i in range(count):
+                c = buf[i]
+                frm = c & 63
+                to = c >> 6
+                if frm != to and at[to] >= 0:  # a push: the pusher moves again
+                    ok = True
+                else:
+                    u = opp * 8 + COLOUR[to]
+                    ok = not open_after(occ, opp, rank[u], sq[u], frm, to)
+                if ok:  # keep the safe moves at the front
+                    buf[i] = buf[safe]
+                    buf[safe] = c
+                    safe += 1
+            if safe:
+                count = safe
         m = buf[np.random.randint(count)]
         ended, nside, nreq, nocc, _d, pushed, w, _p = make(at, sq, rank, occ, side, m)
         sides[n] = side
@@ -871,7 +895,7 @@ def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf)
 
 
 @njit(cache=True, nogil=True)
-def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, ctl):
+def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, safe_only, ctl):
     """Grow the UCT tree in ``nodes``/``wins`` (node 0 is the root, made by
     :func:`mcts_root`) until ``ctl[C_STOP]`` is raised or the table is full;
     the playouts run. ``ctl[C_NODES]`` holds the number of nodes in use."""
@@ -938,7 +962,8 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, ctl):
         elif winning_move(at, sq, rank, occ, s, r) >= 0:
             winner = s
         else:
-            winner = _playout(at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf)
+            winner = _playout(at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf,
+                              safe_only)  # fmt: skip
         for i in range(depth - 1, -1, -1):
             unmake(at, sq, sides[i], moves_made[i], pushes[i])
         # Backpropagation: credit the player who made each move.

@@ -7,8 +7,10 @@ the player who *made* the move into a node (stored per node), because after a
 Sumo push the same side moves again and "alternate the sign each ply" would
 credit the wrong player. Playouts are random except that a playout takes a
 move onto the goal row when it has one: a cheap rule that makes the
-statistics of a round far less noisy. A node whose mover can win at once is
-scored as a certain win without a playout.
+statistics of a round far less noisy; with ``--playouts safe`` a playout
+also never hands the opponent a free path to its goal row when another move
+exists. A node whose mover can win at once is scored as a certain win
+without a playout.
 
 Time is planned by :mod:`bots.timeman`; at the soft limit the search goes on
 (up to the hard limit) while the most visited root move is not also the one
@@ -16,7 +18,7 @@ with the best win rate, since the choice between them is not settled yet.
 Between rounds each regroup choice gets half the time, and the choice whose
 next round the opponent does worst in is taken.
 
-python bots/mcts_bot.py [--seed N]
+python bots/mcts_bot.py [--seed N] [--playouts safe|random]
 """
 
 from __future__ import annotations
@@ -39,9 +41,9 @@ class MctsBot(Bot):
     author = "Kamisado Arena"
     version = "3"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, safe_playouts: bool = False) -> None:
         self.rng = random.Random(seed)
-        self.tree = CompiledMcts()
+        self.tree = CompiledMcts(safe_playouts=safe_playouts)
 
     def choose(self, request: Request) -> tuple[str, dict[str, Any]]:
         pos = text_to_position(request.position)
@@ -97,6 +99,8 @@ class MctsBot(Bot):
 def main() -> None:
     parser = argparse.ArgumentParser(description="UCT Monte-Carlo Kamisado bot")
     parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--playouts", choices=("safe", "random"), default="random",
+                        help="safe: playouts avoid moves that hand over a free path")  # fmt: skip
     parser.add_argument("--warm", action="store_true",
                         help="build the compiled search's cache, then exit")  # fmt: skip
     args = parser.parse_args()
@@ -104,7 +108,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"mcts: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(MctsBot(args.seed))
+        run(MctsBot(args.seed, safe_playouts=args.playouts == "safe"))
 
 
 if __name__ == "__main__":
