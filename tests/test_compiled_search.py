@@ -11,20 +11,23 @@ against plain negamax, and (in test_search.py) the exact solver against exhausti
 from __future__ import annotations
 
 import random
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
+import trio
 from kamisado_helpers import state
 
+from arena import prepare as prepare_module
 from arena import sandbox
 from arena.engine import Engine, EngineConfig
 from arena.games.kamisado import GAME, KamisadoState
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import OVER, PLAY, REGROUP, Position, perft
 from arena.sandbox import Sandbox
-from bots import jit_cache, kamisado_eval, resolve_builtin
+from bots import jit_cache, kamisado_eval, prepare_command, resolve_builtin
 from bots.compiled_search import Board, CompiledSearcher, weights
 from bots.compiled_search import K as kernels
 from bots.kamisado_eval import (
@@ -281,3 +284,28 @@ def test_a_cache_built_from_other_board_tables_is_dropped(tmp_path: Path) -> Non
     jit_cache.drop_stale(tmp_path)  # now stamped with this board.py: kept
     assert kept.exists()
     assert (tmp_path / "kamisado_jit.tables").read_text().strip() == jit_cache.tables_digest()
+
+
+def test_the_built_in_searching_bots_are_prepared_and_no_other_command_is() -> None:
+    """The arena runs a preparation outside the sandbox only for its own bots
+    (their script, named as builtin:NAME or by path), never for a user's."""
+    for name in ("alphabeta", "mcts"):
+        command = resolve_builtin(name)
+        assert prepare_command([*command, "--seed", "1"]) == [*command, "--warm"]
+    assert prepare_command(resolve_builtin("greedy")) is None
+    assert prepare_command(["python3", "mybot.py"]) is None
+    assert prepare_command(["alphabeta_bot.py"]) is None
+
+
+async def test_a_preparation_runs_once_per_process(tmp_path: Path) -> None:
+    """Concurrent first games of the same bot wait for one preparation."""
+    count = tmp_path / "count"
+    script = f"open({str(count)!r}, 'a').write('x')"
+    command = [sys.executable, "-c", script]
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(prepare_module, "_prepare_command", lambda c: command)
+        async with trio.open_nursery() as nursery:
+            for _ in range(3):
+                nursery.start_soon(prepare_module.prepare, ["bot"])
+        assert await prepare_module.prepare(["bot"]) is None
+    assert count.read_text() == "x"
