@@ -309,3 +309,11 @@ async def test_a_preparation_runs_once_per_process(tmp_path: Path) -> None:
                 nursery.start_soon(prepare_module.prepare, ["bot"])
         assert await prepare_module.prepare(["bot"]) is None
     assert count.read_text() == "x"
+
+
+def test_the_kernels_value_scale_is_kamisado_evals() -> None:
+    """The kernels keep their own copies of the value constants (numba freezes
+    a module's globals, and checks only kamisado_jit.py for changes); the
+    driver and protocol_score read kamisado_eval's, so the two must agree."""
+    for name in ("WIN_MATCH", "WIN_ROUND", "POINT", "LIKELY_LOSS", "WIN_BOUND", "INF"):
+        assert getattr(kernels, name) == getattr(kamisado_eval, name), name
