@@ -290,7 +290,7 @@ class CompiledMcts:
     """
 
     def __init__(
-        self, capacity: int = 1 << 21, exploration: float = 0.7, safe_playouts: bool = False
+        self, capacity: int = 1 << 21, exploration: float = 0.7, safe_playouts: bool = True
     ) -> None:
         self.nodes = np.zeros((capacity, 7), dtype=np.int64)
         self.wins = np.zeros(capacity, dtype=np.float64)

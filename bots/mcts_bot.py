@@ -7,9 +7,9 @@ the player who *made* the move into a node (stored per node), because after a
 Sumo push the same side moves again and "alternate the sign each ply" would
 credit the wrong player. Playouts are random except that a playout takes a
 move onto the goal row when it has one: a cheap rule that makes the
-statistics of a round far less noisy; with ``--playouts safe`` a playout
-also never hands the opponent a free path to its goal row when another move
-exists. A node whose mover can win at once is scored as a certain win
+statistics of a round far less noisy, and (``--playouts safe``, the
+default; accepted by SPRT, see docs/ladder.md) never hands the opponent a
+free path to its goal row when another move exists. A node whose mover can win at once is scored as a certain win
 without a playout.
 
 Time is planned by :mod:`bots.timeman`; at the soft limit the search goes on
@@ -41,7 +41,7 @@ class MctsBot(Bot):
     author = "Kamisado Arena"
     version = "3"
 
-    def __init__(self, seed: int | None = None, safe_playouts: bool = False) -> None:
+    def __init__(self, seed: int | None = None, safe_playouts: bool = True) -> None:
         self.rng = random.Random(seed)
         self.tree = CompiledMcts(safe_playouts=safe_playouts)
 
@@ -99,7 +99,7 @@ class MctsBot(Bot):
 def main() -> None:
     parser = argparse.ArgumentParser(description="UCT Monte-Carlo Kamisado bot")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--playouts", choices=("safe", "random"), default="random",
+    parser.add_argument("--playouts", choices=("safe", "random"), default="safe",
                         help="safe: playouts avoid moves that hand over a free path")  # fmt: skip
     parser.add_argument("--warm", action="store_true",
                         help="build the compiled search's cache, then exit")  # fmt: skip
