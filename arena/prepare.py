@@ -1,7 +1,7 @@
 """Getting a built-in bot ready before its first game, once per arena process.
 
-The alphabeta bot's search is compiled machine code kept in a cache beside
-its source. Built inside a game, it would cost seconds of start-up in every
+The searching bots' (alphabeta's, mcts's) search is compiled machine code
+kept in a cache beside their source. Built inside a game, it would cost seconds of start-up in every
 game (the sandbox sees the cache folder read-only) and could overrun the
 handshake. So before the first game of such a bot the arena runs the bot's
 own preparation command (``bots.prepare_command``: the bot script with
