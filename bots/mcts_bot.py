@@ -9,8 +9,8 @@ credit the wrong player. Playouts are random except that a playout takes a
 move onto the goal row when it has one: a cheap rule that makes the
 statistics of a round far less noisy, and (``--playouts safe``, the
 default; accepted by SPRT, see docs/ladder.md) never hands the opponent a
-free path to its goal row when another move exists. A node whose mover can win at once is scored as a certain win
-without a playout.
+free path to its goal row when another move exists. A node whose mover can
+win at once is scored as a certain win without a playout.
 
 Time is planned by :mod:`bots.timeman`; at the soft limit the search goes on
 (up to the hard limit) while the most visited root move is not also the one
