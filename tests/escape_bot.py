@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import mmap
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -87,7 +88,7 @@ def setsid(marker: str) -> None:
     report(f"setsid {marker}", "spawned: only the arena can tell whether it outlives the game")
     if "hang" in ARGS:
         while True:
-            os.pause()
+            signal.pause()
 
 
 def alloc() -> None:
