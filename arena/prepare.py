@@ -4,8 +4,8 @@ The searching bots' (alphabeta's, mcts's) search is compiled machine code
 kept in a cache beside their source. Built inside a game, it would cost seconds of start-up in every
 game (the sandbox sees the cache folder read-only) and could overrun the
 handshake. So before the first game of such a bot the arena runs the bot's
-own preparation command (``bots.prepare_command``: the bot script with
-``--warm``), outside the sandbox: trusted code of the arena's own package,
+own preparation command (``bots.prepare_command``: the compiled search
+with ``--warm``), outside the sandbox: trusted code of the arena's own package,
 which builds the cache once and is a quick no-op afterwards. Bots that are
 not built-in are never run outside the sandbox.
 """
@@ -60,11 +60,24 @@ def _lock(key: tuple[str, ...]) -> trio.Lock:
     return _locks[key]
 
 
+NOTICE_AFTER = 2.0
+"""Seconds of preparing after which the arena says what it is waiting for."""
+
+
+async def _notice() -> None:
+    await trio.sleep(NOTICE_AFTER)
+    print("arena: compiling the built-in bots' search (once per machine, about 15 s)...",
+          file=sys.stderr, flush=True)  # fmt: skip
+
+
 async def _run(warm: list[str]) -> str | None:
     try:
         with trio.fail_after(PREPARE_TIMEOUT):
-            done = await trio.run_process(warm, capture_stdout=True, capture_stderr=True,
-                                          check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(_notice)
+                done = await trio.run_process(warm, capture_stdout=True, capture_stderr=True,
+                                              check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+                nursery.cancel_scope.cancel()
     except (OSError, trio.TooSlowError) as exc:
         return f"preparing {warm[1] if len(warm) > 1 else warm[0]} failed: {exc or 'too slow'}"
     if done.returncode != 0:

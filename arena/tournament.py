@@ -35,6 +35,7 @@ import trio
 from arena.config import ConfigError, TournamentConfig
 from arena.events import EventSink, LiveEvent
 from arena.games import Game, get_game
+from arena.prepare import prepare
 from arena.record import FAULT_REASONS, GameRecord
 from arena.runner import GameSlots, WorkItem, engine_config
 from arena.sandbox import resolve as resolve_sandbox
@@ -274,6 +275,9 @@ class Tournament:
             self._disqualified(bot.name)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
         if work:
+            # Here, once, rather than in each worker process at once.
+            for bot in self.config.bots:
+                await prepare(bot.command)
             await self.check_options()
         self.observer.started(self.progress, self.config, self.directory)
         with self._scope:

@@ -36,8 +36,9 @@ def resolve_builtin(name: str) -> list[str]:
 
 
 PREPARED = ("alphabeta", "mcts")
-"""Built-in bots with a step before their first game: ``--warm`` builds the
-compiled search's cache (see ``arena/prepare.py``)."""
+"""Built-in bots with a step before their first game: both search with the
+compiled kernels, whose cache ``compiled_search.py --warm`` builds (see
+``arena/prepare.py``)."""
 
 
 def prepare_command(command: list[str]) -> list[str] | None:
@@ -45,9 +46,10 @@ def prepare_command(command: list[str]) -> list[str] | None:
 
     Recognised by the script's path, so a bot named by its command line
     (``python bots/alphabeta_bot.py``) is prepared as well as ``builtin:alphabeta``.
+    The bots share one cache, so they share one command (run once).
     """
     for name in PREPARED:
         script = str(_HERE / BUILTIN[name][0])
         if len(command) >= 2 and str(Path(command[1]).resolve()) == script:
-            return [command[0], script, "--warm"]
+            return [command[0], str(_HERE / "compiled_search.py"), "--warm"]
     return None
