@@ -41,7 +41,7 @@ from arena.protocol import NewGame
 from arena.sdk import Bot, Request, log, run
 from bots import timeman
 from bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
-from bots.kamisado_eval import WIN_BOUND, protocol_score
+from bots.kamisado_eval import protocol_score
 
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""
@@ -52,10 +52,9 @@ class AlphaBetaBot(Bot):
     author = "Kamisado Arena"
     version = "3"
 
-    def __init__(self, seed: int | None = None, swindles: bool = False) -> None:
+    def __init__(self, seed: int | None = None) -> None:
         self.searcher = CompiledSearcher()
         self.rng = random.Random(seed)
-        self.swindles = swindles
 
     def new_game(self, message: NewGame) -> None:
         self.searcher.reset()
@@ -70,12 +69,6 @@ class AlphaBetaBot(Bot):
             if solved is not None:
                 return solved
         move, value, depth = self.searcher.think(pos, deadline, soft=soft)
-        if self.swindles and value < -WIN_BOUND and pos.phase == PLAY:
-            # Proven lost (against perfect play): spend the rest of the plan
-            # on the move a real opponent is most likely to answer wrongly.
-            tricky = self.searcher.swindle(pos, min(soft, deadline))
-            if tricky is not None:
-                move = tricky
         pv = [move_to_text(m) for m in self.searcher.pv(move, max(depth, 1))]
         text = pv[0]
         if text not in request.legal:  # cannot happen; never forfeit over it
@@ -114,8 +107,6 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--eval", action="append", default=[], metavar="NAME=VALUE",
                         help="change an evaluation weight (self-play tuning)")  # fmt: skip
-    parser.add_argument("--swindles", action="store_true",
-                        help="in a round proven lost, play for the opponent's mistakes")
     parser.add_argument("--warm", action="store_true",
                         help="build the compiled search's cache, then exit")  # fmt: skip
     args = parser.parse_args()
@@ -124,7 +115,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(AlphaBetaBot(args.seed, swindles=args.swindles))
+        run(AlphaBetaBot(args.seed))
 
 
 if __name__ == "__main__":

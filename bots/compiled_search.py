@@ -23,7 +23,7 @@ from collections.abc import Callable
 import numpy as np
 
 from arena.games.kamisado.board import MATCH_TARGET
-from arena.games.kamisado.position import PLAY, REGROUP, Position
+from arena.games.kamisado.position import REGROUP, Position
 from bots import jit_cache, kamisado_eval
 
 jit_cache.prepare()
@@ -36,8 +36,6 @@ ASPIRATION = 60
 UNSTABLE_CAP = 3.0
 """Most an unstable root may stretch the planned time."""
 TT_BITS = 22
-MODEL_DEPTHS = (4, 6, 8)
-"""The horizons at which :meth:`CompiledSearcher.swindle` models an opponent."""
 SEARCH_PARAMS = {"LMR_DEPTH": 0, "LMR_MOVES": 3}
 """The search's own tunable parameters (see ``kamisado_jit.W_LMR_DEPTH``)."""
 TUNABLE = (*K.WEIGHT_NAMES, *SEARCH_PARAMS)
@@ -246,49 +244,6 @@ class CompiledSearcher:
                     break  # the next iteration would not finish in time
         self.nodes = int(self.ctl[K.C_NODES])
         return best_move, best_value, reached
-
-    def swindle(self, pos: Position, deadline: float) -> int | None:
-        """In a round proven lost, the move most likely to make the opponent go
-        wrong, or ``None`` when no move is found to give it a chance.
-
-        The proven loss assumes a perfect opponent; a real one searches to a
-        horizon. For each of our moves, a model of the opponent (this search at
-        the fixed depths :data:`MODEL_DEPTHS`, its own small table) picks a
-        reply, and the exact solver says whether that reply throws the win
-        away. The move that leads the model astray at the most depths is
-        chosen; ties keep the search's order (the longest resistance first).
-        """
-        side = pos.side
-        model = CompiledSearcher(tt_bits=16)
-        w = weights()
-        best, best_count = None, 0
-        for move in pos.legal_moves():
-            child = pos.copy()
-            child.make(move)
-            if child.phase != PLAY or child.side == side:
-                continue  # the round is over, or a push: ours to move again
-            board = Board(child)
-            order = model.ordered(board)
-            count = 0
-            for depth in MODEL_DEPTHS:
-                if time.monotonic() > deadline:
-                    return best
-                model.ctl[:] = 0
-                with Watchdog(model.ctl, deadline):
-                    reply, _ = model.iteration(board, order, depth, -K.INF, K.INF, w)
-                if model.ctl[K.C_ABORTED]:
-                    return best
-                after = child.copy()
-                after.make(reply)
-                if after.phase != PLAY:
-                    count += after.last_winner == side
-                    continue
-                result, _ = self.solve(after, deadline)
-                if result >= 0 and (result == 1) == (after.side == side):
-                    count += 1  # the model's reply loses the round it had won
-            if count > best_count:
-                best, best_count = move, count
-        return best
 
     def regroup(
         self, pos: Position, deadline: float, max_depth: int, soft: float | None
