@@ -1,20 +1,17 @@
-"""Shared Kamisado knowledge for the built-in bots: threats, terminal values, time.
+"""Shared Kamisado knowledge for the built-in bots: threats, terminal values, scores.
 
 The bots (greedy, alphabeta, mcts) differ in how they search, not in what they
 know about the game; keeping that knowledge here means a fix to, say, how a
-round end is scored reaches every bot at once.
+round end is scored reaches every bot at once. The compiled search
+(``bots/kamisado_jit.py``) carries its own copy of the evaluation and the
+values, checked against these by ``tests/test_compiled_search.py``, and reads
+the evaluation weights from here (``--eval`` sets them).
 
-Everything works on the fast ``Position`` (int moves, make/unmake) because a
-pure-Python search lives or dies by avoiding allocations and attribute look-ups
-per node; hence the module-level tables and the local-variable style.
+Everything works on the fast ``Position`` (int moves, make/unmake), with
+module-level tables and the local-variable style of pure-Python hot code.
 """
 
 from __future__ import annotations
-
-import random
-import time
-from functools import reduce
-from operator import getitem, xor
 
 from arena.games.kamisado.board import (
     FIRST_STEPS,
@@ -25,7 +22,6 @@ from arena.games.kamisado.board import (
     SQUARE_COLOUR,
 )
 from arena.games.kamisado.position import FREE, OVER, PLAY, Position
-from arena.protocol import ClockInfo
 
 # ---------------------------------------------------------------- values
 
@@ -77,21 +73,6 @@ def is_open(at: list[int], player: int, rank: int, square: int) -> bool:
     for ray in GOAL_RAYS[player][rank][square]:
         for sq in ray:
             if at[sq] >= 0:
-                break
-        else:
-            return True
-    return False
-
-
-def open_after(at: list[int], player: int, rank: int, square: int, frm: int, to: int) -> bool:
-    """:func:`is_open` on the board where one tower has moved ``frm`` -> ``to``.
-
-    Used to ask "does this move of mine hand the opponent a winning tower?"
-    without making the move: the mover may block the path or clear it.
-    """
-    for ray in GOAL_RAYS[player][rank][square]:
-        for sq in ray:
-            if sq == to or (at[sq] >= 0 and sq != frm):
                 break
         else:
             return True
@@ -205,7 +186,7 @@ def evaluate(pos: Position) -> int:
                     continue
                 u = obase + SQUARE_COLOUR[to]
                 us = sq_of[u]
-                # Inline open_after for speed.
+                # Would u be open once this tower has moved frm -> to?
                 for ray in goal[opp][rank[u]][us]:
                     for sq in ray:
                         if sq == to or (at[sq] >= 0 and sq != frm):
@@ -245,64 +226,6 @@ def evaluate(pos: Position) -> int:
                 score += PUSH_WEIGHT
         value += sign * score
     return value
-
-
-# ---------------------------------------------------------------- hashing
-
-_rng = random.Random(0x4B414D49)
-ZOBRIST_TOWER = tuple(tuple(_rng.getrandbits(64) for _ in range(64)) for _ in range(16))
-ZOBRIST_RANK = tuple(tuple(_rng.getrandbits(64) for _ in range(5)) for _ in range(16))
-ZOBRIST_REQUIRED = tuple(_rng.getrandbits(64) for _ in range(9))
-ZOBRIST_SIDE = _rng.getrandbits(64)
-ZOBRIST_PHASE = tuple(_rng.getrandbits(64) for _ in range(3))
-
-
-def rank_hash(pos: Position) -> int:
-    """The part of the key that only changes between rounds (computed once per search)."""
-    r = pos.rank
-    return reduce(xor, (ZOBRIST_RANK[t][r[t]] for t in range(16)))
-
-
-def zobrist(pos: Position, ranks: int) -> int:
-    """Zobrist key of ``pos`` given its precomputed :func:`rank_hash`.
-
-    Recomputed from ``square_of`` (16 table look-ups done in C by ``map``)
-    rather than updated in ``make``: the rules core is not ours to instrument,
-    and pushes move several towers at once.
-    """
-    h = reduce(xor, map(getitem, ZOBRIST_TOWER, pos.square_of), ranks)
-    h ^= ZOBRIST_REQUIRED[pos.required + 1] ^ ZOBRIST_PHASE[pos.phase]
-    return h ^ ZOBRIST_SIDE if pos.side else h
-
-
-# ---------------------------------------------------------------- time
-
-
-def think_time(clock: ClockInfo, share: int = 18, reserve: float = 0.02) -> float:
-    """Seconds to spend on this decision, never near the forfeit line.
-
-    A match has a few dozen own decisions; spending ``1/share`` of the bank plus
-    most of the increment keeps the bank from draining, and ``reserve`` covers
-    decoding, answering and scheduling jitter (the margin is not ours to use).
-    """
-    if clock.movetime_ms is not None:
-        budget = clock.movetime_ms / 1000
-        t = budget * 0.8 - reserve
-    else:
-        budget = clock.budget_ms / 1000
-        moves = clock.moves_to_go or share
-        t = budget / max(1, min(moves, share)) + clock.increment_ms / 1000 * 0.75
-        t = min(t, budget * 0.3) - reserve
-    return max(t, 0.001)
-
-
-def deadline_for(clock: ClockInfo, received_at: float, share: int = 18) -> float:
-    """``time.monotonic()`` by which the search must stop (see :func:`think_time`)."""
-    return received_at + think_time(clock, share)
-
-
-def now() -> float:
-    return time.monotonic()
 
 
 # ---------------------------------------------------------------- protocol
