@@ -292,8 +292,9 @@ def _check_time_control(text: str) -> str | None:
     return None
 
 
-def _load_builtin() -> Callable[[str], list[str]] | None:
-    """``resolve_builtin`` of the installed built-in bots package, if there is one.
+def builtin_function(name: str) -> Callable[..., list[str] | None] | None:
+    """Function ``name`` of the installed built-in bots package, if there is one
+    (``resolve_builtin`` here, ``prepare_command`` for ``arena/prepare.py``).
 
     Not ``import bots``: where the current folder comes first on ``sys.path`` (a
     Ray node running in its copy of a shipped working directory), a user's own
@@ -302,7 +303,8 @@ def _load_builtin() -> Callable[[str], list[str]] | None:
     module = sys.modules.get("bots")  # imported already: the arena's own (or a test's)
     if module is None:
         module = _installed_module("bots")
-    return getattr(module, "resolve_builtin", None)
+    return getattr(module, name, None)
+
 
 
 @functools.cache
@@ -496,7 +498,7 @@ class _Validator:
         return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=str(cwd), **grants)
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
-        resolve = _load_builtin()
+        resolve = builtin_function("resolve_builtin")
         if resolve is None:
             raise self.fail(key, f"{word!r}: built-in bots are not available (no bots package)")
         try:

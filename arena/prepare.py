@@ -24,12 +24,9 @@ _done: dict[tuple[str, ...], str | None] = {}
 
 
 def _prepare_command(command: list[str]) -> list[str] | None:
-    module = sys.modules.get("bots")
-    if module is None:
-        from arena.config import _installed_module
+    from arena.config import builtin_function
 
-        module = _installed_module("bots")
-    find = getattr(module, "prepare_command", None)
+    find = builtin_function("prepare_command")
     return None if find is None else find(command)
 
 
