@@ -12,6 +12,7 @@ resumes where it stopped and reaches the same decision from the same games.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -104,7 +105,7 @@ class SprtState:
             return "no pair yet"
         stats = pentanomial_elo(self.pentanomial)
         elo, nelo = stats.elo, stats.nelo
-        if not (abs(elo.value) < 1e9 and abs(elo.error) < 1e9):
+        if not (math.isfinite(elo.value) and math.isfinite(elo.error)):
             return f"score {100 * stats.score:.1f} %"
         return (f"score {100 * stats.score:.1f} %, Elo {elo.value:+.0f} ± {elo.error:.0f}, "
                 f"nElo {nelo.value:+.0f} ± {nelo.error:.0f}")  # fmt: skip
