@@ -117,7 +117,7 @@ M_SCORE0, M_SCORE1, M_TARGET = 0, 1, 2
 # Control slots, shared with the driver (and its watchdog thread). C_NO_TT
 # makes the search ignore the table's values (the tests compare it with plain
 # negamax, which a deeper stored value would not match).
-C_STOP, C_NODES, C_ABORTED, C_CANDIDATE, C_SELDEPTH, C_NO_TT = range(6)
+C_STOP, C_NODES, C_ABORTED, C_CANDIDATE, C_NO_TT = range(5)
 
 # ---------------------------------------------------------------- moves
 
@@ -527,8 +527,6 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
     if (ctl[C_NODES] & 1023) == 0 and ctl[C_STOP] != 0:
         ctl[C_ABORTED] = 1
         return 0
-    if ply > ctl[C_SELDEPTH]:
-        ctl[C_SELDEPTH] = ply
     if winning_move(at, sq, rank, occ, side, req) >= 0:
         return win_now_value(match, rank, side, req, ply)
     if depth <= 0 or ply >= MAX_PLY - 1:
