@@ -21,6 +21,8 @@ PREPARE_TIMEOUT = 600.0
 """Seconds a preparation may take (compiling from scratch takes about 15 s)."""
 
 _done: dict[tuple[str, ...], str | None] = {}
+_LOCK = trio.Lock()
+"""Preparations run one at a time: they compile the same cache."""
 
 
 def _prepare_command(command: list[str]) -> list[str] | None:
@@ -40,21 +42,12 @@ async def prepare(command: list[str]) -> str | None:
     key = tuple(warm)
     if key in _done:
         return _done[key]
-    async with _lock(key):
+    async with _LOCK:
         if key not in _done:
             _done[key] = await _run(warm)
             if _done[key] is not None:
                 print(f"arena: warning: {_done[key]}", file=sys.stderr, flush=True)
     return _done[key]
-
-
-_locks: dict[tuple[str, ...], trio.Lock] = {}
-
-
-def _lock(key: tuple[str, ...]) -> trio.Lock:
-    if key not in _locks:
-        _locks[key] = trio.Lock()
-    return _locks[key]
 
 
 NOTICE_AFTER = 2.0
