@@ -115,8 +115,6 @@ def tournament(folder: Path, think: float, games: int, variant: str = "single") 
 
 def cpu_seconds(pid: int) -> float:
     """utime + stime of ``pid`` and of its children named arena.workers."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0.0
     pids = [pid]
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
@@ -127,13 +125,7 @@ def cpu_seconds(pid: int) -> float:
                     pids.append(int(entry.name))
             except (OSError, ValueError):
                 continue
-    for p in pids:
-        try:
-            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        total += (int(fields[11]) + int(fields[12])) / tick
-    return total
+    return processes_cpu(pids)
 
 
 class CpuWatch(threading.Thread):
@@ -413,9 +405,14 @@ def _cmdline(pid: int) -> bytes:
 
 def chromium_cpu() -> float:
     """CPU seconds of every chromium process of this bench alive now."""
+    return processes_cpu(chromium_pids())
+
+
+def processes_cpu(pids: list[int]) -> float:
+    """utime + stime of the processes ``pids`` still alive, in seconds."""
     tick = os.sysconf("SC_CLK_TCK")
     total = 0.0
-    for pid in chromium_pids():
+    for pid in pids:
         try:
             fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
