@@ -9,13 +9,13 @@ Guarantees, and how they are kept:
 * **Nothing doubled.** The schedule follows from the config alone; a rerun opens
   the same store, skips every stored game key and plays only the rest (the
   store also refuses a second row for a key).
-* **Bots reused, never leaked.** Games run in game slots (``arena/runner.py``)
+* **Bots reused, never leaked.** Games run in game slots (``arena/backends/slots.py``)
   with a pool of engines per bot, in this process or in one worker process per
-  core (``arena/workers.py``); leaving a run, normally, by an error or by
+  core (``arena/backends/workers.py``); leaving a run, normally, by an error or by
   cancellation, kills every bot's process group, and workers die with the arena.
 
 The runner reports progress through a :class:`Observer`, so the live terminal
-view (``arena/live.py``) and quiet logs are interchangeable.
+view (``arena/cli/live.py``) and quiet logs are interchangeable.
 """
 
 from __future__ import annotations
@@ -32,19 +32,19 @@ from typing import TYPE_CHECKING
 import msgspec
 import trio
 
-from arena.config import ConfigError, TournamentConfig
-from arena.events import EventSink, LiveEvent
+from arena.backends.slots import GameSlots, WorkItem, engine_config
+from arena.backends.workers import WorkerPool
+from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
-from arena.prepare import prepare
-from arena.record import FAULT_REASONS, GameRecord
-from arena.runner import GameSlots, WorkItem, engine_config
-from arena.sandbox import resolve as resolve_sandbox
-from arena.schedule import PairTask, build_schedule, schedule_fingerprint
-from arena.store import Store, default_directory
-from arena.workers import WorkerPool
+from arena.match.events import EventSink, LiveEvent
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.plan.config import ConfigError, TournamentConfig
+from arena.plan.prepare import prepare
+from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
+from arena.storage.store import Store, default_directory
 
 if TYPE_CHECKING:
-    from arena.raypool import RayPool
+    from arena.backends.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -190,10 +190,10 @@ class Tournament:
         """``-j``: overrides the file's (on Ray, a file without one uses the cluster's CPUs)."""
         self.config = config
         self.backend = backend or config.backend
-        """``local`` (this machine's worker processes) or ``ray`` (``arena/raypool.py``)."""
+        """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
         self.address = address or config.ray_address
         if self.backend == "ray":
-            from arena.raypool import require_ray
+            from arena.backends.raypool import require_ray
 
             require_ray()  # fail before the first game: a one-line error if Ray is missing
         elif self.backend != "local":
@@ -291,8 +291,8 @@ class Tournament:
         ``identity``: a value that does not fit is the operator's mistake, so it is
         a one-line :class:`ConfigError` before the first game, not a fault of the
         bot in every game. A bot that does not start is left to its games."""
-        from arena.engine import Engine, EngineError
-        from arena.options import OptionError, check_options
+        from arena.engine.bot import Engine, EngineError
+        from arena.engine.options import OptionError, check_options
 
         variant = self.config.variant or self.game.default_variant
         for index, bot in enumerate(self.config.bots):
@@ -315,7 +315,7 @@ class Tournament:
             self.observer.game_event if self.observer.wants_events else None
         )
         if self.backend == "ray":
-            from arena.raypool import RayPool
+            from arena.backends.raypool import RayPool
 
             # Actors and slots follow the cluster's CPUs, not this machine's.
             self.pool = RayPool(

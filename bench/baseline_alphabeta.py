@@ -26,7 +26,7 @@ from arena.games.kamisado.board import (
 )
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, OVER, PLAY, Position
-from arena.protocol import ClockInfo, NewGame
+from arena.protocol.messages import ClockInfo, NewGame
 from arena.sdk import Bot, Request, run
 
 # ---------------------------------------------------------------- values

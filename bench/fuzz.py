@@ -28,8 +28,8 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from arena.record import FAULT_REASONS
-from arena.store import Store
+from arena.match.record import FAULT_REASONS
+from arena.storage.store import Store
 
 HERE = Path(__file__).resolve().parent
 

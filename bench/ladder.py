@@ -25,13 +25,13 @@ from pathlib import Path
 
 import trio
 
-from arena.clock import TimeControl
-from arena.config import read_openings_file
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
 from arena.games.base import State
-from arena.record import FAULT_REASONS, TIME, GameRecord
-from arena.referee import play_game
+from arena.match.clock import TimeControl
+from arena.match.record import FAULT_REASONS, TIME, GameRecord
+from arena.match.referee import play_game
+from arena.plan.config import read_openings_file
 from bots import resolve_builtin
 
 BOTS = ("random", "greedy", "mcts", "alphabeta")

@@ -36,9 +36,9 @@ import msgspec
 import trio
 from ladder import play_pair
 
-from arena.config import read_openings_file
-from arena.rating import pentanomial_counts, pentanomial_elo
-from arena.record import FAULT_REASONS, GameRecord
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.plan.config import read_openings_file
+from arena.stats.rating import pentanomial_counts, pentanomial_elo
 
 
 class Source(msgspec.Struct):

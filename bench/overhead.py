@@ -5,13 +5,13 @@ pipes driven by trio:
 
 * **arena ply**: games between two instant bots (each a tiny Python program
   that answers the first legal action) played by the referee through
-  :class:`~arena.engine.Engine`. Wall time over non-forced plies, so it holds
+  :class:`~arena.engine.bot.Engine`. Wall time over non-forced plies, so it holds
   everything the arena does per decision: legal actions, observation and
   history, encoding the ``go``, the pipe both ways, decoding the answer, clocks,
   the legality check and applying the action.
 * **raw round trip**: a Python process that echoes each line back, sent lines
   of the same size as the average ``go`` message, read back by the same
-  :class:`~arena.protocol.LineReader`.
+  :class:`~arena.protocol.messages.LineReader`.
 
 The ratio (arena ply / raw round trip) says how much the arena adds on top of
 the unavoidable cost of asking a process. Target: at most 3. Batches of both
@@ -45,13 +45,13 @@ from pathlib import Path
 
 import trio
 
-from arena.clock import Clock, TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
+from arena.engine.sandbox import Sandbox, probe, wrap
 from arena.games import Game, State, get_game
-from arena.protocol import ClockInfo, Go, LineReader, encode_line
-from arena.record import ActionRecord
-from arena.referee import RefereeSettings, play_game
-from arena.sandbox import Sandbox, probe, wrap
+from arena.match.clock import Clock, TimeControl
+from arena.match.record import ActionRecord
+from arena.match.referee import RefereeSettings, play_game
+from arena.protocol.messages import ClockInfo, Go, LineReader, encode_line
 
 FIRST_LEGAL = r"""
 # Answers the first legal action without a JSON parser, relying on the compact

@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from arena.games import get_game
-from arena.record import CRASH, ActionRecord, GameRecord
-from arena.store import Store
+from arena.match.record import CRASH, ActionRecord, GameRecord
+from arena.storage.store import Store
 
 BOTS = ["alpha", "beta", "gamma", "delta", "eps", "zeta"]
 TEMPLATES = 64

@@ -4,7 +4,7 @@ Plays one round robin of three built-in random bots (``bench/tournament.py``'s)
 these ways and prints games per second for each:
 
 * local-1  — every game in this process (``workers = 1``)
-* local-3  — three worker processes (``arena/workers.py``), three game slots
+* local-3  — three worker processes (``arena/backends/workers.py``), three game slots
 * ray-1n   — a one-node Ray cluster (1 CPU): one actor, one game slot
 * ray-3n   — a three-node Ray cluster (a head and two workers on 127.0.0.1,
   1 CPU each, ``ray.cluster_utils.Cluster``): three actors, one slot each
@@ -35,7 +35,7 @@ from typing import Any
 
 import trio
 
-from arena.config import parse_config
+from arena.plan.config import parse_config
 from arena.tournament import Tournament
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -84,7 +84,7 @@ def main() -> None:
     import ray
     from ray.cluster_utils import Cluster
 
-    from arena.rayconnect import init_ray
+    from arena.backends.rayconnect import init_ray
 
     results: dict[str, Figure] = {}
     with tempfile.TemporaryDirectory() as tmp:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import trio
 
-from arena.config import parse_config
+from arena.plan.config import parse_config
 from arena.tournament import Tournament
 
 # Three instant bots; also used by bench/scale.py.

@@ -114,14 +114,14 @@ def tournament(folder: Path, think: float, games: int, variant: str = "single") 
 
 
 def cpu_seconds(pid: int) -> float:
-    """utime + stime of ``pid`` and of its children named arena.workers."""
+    """utime + stime of ``pid`` and of its children named arena.backends.workers."""
     pids = [pid]
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 stat = (entry / "stat").read_text()
                 ppid = int(stat.rsplit(")", 1)[1].split()[1])
-                if ppid == pid and b"arena.workers" in (entry / "cmdline").read_bytes():
+                if ppid == pid and b"arena.backends.workers" in (entry / "cmdline").read_bytes():
                     pids.append(int(entry.name))
             except (OSError, ValueError):
                 continue

@@ -38,7 +38,7 @@ def resolve_builtin(name: str) -> list[str]:
 PREPARED = ("alphabeta", "mcts")
 """Built-in bots with a step before their first game: both search with the
 compiled kernels, whose cache ``compiled_search.py --warm`` builds (see
-``arena/prepare.py``)."""
+``arena/plan/prepare.py``)."""
 
 
 def prepare_command(command: list[str]) -> list[str] | None:

@@ -37,7 +37,7 @@ from typing import Any
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
-from arena.protocol import NewGame
+from arena.protocol.messages import NewGame
 from arena.sdk import Bot, Request, log, run
 from bots import timeman
 from bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up

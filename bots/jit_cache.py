@@ -6,7 +6,7 @@ that folder read-only, and numba would then compile again in every game
 (seconds of start-up, twice a game). So when the folder is read-only, its
 cache files are copied to a private writable folder (the sandbox's own
 ``/tmp``) and numba is pointed there: a cache built outside the sandbox
-(``arena`` builds it before the first game, see ``arena/prepare.py``) is used
+(``arena`` builds it before the first game, see ``arena/plan/prepare.py``) is used
 inside, and a stale or missing one is rebuilt privately.
 
 numba checks a cached function against the source of its own file only;

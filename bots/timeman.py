@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from arena.games.kamisado.board import HOME_RANK, MATCH_TARGET
 from arena.games.kamisado.position import Position
-from arena.protocol import ClockInfo
+from arena.protocol.messages import ClockInfo
 
 # Measured by bench/decisions.py --matches 20 --time 0.03: 446 rounds of
 # alphabeta self-play over the four match kinds (2026-12-01).

@@ -17,13 +17,13 @@ from pathlib import Path
 import pytest
 import trio
 
-from arena.clock import TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import PLAY
-from arena.record import FAULT_REASONS, GameRecord
-from arena.referee import play_game
+from arena.match.clock import TimeControl
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.match.referee import play_game
 from bots import BUILTIN, resolve_builtin
 from bots.compiled_search import CompiledSearcher
 from bots.greedy_bot import choose_move

@@ -8,7 +8,7 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
+from arena.match.clock import DEFAULT_MARGIN, Clock, TimeControl, TimeControlError
 
 
 @pytest.mark.parametrize(

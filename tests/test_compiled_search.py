@@ -20,13 +20,13 @@ import pytest
 import trio
 from kamisado_helpers import state
 
-from arena import prepare as prepare_module
-from arena import sandbox
-from arena.engine import Engine, EngineConfig
+from arena.engine import sandbox
+from arena.engine.bot import Engine, EngineConfig
+from arena.engine.sandbox import Sandbox
 from arena.games.kamisado import GAME, KamisadoState
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import OVER, PLAY, REGROUP, Position, perft
-from arena.sandbox import Sandbox
+from arena.plan import prepare as prepare_module
 from bots import jit_cache, kamisado_eval, prepare_command, resolve_builtin
 from bots.compiled_search import Board, CompiledSearcher, weights
 from bots.compiled_search import K as kernels

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.compliance import Check, check_bot, positions, run_checks
 from arena.games import get_game
+from arena.tools.compliance import Check, check_bot, positions, run_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = [sys.executable, str(ROOT / "bots" / "random_bot.py"), "--seed", "1"]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from fake_game import fake_registered  # noqa: F401  (fixture)
 
-from arena.config import ConfigError, TournamentConfig, load_config, parse_config
+from arena.plan.config import ConfigError, TournamentConfig, load_config, parse_config
 
 pytestmark = pytest.mark.usefixtures("fake_registered")
 

@@ -19,8 +19,7 @@ import pytest
 import trio
 from procs import assert_group_dies, group_alive
 
-from arena.clock import Clock, TimeControl
-from arena.engine import (
+from arena.engine.bot import (
     Engine,
     EngineConfig,
     EngineCrashed,
@@ -30,7 +29,9 @@ from arena.engine import (
     ResourceLimits,
     StderrTail,
 )
-from arena.protocol import (
+from arena.engine.sandbox import Sandbox
+from arena.match.clock import Clock, TimeControl
+from arena.protocol.messages import (
     Action,
     ClockInfo,
     GameOver,
@@ -42,7 +43,6 @@ from arena.protocol import (
     Pong,
     Ready,
 )
-from arena.sandbox import Sandbox
 
 START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -"
 SLACK = 1.0  # every fault must be reported within its deadline plus this
@@ -416,7 +416,7 @@ def test_stderr_tail_bounds():
 
 ARENA_THAT_DIES = r"""
 import sys, trio
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 
 async def main():
     cfg = EngineConfig(name="orphan", command=[sys.executable, sys.argv[1], "ignore_quit"])
@@ -458,7 +458,7 @@ ARENA_WITH_IDLE_THREADS = r"""
 import sys, trio
 import trio._core._thread_cache as thread_cache
 thread_cache.IDLE_TIMEOUT = 0.1  # trio's idle worker threads exit after this (10 s normally)
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 
 async def main():
     cfg = EngineConfig(name="idle", command=[sys.executable, sys.argv[1], "normal"])
@@ -479,7 +479,7 @@ trio.run(main)
 async def test_bot_outlives_the_thread_pool_worker_that_spawned_it(bot_script, tmp_path):
     """PR_SET_PDEATHSIG fires when the *thread* that forked exits. trio forks in
     an idle-expiring worker thread, so the arena forks from the thread running
-    trio instead (arena/process.py), or every bot would die after 10 s of idleness."""
+    trio instead (arena/engine/process.py), or every bot would die after 10 s of idleness."""
     script = tmp_path / "idle_arena.py"
     script.write_text(ARENA_WITH_IDLE_THREADS)
     with trio.fail_after(15):

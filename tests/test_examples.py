@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import load_config
-from arena.schedule import build_schedule
+from arena.plan.config import load_config
+from arena.plan.schedule import build_schedule
 
 EXAMPLES = sorted((Path(__file__).parent.parent / "examples").glob("*.toml"))
 

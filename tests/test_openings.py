@@ -11,9 +11,9 @@ import trio
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.config import read_openings_file
 from arena.games import get_game
-from arena.openings import Probe, forced, generate, wins_by_force
+from arena.plan.config import read_openings_file
+from arena.tools.openings import Probe, forced, generate, wins_by_force
 
 # Black wins in three plies (c1-c7, then every Gold reply opens a path), not sooner.
 FORCED_WIN = "2vpyrgn/4P3/3b4/o7/8/5V2/8/NGRY2BO b r single 0-0 1 -"

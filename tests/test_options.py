@@ -10,14 +10,14 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from arena.backends.slots import engine_config
 from arena.cli import main
-from arena.config import ConfigError, load_config
-from arena.engine import Engine, EngineConfig, EngineProtocolError
+from arena.engine.bot import Engine, EngineConfig, EngineProtocolError
+from arena.engine.options import OptionError, check_declaration, check_options, sample_values
+from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.options import OptionError, check_declaration, check_options, sample_values
-from arena.protocol import NewGame, OptionSpec, SetOption
-from arena.runner import engine_config
-from arena.sandbox import Sandbox
+from arena.plan.config import ConfigError, load_config
+from arena.protocol.messages import NewGame, OptionSpec, SetOption
 
 BOT = str(Path(__file__).with_name("author_bot.py"))
 HASH = {"name": "Hash", "type": "int", "default": 64, "min": 1, "max": 1024}

@@ -11,8 +11,8 @@ import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.clock import Clock, TimeControl
-from arena.protocol import (
+from arena.match.clock import Clock, TimeControl
+from arena.protocol.messages import (
     EXPECTED_ANSWER,
     MAX_LINE,
     PROTOCOL_VERSION,

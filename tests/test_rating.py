@@ -1,4 +1,4 @@
-"""Tests for arena.rating: fastchess's published vectors, and the joint fit's calibration."""
+"""Tests for arena.stats.rating: fastchess's published vectors, and the joint fit's calibration."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from arena.rating import (
+from arena.stats.rating import (
     NATS_PER_ELO,
     Estimate,
     SprtDecision,

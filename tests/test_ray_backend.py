@@ -1,4 +1,4 @@
-"""The Ray backend (``arena/raypool.py``) on a real three-node Ray cluster.
+"""The Ray backend (``arena/backends/raypool.py``) on a real three-node Ray cluster.
 
 One ``ray.cluster_utils.Cluster`` for the whole module: a head and two worker
 nodes on 127.0.0.1, one CPU each, started once (Ray start-up takes seconds).
@@ -36,14 +36,14 @@ import trio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from procs import wait_none_with  # noqa: E402
 
-from arena.config import parse_config  # noqa: E402
-from arena.rayconnect import init_ray  # noqa: E402
-from arena.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
-from arena.record import GameRecord  # noqa: E402
-from arena.runner import WorkItem  # noqa: E402
-from arena.sandbox import resolve as resolve_sandbox  # noqa: E402
-from arena.schedule import build_schedule  # noqa: E402
-from arena.store import Store  # noqa: E402
+from arena.backends.rayconnect import init_ray  # noqa: E402
+from arena.backends.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
+from arena.backends.slots import WorkItem  # noqa: E402
+from arena.engine.sandbox import resolve as resolve_sandbox  # noqa: E402
+from arena.match.record import GameRecord  # noqa: E402
+from arena.plan.config import parse_config  # noqa: E402
+from arena.plan.schedule import build_schedule  # noqa: E402
+from arena.storage.store import Store  # noqa: E402
 from arena.tournament import Tournament  # noqa: E402
 
 LOOPBACK = "127.0.0.1"
@@ -323,10 +323,10 @@ WORKING_DIR_DRIVER = """
 import json, sys
 from pathlib import Path
 import trio
-from arena.config import parse_config
-from arena.raypool import RayPool
-from arena.runner import WorkItem
-from arena.schedule import build_schedule
+from arena.plan.config import parse_config
+from arena.backends.raypool import RayPool
+from arena.backends.slots import WorkItem
+from arena.plan.schedule import build_schedule
 
 toml, address = Path(sys.argv[1]), sys.argv[2]
 text = toml.read_text()
@@ -376,12 +376,11 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
 @pytest.mark.skipif(SANDBOX != "bwrap", reason="bwrap does not work on this machine")
 def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
     """The driver chose bwrap; a node without a working bwrap must not play unconfined."""
-    from arena.raypool import GameActor
+    from arena.backends.raypool import GameActor
 
     class NoBwrapActor(GameActor):  # defined here: Ray ships it by value
         def check(self) -> str:
-            from arena import sandbox
-
+            from arena.engine import sandbox
             os.environ["PATH"] = "/nonexistent"
             sandbox.bwrap_path.cache_clear()
             sandbox.probe.cache_clear()
@@ -396,10 +395,10 @@ def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
         pool._actor_class = ray.remote(NoBwrapActor)
         return pool
 
-    import arena.raypool
+    import arena.backends.raypool
 
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(arena.raypool, "RayPool", pool_without_bwrap)
+        patch.setattr(arena.backends.raypool, "RayPool", pool_without_bwrap)
         with pytest.raises(RayBackendError) as info:
             trio.run(run.run)
     run.close()
@@ -530,7 +529,7 @@ def test_a_node_lost_near_the_end_loses_no_game(tmp_path: Path, cluster: Any) ->
 
 def test_a_game_that_keeps_losing_its_actor_ends_the_run_in_one_line(tmp_path: Path) -> None:
     """Actors that die in every game: each game is retried a bounded number of times."""
-    from arena.raypool import MAX_GAME_LOSSES, GameActor
+    from arena.backends.raypool import MAX_GAME_LOSSES, GameActor
 
     class DyingActor(GameActor):  # defined here: Ray ships it by value
         def play(self, batch: bytes) -> Iterator[bytes]:
@@ -645,7 +644,7 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
 def test_actors_stream_each_games_moves_to_the_observer(tmp_path: Path) -> None:
     """The live web view's feed: every game's start and each of its moves, in order,
     comes back from the actors while the games run."""
-    from arena.events import GameMoved, GameStarted
+    from arena.match.events import GameMoved, GameStarted
     from arena.tournament import Observer
 
     class Watch(Observer):

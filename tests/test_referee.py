@@ -28,10 +28,11 @@ from pathlib import Path
 import pytest
 from procs import assert_group_dies
 
-from arena.clock import TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
+from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.record import (
+from arena.match.clock import TimeControl
+from arena.match.record import (
     ADJUDICATED,
     CRASH,
     FAULT_REASONS,
@@ -40,8 +41,7 @@ from arena.record import (
     TIME,
     GameRecord,
 )
-from arena.referee import MoveEvent, RefereeSettings, play_game
-from arena.sandbox import Sandbox
+from arena.match.referee import MoveEvent, RefereeSettings, play_game
 
 GAME = get_game("kamisado")
 VARIANT = "single"

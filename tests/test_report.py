@@ -21,12 +21,12 @@ import pytest
 from rich.console import Console
 
 from arena.games import get_game
-from arena.rating import joint_fit
-from arena.record import CRASH, ILLEGAL, ActionRecord, GameRecord
+from arena.match.record import CRASH, ILLEGAL, ActionRecord, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, print_standings, write_reports
 from arena.report.boards import kamisado_svg, kamisado_unframe
 from arena.report.replay import decode_frames, encode_frames, game_view, replay_frames, replay_json
-from arena.store import Store
+from arena.stats.rating import joint_fit
+from arena.storage.store import Store
 
 BOTS = ("alpha", "beta", "gamma")
 

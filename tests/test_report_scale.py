@@ -8,9 +8,9 @@ import re
 from pathlib import Path
 
 from arena.games import get_game
-from arena.record import CRASH, ActionRecord, GameRecord
+from arena.match.record import CRASH, ActionRecord, GameRecord
 from arena.report import write_reports
-from arena.store import Store
+from arena.storage.store import Store
 
 
 def random_record(rng: random.Random, players: list[str], faulty: int | None) -> GameRecord:

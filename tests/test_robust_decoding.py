@@ -15,7 +15,7 @@ import msgspec
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.protocol import (
+from arena.protocol.messages import (
     MAX_DEPTH,
     Action,
     Identity,
@@ -26,7 +26,7 @@ from arena.protocol import (
     decode_bot_message,
     nesting_depth,
 )
-from arena.store import Store
+from arena.storage.store import Store
 
 HERE = Path(__file__).resolve().parent
 BAD_BOT = f"{sys.executable} {HERE / 'bad_bot.py'}"

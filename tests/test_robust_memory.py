@@ -9,11 +9,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.clock import Clock, TimeControl
-from arena.engine import Engine, EngineConfig, StderrTail
+from arena.engine.bot import Engine, EngineConfig, StderrTail
 from arena.games import get_game
-from arena.protocol import Action, ClockInfo, Go
-from arena.referee import play_game
+from arena.match.clock import Clock, TimeControl
+from arena.match.referee import play_game
+from arena.protocol.messages import Action, ClockInfo, Go
 
 HERE = Path(__file__).resolve().parent
 BAD_BOT = [sys.executable, str(HERE / "bad_bot.py")]

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from arena.config import load_config
-from arena.schedule import build_schedule
-from arena.store import DB_NAME, LOCK_NAME, Store
+from arena.plan.config import load_config
+from arena.plan.schedule import build_schedule
+from arena.storage.store import DB_NAME, LOCK_NAME, Store
 
 ARENA = [sys.executable, "-m", "arena.cli"]
 
@@ -181,7 +181,7 @@ def test_a_database_deleted_or_replaced_mid_run_loses_no_game(tmp_path: Path, ho
 
 
 def test_any_sqlite_error_becomes_one_store_error(tmp_path: Path) -> None:
-    from arena.store import StoreError
+    from arena.storage.store import StoreError
 
     store = Store.open(tmp_path, name="t", config_text="", fingerprint="f")
     store._conn.close()  # any sqlite3.Error will do: here "closed database"

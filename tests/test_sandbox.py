@@ -25,9 +25,9 @@ import msgspec
 import pytest
 from procs import live_with, wait_none_with
 
-from arena.record import GameRecord
-from arena.sandbox import Sandbox, probe, wrap
-from arena.store import Store
+from arena.engine.sandbox import Sandbox, probe, wrap
+from arena.match.record import GameRecord
+from arena.storage.store import Store
 
 HERE = Path(__file__).parent
 ESCAPE = HERE / "escape_bot.py"

@@ -12,8 +12,8 @@ from fake_game import FakeGame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.config import BotConfig, Openings, TournamentConfig
-from arena.schedule import (
+from arena.plan.config import BotConfig, Openings, TournamentConfig
+from arena.plan.schedule import (
     PairTask,
     build_schedule,
     draw_openings,

@@ -12,10 +12,9 @@ import jsonschema
 import msgspec
 import pytest
 
-from arena.clock import Clock, TimeControl
-from arena.compliance import check_bot
 from arena.games import get_game
-from arena.protocol import (
+from arena.match.clock import Clock, TimeControl
+from arena.protocol.messages import (
     ClockInfo,
     GameOver,
     Go,
@@ -29,7 +28,8 @@ from arena.protocol import (
     SetOption,
     encode_line,
 )
-from arena.schema import DEFAULT_DIR, render, schemas, stale
+from arena.protocol.schema import DEFAULT_DIR, render, schemas, stale
+from arena.tools.compliance import check_bot
 
 SCHEMA_BOT = [sys.executable, str(Path(__file__).with_name("schema_bot.py")), str(DEFAULT_DIR)]
 
@@ -41,7 +41,7 @@ def validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def test_published_schemas_are_up_to_date() -> None:
-    assert stale() == [], "docs/schema is stale: run python -m arena.schema"
+    assert stale() == [], "docs/schema is stale: run python -m arena.protocol.schema"
     assert sorted(schemas()) == sorted(p.name for p in DEFAULT_DIR.glob("*.json"))
     assert all(render(s).endswith("}\n") for s in schemas().values())
 

@@ -7,7 +7,7 @@ import io
 import msgspec
 
 from arena.games import get_game
-from arena.protocol import (
+from arena.protocol.messages import (
     ClockInfo,
     Go,
     Hello,

@@ -13,14 +13,14 @@ import time
 
 import pytest
 
-from arena.clock import TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
 from arena.games.kamisado.notation import text_to_position
 from arena.games.kamisado.position import PLAY, Position
-from arena.protocol import ClockInfo
-from arena.record import FAULT_REASONS
-from arena.referee import play_game
+from arena.match.clock import TimeControl
+from arena.match.record import FAULT_REASONS
+from arena.match.referee import play_game
+from arena.protocol.messages import ClockInfo
 from bots import kamisado_eval, resolve_builtin, timeman
 from bots.compiled_search import CompiledSearcher
 from bots.kamisado_eval import (

@@ -26,18 +26,18 @@ from typing import Any
 
 import trio
 
-from arena.clock import TimeControl
-from arena.config import load_config
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
+from arena.engine.sandbox import Sandbox
 from arena.games.sekigahara import GAME, Scenario, SekigaharaState
 from arena.games.sekigahara.cards import Block, Card, CardKind
 from arena.games.sekigahara.scenario import Army
-from arena.record import FAULT_REASONS, GameRecord
-from arena.referee import play_game
+from arena.match.clock import TimeControl
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.match.referee import play_game
+from arena.plan.config import load_config
+from arena.plan.schedule import build_schedule
 from arena.report import HTML_NAME, MARKDOWN_NAME, write_reports
-from arena.sandbox import Sandbox
-from arena.schedule import build_schedule
-from arena.store import Store
+from arena.storage.store import Store
 from arena.tournament import Tournament
 from bots.battle_greedy_bot import choose_action
 

@@ -27,13 +27,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sekigahara_arena import twin
 
-from arena.clock import TimeControl
-from arena.engine import Reply
+from arena.engine.bot import Reply
 from arena.games.sekigahara import GAME, Scenario, SekigaharaState
 from arena.games.sekigahara.scenario import deal
-from arena.protocol import Action, Go, NewGame, Ready, encode_line
-from arena.record import SandboxRecord
-from arena.referee import play_game
+from arena.match.clock import TimeControl
+from arena.match.record import SandboxRecord
+from arena.match.referee import play_game
+from arena.protocol.messages import Action, Go, NewGame, Ready, encode_line
 
 THINK = 0.02
 """Seconds every scripted answer takes: less than the increment, so a decision
@@ -226,7 +226,7 @@ def test_forced_action_is_only_what_the_opponent_can_see() -> None:
 def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
     """Through real processes: a hidden-forced action is a timed ``go`` that the
     built-in bots answer, recorded as asked (not forced) with its time charged."""
-    from arena.engine import Engine, EngineConfig
+    from arena.engine.bot import Engine, EngineConfig
     from bots import resolve_builtin
 
     async def games() -> list[Any]:

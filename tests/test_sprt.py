@@ -7,10 +7,10 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.rating import llr_pentanomial
-from arena.record import GameRecord
-from arena.sprt import SprtState
-from arena.store import Store
+from arena.match.record import GameRecord
+from arena.stats.rating import llr_pentanomial
+from arena.storage.store import Store
+from arena.tools.sprt import SprtState
 
 
 def _record(first: str, second: str, score: float) -> GameRecord:

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import arena
-from arena.record import ActionRecord, GameRecord
-from arena.store import (
+from arena.match.record import ActionRecord, GameRecord
+from arena.storage.store import (
     DB_NAME,
     SCHEMA_VERSION,
     ConfigMismatchError,

@@ -18,12 +18,12 @@ from click.testing import CliRunner
 from rich.console import Console
 
 from arena.cli import main
-from arena.events import GameMoved, GameStarted
-from arena.export import EXPORT_SCHEMA
+from arena.cli.live import LiveObserver, LogObserver
 from arena.games import get_game
-from arena.live import LiveObserver, LogObserver
-from arena.record import GameRecord
-from arena.store import Store
+from arena.match.events import GameMoved, GameStarted
+from arena.match.record import GameRecord
+from arena.storage.export import EXPORT_SCHEMA
+from arena.storage.store import Store
 from arena.tournament import Progress
 
 LONG = "random-with-a-long-name-that-goes-on-and-on-past-eighty-columns"
@@ -108,7 +108,7 @@ def _record(players: list[str], score: float) -> GameRecord:
 
 
 def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:
-    from arena.config import parse_config
+    from arena.plan.config import parse_config
 
     config = parse_config(
         'name = "live"\n[[bots]]\nname = "a"\ncommand = "builtin:random"\n'
@@ -140,7 +140,7 @@ def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:
     text = frame.file.getvalue()  # type: ignore[attr-defined]
     assert "last results" in text and "r1:a:b/1 a - b 1-0 home-row" in text
     # the running Elo, from the games finished so far (a won the only one)
-    from arena.rating import joint_fit
+    from arena.stats.rating import joint_fit
 
     fit = joint_fit([("a", "b", 1.0)], players=["a", "b"])
     a = fit.rating("a")

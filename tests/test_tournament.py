@@ -15,11 +15,11 @@ from click.testing import CliRunner
 from procs import children_with, live_with, wait_none_with
 
 from arena.cli import main
-from arena.config import load_config
 from arena.games import get_game
-from arena.record import FAULT_REASONS
-from arena.schedule import build_schedule
-from arena.store import Store
+from arena.match.record import FAULT_REASONS
+from arena.plan.config import load_config
+from arena.plan.schedule import build_schedule
+from arena.storage.store import Store
 
 # A random bot that thinks a few milliseconds per move, so that a tournament is
 # still running when the test interrupts it.
@@ -269,7 +269,7 @@ def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
     directory = results / "kill-test"
     proc = arena_run(toml, results)
     wait_for_games(directory / "games.sqlite", 3, proc)
-    workers = children_with(proc.pid, "arena.workers")
+    workers = children_with(proc.pid, "arena.backends.workers")
     assert len(workers) == 2
     os.kill(workers[0], signal.SIGKILL)
     out, err = proc.communicate(timeout=120)
@@ -321,7 +321,7 @@ def test_fault_policy_disqualifies_a_crashing_bot(
 ) -> None:
     import trio
 
-    from arena.config import parse_config
+    from arena.plan.config import parse_config
     from arena.tournament import Tournament
 
     text = (

@@ -15,10 +15,10 @@ import trio
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.config import parse_config
-from arena.events import GameMoved, GameStarted
+from arena.match.events import GameMoved, GameStarted
+from arena.plan.config import parse_config
 from arena.report.summary import build_report
-from arena.store import Store
+from arena.storage.store import Store
 from arena.tournament import Observers, Tournament
 from arena.web.app import Site, find_tournaments
 from arena.web.hub import MAX_PENDING, PROGRESS, LiveHub, game_topic

@@ -126,7 +126,7 @@ class Game(ABC):
     own opening even with ``plies = 0``, since a single fixed deal would be one game."""
     observation_type: ClassVar[type | None] = None
     """A msgspec Struct describing ``State.observation`` exactly, published as JSON
-    Schema in ``docs/schema/`` (``python -m arena.schema``); ``None``: undescribed."""
+    Schema in ``docs/schema/`` (``python -m arena.protocol.schema``); ``None``: undescribed."""
 
     @abstractmethod
     def new_state(self, variant: str | None = None) -> State:

@@ -31,7 +31,7 @@ def write_reports(
     """Write ``report.md`` and ``report.html`` into the tournament directory.
 
     Reads the results database in ``store_dir`` (``Store.open_existing``; raises
-    ``arena.store.StoreError`` if there is none) and returns the numbers the
+    ``arena.storage.store.StoreError`` if there is none) and returns the numbers the
     reports show. ``anchor=(player, rating)`` fixes one bot's rating instead of a
     pool average of 0. Every game counts in the tables, but only the latest
     ``list_latest`` games and the ``list_faulted`` latest faulted ones before
@@ -40,7 +40,7 @@ def write_reports(
     from arena.report.html import write_html
     from arena.report.markdown import write_markdown
     from arena.report.summary import LIST_FAULTED, LIST_LATEST, build_report
-    from arena.store import Store
+    from arena.storage.store import Store
 
     directory = Path(store_dir)
     with Store.open_existing(directory) as store:

@@ -20,7 +20,7 @@ from typing import Any
 
 import jinja2
 
-from arena.record import GameRecord
+from arena.match.record import GameRecord
 from arena.report import fmt
 from arena.report.boards import (
     HEX,

@@ -22,7 +22,7 @@ from typing import Any
 
 from arena.games import GameError, get_game
 from arena.games.base import State
-from arena.record import GameRecord
+from arena.match.record import GameRecord
 from arena.report.battle import battle_frame
 from arena.report.boards import kamisado_frame
 

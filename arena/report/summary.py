@@ -17,9 +17,9 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 
 from arena.games import GameError, get_game
-from arena.rating import JointFit, joint_fit
-from arena.record import FAULT_REASONS, ActionRecord, GameRecord
-from arena.store import Store
+from arena.match.record import FAULT_REASONS, ActionRecord, GameRecord
+from arena.stats.rating import JointFit, joint_fit
+from arena.storage.store import Store
 
 __all__ = [
     "BotStats",

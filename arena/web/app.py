@@ -30,7 +30,7 @@ from arena.report import fmt
 from arena.report.html import asset, board_assets, embed_json, section_context
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
-from arena.store import DB_NAME, StoreError
+from arena.storage.store import DB_NAME, StoreError
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 

@@ -26,10 +26,10 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.config import TournamentConfig
-from arena.events import GameMoved, GameStarted, LiveEvent
 from arena.games import GameError, get_game
-from arena.record import FAULT_REASONS, GameRecord
+from arena.match.events import GameMoved, GameStarted, LiveEvent
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.plan.config import TournamentConfig
 from arena.report.replay import COMPACT, game_view
 from arena.tournament import Observer, Progress, Standing
 

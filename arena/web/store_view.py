@@ -1,6 +1,6 @@
 """A results database seen by the web server: read-only, paged, filtered in SQL.
 
-The server never writes the store, so it does not use :class:`arena.store.Store`
+The server never writes the store, so it does not use :class:`arena.storage.store.Store`
 (which creates the schema and sets pragmas on open) but its own connection in
 SQLite's read-only mode; WAL lets it read while ``arena run`` writes. Pages ask
 for one page of games at a time and one record at a time, so a tournament of
@@ -18,8 +18,8 @@ from urllib.parse import quote
 
 import msgspec
 
-from arena.record import GameRecord
-from arena.store import DB_NAME, StoreError
+from arena.match.record import GameRecord
+from arena.storage.store import DB_NAME, StoreError
 
 __all__ = ["GameFilter", "StoreView", "SummaryView"]
 

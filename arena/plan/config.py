@@ -31,10 +31,10 @@ from typing import Annotated, Literal, get_args
 import msgspec
 from msgspec import Meta
 
-from arena.clock import TimeControl
+from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
-from arena.protocol import MAX_LINE
-from arena.sandbox import SandboxSettings
+from arena.match.clock import TimeControl
+from arena.protocol.messages import MAX_LINE
 
 __all__ = [
     "BotConfig",
@@ -89,7 +89,7 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     tournament's time control for this bot (handicap matches). ``sandbox_ro`` and
     ``sandbox_rw`` are paths (relative to the tournament file) the bot may read,
     or read and write, beyond its sandbox's defaults; ``sandbox_net`` gives it
-    the network (``arena/sandbox.py``).
+    the network (``arena/engine/sandbox.py``).
     """
 
     name: str
@@ -294,7 +294,7 @@ def _check_time_control(text: str) -> str | None:
 
 def builtin_function(name: str) -> Callable[..., list[str] | None] | None:
     """Function ``name`` of the installed built-in bots package, if there is one
-    (``resolve_builtin`` here, ``prepare_command`` for ``arena/prepare.py``).
+    (``resolve_builtin`` here, ``prepare_command`` for ``arena/plan/prepare.py``).
 
     Not ``import bots``: where the current folder comes first on ``sys.path`` (a
     Ray node running in its copy of a shipped working directory), a user's own

@@ -31,7 +31,7 @@ class ActionRecord(msgspec.Struct, frozen=True):
 
 
 class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """How one player's bot process was confined (see ``arena/sandbox.py``).
+    """How one player's bot process was confined (see ``arena/engine/sandbox.py``).
 
     ``mode`` is the one in force (``bwrap`` or ``none``); ``ro``/``rw``/``net`` are
     the bot's own grants beyond the default sandbox.

@@ -2,7 +2,7 @@
 
 This is the unit of execution that every backend shares. The tournament runs it
 in its own process (one worker) or in several worker processes
-(``arena/workers.py``), each fed pair tasks and handing back game records, so a
+(``arena/backends/workers.py``), each fed pair tasks and handing back game records, so a
 pair task stays a plain value in and a plain record out.
 """
 
@@ -18,15 +18,15 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.clock import TimeControl
-from arena.config import Limits, TournamentConfig
-from arena.engine import Engine, EngineConfig, ResourceLimits
-from arena.events import EventSink, GameMoved, GameStarted
+from arena.engine.bot import Engine, EngineConfig, ResourceLimits
+from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.record import GameRecord
-from arena.referee import MoveEvent, RefereeSettings, play_game
-from arena.sandbox import Sandbox
-from arena.schedule import PairTask
+from arena.match.clock import TimeControl
+from arena.match.events import EventSink, GameMoved, GameStarted
+from arena.match.record import GameRecord
+from arena.match.referee import MoveEvent, RefereeSettings, play_game
+from arena.plan.config import Limits, TournamentConfig
+from arena.plan.schedule import PairTask
 
 MB = 1 << 20
 

@@ -2,7 +2,7 @@
 
 ``docs/schema/`` publishes what this module builds, so a bot author can generate
 or validate messages in any language without reading Python; a test checks the
-files are up to date (``python -m arena.schema`` rewrites them) and that real
+files are up to date (``python -m arena.protocol.schema`` rewrites them) and that real
 messages validate against them.
 
 Two adjustments to ``msgspec.json.schema``'s output, both to say what the wire
@@ -21,10 +21,10 @@ from typing import Any
 import msgspec
 
 from arena.games import game_names, get_game
-from arena.protocol import ArenaMessage, BotMessage
+from arena.protocol.messages import ArenaMessage, BotMessage
 
 DIALECT = "https://json-schema.org/draft/2020-12/schema"
-DEFAULT_DIR = Path(__file__).resolve().parent.parent / "docs" / "schema"
+DEFAULT_DIR = Path(__file__).resolve().parents[2] / "docs" / "schema"
 
 
 def _all_required(schema: dict[str, Any]) -> dict[str, Any]:
@@ -75,7 +75,7 @@ def stale(directory: Path = DEFAULT_DIR) -> list[str]:
 
 
 def main(argv: list[str]) -> int:
-    """``python -m arena.schema [DIR]``: write the schema files (default docs/schema)."""
+    """``python -m arena.protocol.schema [DIR]``: write the schema files (default docs/schema)."""
     directory = Path(argv[0]) if argv else DEFAULT_DIR
     directory.mkdir(parents=True, exist_ok=True)
     for name, schema in schemas().items():

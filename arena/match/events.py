@@ -1,8 +1,8 @@
 """Live game events: what a running game tells watchers, move by move.
 
 Plain msgspec values, so that the same event travels from a game slot in this
-process, a worker process (one JSON line on its pipe, ``arena/workers.py``) or a
-Ray actor (``arena/raypool.py``) to the tournament's observers unchanged. Each
+process, a worker process (one JSON line on its pipe, ``arena/backends/workers.py``) or a
+Ray actor (``arena/backends/raypool.py``) to the tournament's observers unchanged. Each
 carries the position text after the event, so a watcher that missed earlier
 events (a page opened mid-game, a slow subscriber whose backlog was coalesced)
 still draws the right board from the latest one alone.

@@ -16,20 +16,20 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from arena import __version__
-from arena.config import (
+from arena.engine.sandbox import MODES, Sandbox
+from arena.games import GameError, get_game
+from arena.match.record import GameRecord
+from arena.plan.config import (
     MAX_CONCURRENCY,
     MAX_GAMES_PER_PAIRING,
     MAX_OPENING_PLIES,
     MAX_PLIES,
     SEED_RANGE,
 )
-from arena.games import GameError, get_game
-from arena.record import GameRecord
-from arena.sandbox import MODES, Sandbox
-from arena.store import StoreError
+from arena.storage.store import StoreError
 
 if TYPE_CHECKING:
-    from arena.engine import ResourceLimits
+    from arena.engine.bot import ResourceLimits
 
 
 class UserError(click.ClickException):
@@ -207,7 +207,7 @@ _SANDBOX_HELP = (
 
 def _confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--sandbox`` and the resource limits, with the tournament file's defaults."""
-    from arena.config import Limits
+    from arena.plan.config import Limits
 
     d = Limits()
     options = [
@@ -231,9 +231,9 @@ def _confinement(
     sandbox: str, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
 ) -> tuple[ResourceLimits, Sandbox]:
     """(ResourceLimits, Sandbox) from the options; the sandbox mode decided once, here."""
-    from arena.config import Limits
-    from arena.runner import resource_limits
-    from arena.sandbox import resolve
+    from arena.backends.slots import resource_limits
+    from arena.engine.sandbox import resolve
+    from arena.plan.config import Limits
 
     limits = Limits(
         memory_mb=memory_mb or None,
@@ -260,8 +260,8 @@ def _identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) -
 
     import trio
 
-    from arena.config import NAME_RE
-    from arena.engine import Engine, EngineConfig, EngineError
+    from arena.engine.bot import Engine, EngineConfig, EngineError
+    from arena.plan.config import NAME_RE
 
     name, command, builtin = spec
     if builtin:
@@ -360,10 +360,10 @@ def play(
     import msgspec
     import trio
 
-    from arena.clock import TimeControl
-    from arena.config import ProtocolSettings
-    from arena.engine import Engine, EngineConfig, EngineError
-    from arena.referee import MoveEvent, RefereeSettings, play_game
+    from arena.engine.bot import Engine, EngineConfig, EngineError
+    from arena.match.clock import TimeControl
+    from arena.match.referee import MoveEvent, RefereeSettings, play_game
+    from arena.plan.config import ProtocolSettings
 
     game = get_game(game_name)
     variant = variant or game.default_variant
@@ -498,7 +498,7 @@ def run_command(
     import msgspec
     import trio
 
-    from arena.config import load_config
+    from arena.plan.config import load_config
     from arena.tournament import Observer, Observers, Tournament
 
     config = load_config(tournament_file)
@@ -564,7 +564,7 @@ def run_command(
 
 def _observer(quiet: bool):  # noqa: ANN202
     """The live view on a terminal; plain, ended lines with ``--quiet`` or through a pipe."""
-    from arena.live import LiveObserver, LogObserver
+    from arena.cli.live import LiveObserver, LogObserver
 
     return LogObserver() if quiet or not sys.stdout.isatty() else LiveObserver()
 
@@ -617,7 +617,7 @@ def _report(
     from arena.report import print_standings, write_reports
     from arena.report.summary import build_report
     from arena.report.terminal import text_console
-    from arena.store import Store
+    from arena.storage.store import Store
 
     if write:
         data = write_reports(  # type: ignore[arg-type]
@@ -696,8 +696,8 @@ def check_bot(
     random bot and the strongest built-in bot for the game; the first fault is
     shown with the game, the ply and the position the bot faced.
     """
-    from arena.clock import TimeControl
-    from arena.compliance import run_checks
+    from arena.match.clock import TimeControl
+    from arena.tools.compliance import run_checks
 
     get_game(game_name)
     TimeControl.parse(tc)
@@ -773,8 +773,8 @@ def sprt(
 
     import trio
 
-    from arena.config import parse_config
-    from arena.sprt import SprtState, tournament_text
+    from arena.plan.config import parse_config
+    from arena.tools.sprt import SprtState, tournament_text
     from arena.tournament import Tournament
 
     specs = [_bot_command(first, seed), _bot_command(second, seed + 1)]
@@ -845,8 +845,8 @@ def export(results_dir: str, output: str | None) -> None:
     """Write every stored game of RESULTS_DIR as one JSON line."""
     from pathlib import Path
 
-    from arena.export import export_jsonl, write_jsonl
-    from arena.store import Store
+    from arena.storage.export import export_jsonl, write_jsonl
+    from arena.storage.store import Store
 
     with Store.open_existing(results_dir) as store:
         if output == "-":
@@ -923,8 +923,8 @@ def openings_generate(
 
     import trio
 
-    from arena.engine import EngineError
-    from arena.openings import Probe, generate
+    from arena.engine.bot import EngineError
+    from arena.tools.openings import Probe, generate
 
     game = get_game(game_name)
     variant = variant or game.default_variant

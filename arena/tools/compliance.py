@@ -4,7 +4,7 @@ In the spirit of fastchess's compliance checker: a bot author runs
 ``arena check-bot -- COMMAND...`` and gets one line per check, each passed or
 failed with the reason, instead of discovering in a tournament that the bot
 loses every game on a protocol fault. The checks drive the bot through the
-real :class:`~arena.engine.Engine`, so they see exactly what a tournament sees:
+real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament sees:
 
 * ``start``: the process starts and answers ``hello`` within the timeout;
 * ``identity``, ``protocol version``, ``supports game``: the handshake's content;
@@ -20,7 +20,7 @@ real :class:`~arena.engine.Engine`, so they see exactly what a tournament sees:
   with a ``setoption`` before a ``newgame`` that is answered;
 * ``games: VARIANT vs OPPONENT`` (``games > 0``): whole games in every declared
   variant against ``random`` and the strongest built-in bot, seats alternating
-  (``arena/compliance_games.py``), reporting the first fault with its position;
+  (``arena/tools/compliance_games.py``), reporting the first fault with its position;
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
   after each one proves;
@@ -43,13 +43,21 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.clock import Clock, TimeControl
-from arena.compliance_games import STAGE_TC, play_stage
-from arena.engine import Engine, EngineConfig, EngineError, ResourceLimits
+from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
+from arena.engine.options import check_declaration, describe, sample_values
+from arena.engine.sandbox import Sandbox
 from arena.games import Game, State, get_game
-from arena.options import check_declaration, describe, sample_values
-from arena.protocol import PROTOCOL_VERSION, Action, ClockInfo, GameOver, Go, NewGame, SetOption
-from arena.sandbox import Sandbox
+from arena.match.clock import Clock, TimeControl
+from arena.protocol.messages import (
+    PROTOCOL_VERSION,
+    Action,
+    ClockInfo,
+    GameOver,
+    Go,
+    NewGame,
+    SetOption,
+)
+from arena.tools.compliance_games import STAGE_TC, play_stage
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from arena.protocol import OptionSpec, OptionValue, SetOption
+from arena.protocol.messages import OptionSpec, OptionValue, SetOption
 
 __all__ = ["OptionError", "check_declaration", "check_options", "describe", "sample_values"]
 

@@ -22,7 +22,7 @@ manager and the only way to get one running: leaving the block, normally or by
 cancellation, kills the group under a shielded, bounded cancel scope, so no
 bot outlives the arena. For the deaths no code survives (SIGKILL, a crash of
 the interpreter), Linux's ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL each
-bot when the arena goes (see :func:`arena.process.child_preexec`).
+bot when the arena goes (see :func:`arena.engine.process.child_preexec`).
 
 Timing: ``Reply.elapsed`` runs from the moment the request line has been
 written to the pipe until the answer line has been read, on trio's clock.
@@ -43,9 +43,11 @@ from typing import ClassVar, NoReturn
 import msgspec
 import trio
 
-from arena.prepare import prepare
-from arena.process import ChildProcess, child_preexec, spawn
-from arena.protocol import (
+from arena.engine.process import ChildProcess, child_preexec, spawn
+from arena.engine.sandbox import SCRATCH, Sandbox, exit_status, missing_program, resolve, wrap
+from arena.match.record import SandboxRecord
+from arena.plan.prepare import prepare
+from arena.protocol.messages import (
     EXPECTED_ANSWER,
     MAX_LINE,
     PROTOCOL_VERSION,
@@ -67,8 +69,6 @@ from arena.protocol import (
     decode_bot_message,
     encode_line,
 )
-from arena.record import SandboxRecord
-from arena.sandbox import SCRATCH, Sandbox, exit_status, missing_program, resolve, wrap
 
 _KEPT_ENV = ("PATH", "HOME", "LANG")
 _EXIT_DRAIN = 0.1
@@ -202,7 +202,7 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
 
     Timeouts are seconds. ``env`` is added to a scrubbed environment holding only
     PATH, HOME and LANG, so bots see the same world on every machine. ``sandbox``
-    confines the process (``arena/sandbox.py``); by default bwrap when it works.
+    confines the process (``arena/engine/sandbox.py``); by default bwrap when it works.
     """
 
     name: str
@@ -578,7 +578,7 @@ class Engine:
                 )
             )
         if check_identity and cfg.options:
-            from arena.options import OptionError, check_options
+            from arena.engine.options import OptionError, check_options
 
             try:
                 self._set_options = check_options(

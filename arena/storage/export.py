@@ -17,8 +17,8 @@ from typing import Any, BinaryIO
 import msgspec
 
 from arena.games import GameError, get_game
-from arena.record import GameRecord
-from arena.store import Store
+from arena.match.record import GameRecord
+from arena.storage.store import Store
 
 __all__ = ["EXPORT_SCHEMA", "export_jsonl", "export_lines", "write_jsonl"]
 

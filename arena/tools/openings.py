@@ -27,11 +27,11 @@ from dataclasses import dataclass
 
 import trio
 
-from arena.clock import Clock, TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 from arena.games.base import Game, GameError, State
-from arena.protocol import ClockInfo, GameOver, Go, NewGame
-from arena.referee import play_game
+from arena.match.clock import Clock, TimeControl
+from arena.match.referee import play_game
+from arena.protocol.messages import ClockInfo, GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,8 +2,8 @@
 
 One trio loop refereeing instant bots spends as much CPU per ply as the bots do,
 so a single arena process would cap a tournament at about one core. The parent
-therefore starts ``python -m arena.workers`` processes, each running
-:class:`~arena.runner.GameSlots`, and speaks to them in JSON lines (msgspec,
+therefore starts ``python -m arena.backends.workers`` processes, each running
+:class:`~arena.backends.slots.GameSlots`, and speaks to them in JSON lines (msgspec,
 the same framing as the bot protocol): it hands out work items, a few at a
 time, and receives each finished game record, which it alone stores. That keeps
 one writer of the results database, and a pair task a plain value in and a
@@ -29,12 +29,12 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.config import ProtocolSettings, SandboxSettings, parse_config
-from arena.events import EventSink, GameMoved, GameStarted, LiveEvent
-from arena.process import child_preexec, spawn
-from arena.protocol import EndOfStream, LineReader
-from arena.record import GameRecord
-from arena.runner import GameSlots, WorkItem
+from arena.backends.slots import GameSlots, WorkItem
+from arena.engine.process import child_preexec, spawn
+from arena.match.events import EventSink, GameMoved, GameStarted, LiveEvent
+from arena.match.record import GameRecord
+from arena.plan.config import ProtocolSettings, SandboxSettings, parse_config
+from arena.protocol.messages import EndOfStream, LineReader
 
 MAX_LINE = 64 << 20
 """Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
@@ -239,7 +239,7 @@ class WorkerPool:
         Returns the items it did not finish and whether it finished any game.
         """
         process = spawn(
-            [sys.executable, "-m", "arena.workers"],
+            [sys.executable, "-m", "arena.backends.workers"],
             stderr=None,  # a worker's own errors go straight to the arena's stderr
             start_new_session=True,
             preexec_fn=child_preexec([]),

@@ -15,11 +15,11 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from arena.clock import TimeControl
-from arena.engine import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig
 from arena.games import Game, State
-from arena.record import GameRecord
-from arena.referee import RefereeSettings, play_game
+from arena.match.clock import TimeControl
+from arena.match.record import GameRecord
+from arena.match.referee import RefereeSettings, play_game
 
 STRONGEST = {"kamisado": "alphabeta", "sekigahara": "battle-greedy"}
 """The strongest built-in bot per game; ``random`` for any other game."""

@@ -30,10 +30,10 @@ from rich.progress import Progress as Bar
 from rich.table import Table
 from rich.text import Text
 
-from arena.config import TournamentConfig
-from arena.events import GameStarted, LiveEvent
-from arena.rating import joint_fit
-from arena.record import FAULT_REASONS, GameRecord
+from arena.match.events import GameStarted, LiveEvent
+from arena.match.record import FAULT_REASONS, GameRecord
+from arena.plan.config import TournamentConfig
+from arena.stats.rating import joint_fit
 from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
 
 

@@ -22,11 +22,11 @@ from typing import Any
 
 import trio
 
-from arena.clock import Clock, TimeControl
-from arena.engine import Engine, EngineError
+from arena.engine.bot import Engine, EngineError
 from arena.games import Game, State
-from arena.protocol import Action, ClockInfo, GameOver, Go, NewGame
-from arena.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
+from arena.match.clock import Clock, TimeControl
+from arena.match.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
+from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,8 +24,8 @@ from collections.abc import Callable, Sequence
 
 import msgspec
 
-from arena.config import TournamentConfig, read_openings_file
 from arena.games import Game, get_game
+from arena.plan.config import TournamentConfig, read_openings_file
 
 __all__ = [
     "PairTask",

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from arena.rating import (
+from arena.match.record import GameRecord
+from arena.stats.rating import (
     SprtDecision,
     llr_pentanomial,
     pentanomial_counts,
@@ -25,8 +26,7 @@ from arena.rating import (
     sprt_bounds,
     sprt_decision,
 )
-from arena.record import GameRecord
-from arena.store import Store
+from arena.storage.store import Store
 
 
 @dataclass(slots=True)

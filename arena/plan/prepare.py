@@ -26,7 +26,7 @@ _LOCK = trio.Lock()
 
 
 def _prepare_command(command: list[str]) -> list[str] | None:
-    from arena.config import builtin_function
+    from arena.plan.config import builtin_function
 
     find = builtin_function("prepare_command")
     return None if find is None else find(command)

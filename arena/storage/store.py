@@ -55,7 +55,7 @@ from typing import ParamSpec, TypeVar
 import msgspec
 
 import arena
-from arena.record import GameRecord
+from arena.match.record import GameRecord
 
 __all__ = [
     "DB_NAME",
@@ -188,7 +188,7 @@ def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Pa
 def config_hash(text: str) -> str:
     """A fallback fingerprint: the hash of a config text with line ends normalised.
 
-    Prefer ``arena.schedule.schedule_fingerprint``, which ignores settings that
+    Prefer ``arena.plan.schedule.schedule_fingerprint``, which ignores settings that
     may change between runs (paths, concurrency) and sees openings-file contents.
     """
     canonical = "\n".join(line.rstrip() for line in text.strip().splitlines())
@@ -226,7 +226,7 @@ class Store:
         """Create the database for a new tournament, or reopen it to resume.
 
         ``fingerprint`` identifies the schedule-relevant config (see
-        ``arena.schedule.schedule_fingerprint``). Reopening with a different
+        ``arena.plan.schedule.schedule_fingerprint``). Reopening with a different
         fingerprint raises ``ConfigMismatchError``: its finished games belong to
         another schedule and would be silently mixed in. With ``force`` the new
         config replaces the stored one and the run goes on.

@@ -28,7 +28,7 @@ import msgspec
 if TYPE_CHECKING:
     import trio
 
-    from arena.clock import Clock
+    from arena.match.clock import Clock
 
 PROTOCOL_VERSION = 1
 """The version this arena speaks; sent in ``hello`` and echoed in ``identity``."""

@@ -1,6 +1,6 @@
 """Ray backend: the same game slots in Ray actors, so one tournament spans a cluster.
 
-The local backend (``arena/workers.py``) runs :class:`~arena.runner.GameSlots` in
+The local backend (``arena/backends/workers.py``) runs :class:`~arena.backends.slots.GameSlots` in
 one process per core. This one runs the same game slots inside Ray actors, one
 per CPU of the cluster, so adding machines adds game slots while everything
 else stays as it is: the driver (the ``arena run`` process) hands out work items
@@ -13,7 +13,7 @@ Shape of the exchange, and why:
 * An actor keeps **one trio loop in a thread for its whole life**, so its bot
   processes stay alive across every game it plays (starting a bot costs more
   than many games of an instant bot). Bots are forked from the thread running
-  that loop (see ``arena/process.py``), which lives as long as the actor, so
+  that loop (see ``arena/engine/process.py``), which lives as long as the actor, so
   ``PR_SET_PDEATHSIG`` holds here too: a killed actor takes its bots with it.
 * The driver sends **batches** of work items (msgspec bytes) to
   ``play``, a streaming generator method (``num_returns="streaming"``), which
@@ -55,11 +55,11 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.config import ConfigError, TournamentConfig, parse_config
-from arena.events import EventSink, LiveEvent
-from arena.rayconnect import AddressError, check_address, init_ray, routed_logs
-from arena.record import GameRecord
-from arena.runner import GameSlots, WorkItem
+from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
+from arena.backends.slots import GameSlots, WorkItem
+from arena.match.events import EventSink, LiveEvent
+from arena.match.record import GameRecord
+from arena.plan.config import ConfigError, TournamentConfig, parse_config
 
 __all__ = [
     "EXTRA_HINT",
@@ -195,8 +195,7 @@ class GameActor:
         honour the same way (a node without a working bwrap cannot play)."""
         if mode == "none":
             return "none"
-        from arena import sandbox
-
+        from arena.engine import sandbox
         reason = sandbox.probe()
         if reason is not None and mode == "auto":
             return "none"  # what the engine does with "auto" here (the driver did not decide)

@@ -22,7 +22,7 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
 * **no capabilities** (``--cap-drop ALL``): even an arena running as root gives
   its bots none, so they cannot unmount what covers the secrets.
 
-The rlimits of :class:`arena.engine.ResourceLimits` are set on bwrap before it
+The rlimits of :class:`arena.engine.bot.ResourceLimits` are set on bwrap before it
 execs, so they hold for everything inside. Start-up costs a few milliseconds per
 bot process (``bench/overhead.py`` measures it).
 """
@@ -41,7 +41,7 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
-from arena.record import SandboxRecord
+from arena.match.record import SandboxRecord
 
 Mode = Literal["auto", "bwrap", "none"]
 MODES: tuple[str, ...] = ("auto", "bwrap", "none")
@@ -176,7 +176,7 @@ def _shown(command: Sequence[str], cwd: str, path_env: str | None) -> list[str]:
     folder, and the arena's own interpreter prefix and source tree (built-in
     bots import ``arena.sdk``).
     """
-    wanted = [cwd, sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parent.parent)]
+    wanted = [cwd, sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
     exe = command[0] if "/" in command[0] else shutil.which(command[0], path=path_env)
     words = [exe] if exe else []
     words += [w for w in command[1:] if w.startswith("/")]
