@@ -127,8 +127,13 @@ def hierarchies() -> tuple[_Hierarchy, ...] | str:
     return "no cgroup file system mounted"
 
 
+@functools.cache
 def available() -> bool:
-    return not isinstance(hierarchies(), str)
+    """Whether bots get a cgroup each here; the first call also sweeps stale groups."""
+    if isinstance(hierarchies(), str):
+        return False
+    remove_stale()
+    return True
 
 
 class BotCgroup:
@@ -154,7 +159,7 @@ class BotCgroup:
                 else:
                     _limit(folder, "pids.max", processes)
         except OSError:
-            self.remove()
+            self.try_remove()
             raise
 
     def join_fds(self) -> list[int]:
@@ -184,19 +189,53 @@ class BotCgroup:
                         return True
         return False
 
-    def remove(self) -> None:
-        """Kill whatever is left in the group and remove it (bounded: a few attempts)."""
-        for folder in reversed(self.folders):
-            for _ in range(50):
-                try:
-                    os.rmdir(folder)
-                    break
-                except FileNotFoundError:
-                    break
-                except OSError:
-                    _kill_members(folder)
-                    os.sched_yield()
-        self.folders = [f for f in self.folders if os.path.isdir(f)]
+    def try_remove(self) -> bool:
+        """Kill whatever is left in the group and remove it; ``False`` while it still has members.
+
+        The bot's last processes may take a moment to leave once bwrap is reaped.
+        """
+        left = []
+        for folder in self.folders:
+            try:
+                os.rmdir(folder)
+            except FileNotFoundError:
+                pass
+            except OSError:
+                _kill_members(folder)
+                left.append(folder)
+        self.folders = left
+        return not left
+
+    async def remove(self, timeout: float = 2.0) -> None:
+        """:meth:`try_remove` until it succeeds, for at most ``timeout`` seconds."""
+        import trio
+
+        with trio.move_on_after(timeout):
+            while not self.try_remove():
+                await trio.sleep(0.005)
+
+
+def remove_stale() -> None:
+    """Remove the groups of arenas that died without removing theirs (killed, say)."""
+    found = hierarchies()
+    if isinstance(found, str):
+        return
+    for h in found:
+        try:
+            names = os.listdir(h.folder)
+        except OSError:
+            continue
+        for name in names:
+            parts = name.split("-")
+            if len(parts) != 3 or parts[0] != "arena" or not parts[1].isdigit():
+                continue
+            try:
+                os.kill(int(parts[1]), 0)
+            except ProcessLookupError:
+                with suppress(OSError):
+                    os.rmdir(os.path.join(h.folder, name))
+            except OSError:
+                continue
 
 
 def _kill_members(folder: str) -> None:

@@ -658,10 +658,17 @@ class Engine:
         return limits, identity
 
     def _remove_cgroup(self) -> None:
+        """At a failed start: nothing ran in the group yet."""
+        group, self._cgroup = self._cgroup, None
+        if group is not None:
+            group.try_remove()
+
+    async def _release_cgroup(self) -> None:
+        """After the bot is gone: note a memory kill, then remove its group (bounded)."""
         group, self._cgroup = self._cgroup, None
         if group is not None:
             self._oom_killed = self._oom_killed or group.oom_killed()
-            group.remove()
+            await group.remove()
 
     async def restart(self, game: str, variant: str) -> Identity:
         """Kill whatever runs (no grace if it faulted) and start afresh."""
@@ -707,7 +714,8 @@ class Engine:
                     await proc.process.stdout.aclose()
                     await proc.process.stderr.aclose()
                 self._proc = None
-                self._remove_cgroup()
+                with trio.CancelScope(shield=True):
+                    await self._release_cgroup()
 
     def _kill_group(self, sig: signal.Signals) -> None:
         proc = self._proc
