@@ -170,7 +170,10 @@ class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """``setrlimit`` limits applied in the child before ``exec``; ``None`` = inherit.
 
     ``processes`` is RLIMIT_NPROC, which Linux counts per *user*, not per bot,
-    and ignores for root: run bots as a dedicated user for it to mean much.
+    and ignores for root; a sandboxed bot under a root arena runs as an
+    unprivileged user, and where a cgroup bounds the bot (``arena/cgroups.py``)
+    its ``pids.max`` replaces RLIMIT_NPROC and ``memory_bytes`` bounds its
+    memory as a whole, besides each process's address space.
     ``core_bytes`` defaults to 0 so crashing bots leave no core files.
     """
 

@@ -5,22 +5,25 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
 
 * **no network**: its own network namespace (only a loopback of its own), unless
   the tournament grants ``sandbox_net``;
-* **read-only file system**: ``/`` is bound read-only so interpreters (``python3``,
-  ``node``, a virtualenv) work unchanged; ``/home``, ``/root``, ``/run``,
-  ``/var/tmp``, ``/mnt``, ``/media`` and the results folder are covered by empty
-  read-only tmpfs, because that is where users keep secrets, sockets (``/run``)
-  and where the arena keeps its database; ``/tmp`` is a fresh, size-bounded tmpfs
-  per process and ``HOME`` points at it: the bot's only writable place (plus
-  ``sandbox_rw``). The bot's working directory, its executable's folder, any
-  file named on its command line and the arena's own Python prefix are bound
-  back read-only where they lie under a covered folder;
+* **an allow-list file system** (issue 22): bwrap's root is an empty tmpfs into
+  which only this is bound, read-only: the system runtime (``/usr``, ``/bin``,
+  ``/sbin``, ``/lib*``), an allow-list of ``/etc`` (:data:`ETC`: no shadow
+  files, private keys or sudoers), a minimal ``/dev``, a ``/proc`` of its own,
+  the arena's interpreter prefix and ``arena`` package, the bot's own paths
+  (its working directory, its program's folder, files named on its command
+  line: :func:`shown`) and its ``sandbox_ro`` grants; ``sandbox_rw`` grants are
+  writable, and ``/tmp`` is a fresh, size-bounded tmpfs per process (its
+  ``HOME``). No other entrant's folder, no results folder (hidden even under a
+  grant), no homes, and so no socket file outside the bot's own grants;
+* **an unprivileged user and a seccomp filter** (``arena/confine.py``), and a
+  cgroup per bot bounding its memory and processes as a whole where the
+  machine gives one (``arena/cgroups.py``);
 * **own PID namespace** with bwrap as its init and ``--die-with-parent``: when the
   bot's game ends or the arena dies, every descendant dies too (``setsid``,
   double forks and SIGTERM-proof helpers included), and ``/proc`` shows only the
   bot's own processes (so the arena's ``/proc/PID/environ`` is out of reach; the
   init's environment is the scrubbed one the bot gets anyway);
-* **no capabilities** (``--cap-drop ALL``): even an arena running as root gives
-  its bots none, so they cannot unmount what covers the secrets.
+* **no capabilities**: even an arena running as root gives its bots none.
 
 The rlimits of :class:`arena.engine.ResourceLimits` are set on bwrap before it
 execs, so they hold for everything inside. Start-up costs a few milliseconds per
