@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import sysconfig
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -164,3 +165,32 @@ def test_a_bot_holds_no_more_than_its_memory_through_children_and_memfd(bounded:
     else:  # a cgroup: the whole bot within memory_mb (or killed on the way)
         assert bound == {"cgroup"} and hoards, (bound, hoards)
         assert all(mb <= 200 for mb in held), hoards
+
+
+def check_bot(*command: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*ARENA, "check-bot", "--sandbox", "bwrap", "--", *command],
+                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+
+
+def test_a_statically_linked_bot_passes_check_bot(tmp_path: Path) -> None:
+    exe = tmp_path / "static" / "cbot"
+    exe.parent.mkdir()
+    source = HERE.parent / "bots" / "examples" / "c" / "kamisado_bot.c"
+    subprocess.run(["gcc", "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+    assert b"statically linked" in subprocess.run(["file", str(exe)], capture_output=True).stdout
+    done = check_bot(str(exe))
+    assert done.returncode == 0 and "all 21 checks passed" in done.stdout, done.stdout
+
+
+def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) -> None:
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    # arena.sdk and msgspec, as if installed there (the arena's own are visible to every bot)
+    libs = sysconfig.get_paths()["purelib"]
+    (site / "arena_tree.pth").write_text(f"{HERE.parent}\n{libs}\n")
+    bot = tmp_path / "mine" / "bot.py"
+    bot.parent.mkdir()
+    bot.write_text((HERE.parent / "bots" / "random_bot.py").read_text())
+    done = check_bot(f"{venv}/bin/python", str(bot))
+    assert done.returncode == 0 and "all 21 checks passed" in done.stdout, done.stdout
