@@ -194,3 +194,14 @@ def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) 
     bot.write_text((HERE.parent / "bots" / "random_bot.py").read_text())
     done = check_bot(f"{venv}/bin/python", str(bot))
     assert done.returncode == 0 and "all 21 checks passed" in done.stdout, done.stdout
+
+
+def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
+    done = subprocess.run([*ARENA, "play", "random", "greedy", "--sandbox", "bwrap"],
+                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    lines = [line for line in done.stdout.splitlines() if line.startswith("sandbox of ")]
+    assert len(lines) == 2, done.stdout
+    for line in lines:
+        assert ("user nobody" if ROOT else "the arena's user") in line, line
+        assert "bounded by a cgroup" in line or "bounded by rlimits" in line, line
