@@ -389,8 +389,9 @@ def wrap(
     made: set[str] = set()
     for path in [*shown(command, cwd, path_env), *sandbox.ro, *sandbox.rw]:
         args += _parents(path, made)  # the folders above are the sandbox's own
-    for path in shown(command, cwd, path_env):
-        if not _under(path, hidden):
+    own = [p for p in shown(command, cwd, path_env) if not _under(p, hidden)]
+    for path in own:
+        if not any(path != outer and _under(path, [outer]) for outer in own):  # one suffices
             args += ["--ro-bind", path, path]
     grants = [("--ro-bind", p) for p in sandbox.ro] + [("--bind", p) for p in sandbox.rw]
     inside = [(how, p) for how, p in grants if _under(os.path.realpath(p), hidden)]
