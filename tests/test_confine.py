@@ -205,3 +205,9 @@ def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
     for line in lines:
         assert ("user nobody" if ROOT else "the arena's user") in line, line
         assert "bounded by a cgroup" in line or "bounded by rlimits" in line, line
+
+
+def test_the_sandbox_user_of_the_tournament_file_runs_its_bots(tmp_path: Path) -> None:
+    run = tournament(tmp_path, "daemon", {"a": (["fork", "0"], {}), "b": (["fork", "0"], {})},
+                     extra='[sandbox]\nuser = "daemon"\n')  # fmt: skip
+    assert {s.user for r in run.records for s in r.sandbox} == {"daemon" if ROOT else ""}
