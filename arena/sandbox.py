@@ -215,8 +215,9 @@ def etc_view() -> str | None:
     import atexit
     import tempfile
 
+    _sweep_views(tempfile.gettempdir())
     try:
-        root = tempfile.mkdtemp(prefix="arena-etc-")
+        root = tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-")
         atexit.register(shutil.rmtree, root, True)
         view = os.path.join(root, "etc")
         os.mkdir(view, 0o755)
@@ -236,6 +237,23 @@ def etc_view() -> str | None:
     except OSError:
         return None
     return view
+
+
+def _sweep_views(folder: str) -> None:
+    """Remove the ``/etc`` copies of arena processes that ended without removing theirs."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 4 and parts[:2] == ["arena", "etc"] and parts[2].isdigit():
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            except OSError:
+                continue
 
 
 @functools.cache
