@@ -20,3 +20,22 @@ def compiled_search() -> None:
     pay for the compiling inside its own deadlines."""
     subprocess.run([sys.executable, str(ROOT / "bots" / "alphabeta_bot.py"), "--warm"],
                    check=True, timeout=600)  # fmt: skip
+
+
+@pytest.fixture(scope="session", autouse=True)
+def bots_may_read_test_folders(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """Test folders open to every user, as a bot's own folder must be.
+
+    A root arena runs its bots as ``nobody`` (``arena/engine/confine.py``), and a bot
+    can only use a folder that user may read; pytest makes its folders
+    owner-only. Only each test folder itself is opened: the sandbox makes the
+    folders above a bot's own, so ``/tmp/pytest-of-root`` stays closed.
+    """
+    mktemp = tmp_path_factory.mktemp
+
+    def readable(basename: str, numbered: bool = True) -> Path:
+        path = mktemp(basename, numbered)
+        path.chmod(0o755)
+        return path
+
+    tmp_path_factory.mktemp = readable  # type: ignore[method-assign]

@@ -14,13 +14,25 @@ Modes (the attempt happens at the first ``go``; each outcome is one stderr line
   SIGTERM, whose command line holds ``MARKER-orphan`` (double fork: it is
   nobody's child);
   with ``hang``, never answer afterwards (so the game lasts until it is killed);
-* ``alloc``: allocate memory without bound (returns only by failing).
+* ``alloc``: allocate memory without bound (returns only by failing);
+* ``read PATH...``: read each file (and those in ``$ESCAPE_PATHS``, colon
+  separated: paths the arena does not see on the command line);
+* ``addkey NAME VALUE``: add a key to the session keyring (``add_key``);
+* ``readkey NAME``: find that key (``request_key``) and read it (``keyctl``),
+  at every ``go`` until it succeeds (another bot may add it later);
+* ``fork N``: start N children that wait; reports how many started;
+* ``hoard MB N``: hold MB in a memfd, then start N children holding MB each;
+  reports the total held (all of it touched, so it is resident);
+* ``unix``: connect to the unix socket at ``$ESCAPE_SOCKET``.
 """
 
 from __future__ import annotations
 
+import ctypes
 import mmap
 import os
+import platform
+import select
 import signal
 import socket
 import subprocess
@@ -100,11 +112,120 @@ def alloc() -> None:
         hoard.append(mmap.mmap(-1, 64 << 20))
 
 
+def read(paths: list[str]) -> None:
+    for path in [*paths, *filter(None, os.environ.get("ESCAPE_PATHS", "").split(":"))]:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(64)
+        except OSError as exc:
+            report(f"read {path}", exc)
+        else:
+            report(f"read {path}", None)
+            print(f"ESCAPE read {path} gave {data!r}", file=sys.stderr, flush=True)
+
+
+# add_key, request_key, keyctl
+KEY_CALLS = {"x86_64": (248, 249, 250), "aarch64": (217, 218, 219)}[platform.machine()]
+KEY_SPEC_SESSION_KEYRING = -3
+KEYCTL_READ = 11
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+
+def addkey(name: str, value: str) -> None:
+    data = value.encode()
+    got = libc.syscall(KEY_CALLS[0], b"user", name.encode(), data, ctypes.c_size_t(len(data)),
+                       ctypes.c_int(KEY_SPEC_SESSION_KEYRING))  # fmt: skip
+    report(f"addkey {name}", None if got >= 0 else os.strerror(ctypes.get_errno()))
+
+
+def readkey(name: str, first: bool) -> bool:
+    key = libc.syscall(KEY_CALLS[1], b"user", name.encode(), None, ctypes.c_int(0))
+    if key < 0:
+        if first:
+            report(f"readkey {name}", os.strerror(ctypes.get_errno()))
+        return False
+    buf = ctypes.create_string_buffer(256)
+    size = libc.syscall(KEY_CALLS[2], ctypes.c_int(KEYCTL_READ), ctypes.c_long(key), buf,
+                        ctypes.c_size_t(256))  # fmt: skip
+    report(f"readkey {name}", None if size >= 0 else os.strerror(ctypes.get_errno()))
+    if size >= 0:
+        print(f"ESCAPE readkey {name} gave {buf.raw[:size]!r}", file=sys.stderr, flush=True)
+    return size >= 0
+
+
+def wait_children(pipe: int, count: int) -> int:
+    """How many children wrote their byte to ``pipe`` within 5 s (one killed never writes)."""
+    done = 0
+    while done < count and select.select([pipe], [], [], 5)[0]:
+        got = os.read(pipe, count - done)
+        if not got:
+            break
+        done += len(got)
+    return done
+
+
+def start_children(count: int, hold_mb: int) -> int:
+    r, w = os.pipe()
+    started = 0
+    for _ in range(count):
+        try:
+            pid = os.fork()
+        except OSError as exc:
+            report(f"fork {started + 1}", exc)
+            break
+        if pid == 0:
+            os.close(r)
+            try:
+                held = b"\x01" * (hold_mb << 20)  # touched: resident
+                os.write(w, b"x")
+                del held  # (never reached before the game kills it)
+                signal.pause()
+            finally:
+                os._exit(0)
+        started += 1
+    os.close(w)
+    return wait_children(r, started)
+
+
+def fork(count: int) -> None:
+    report(f"fork {count}", f"{start_children(count, 0)} started")
+
+
+def hoard(mb: int, count: int) -> None:
+    held = 0
+    try:
+        fd = os.memfd_create("hoard")
+        chunk = b"\x01" * (1 << 20)
+        for _ in range(mb):
+            os.write(fd, chunk)
+        held += mb
+    except OSError as exc:
+        report("hoard memfd", exc)
+    held += mb * start_children(count, mb)
+    report(f"hoard held {held} MB", None)
+
+
+def unix() -> None:
+    path = os.environ["ESCAPE_SOCKET"]
+    try:
+        with socket.socket(socket.AF_UNIX) as sock:
+            sock.settimeout(2)
+            sock.connect(path)
+    except OSError as exc:
+        report(f"unix {path}", exc)
+    else:
+        report(f"unix {path}", None)
+
+
 attempted = False
+key_read = False
 
 
 def choose(request: Request) -> str:
-    global attempted
+    global attempted, key_read
+    if MODE == "readkey" and not key_read:
+        key_read = readkey(ARGS[0], first=not attempted)
     if not attempted:
         attempted = True
         if MODE == "write":
@@ -117,6 +238,16 @@ def choose(request: Request) -> str:
             setsid(ARGS[0])
         elif MODE == "alloc":
             alloc()
+        elif MODE == "read":
+            read(ARGS)
+        elif MODE == "addkey":
+            addkey(ARGS[0], ARGS[1])
+        elif MODE == "fork":
+            fork(int(ARGS[0]))
+        elif MODE == "hoard":
+            hoard(int(ARGS[0]), int(ARGS[1]))
+        elif MODE == "unix":
+            unix()
     return request.legal[0]
 
 

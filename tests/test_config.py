@@ -65,7 +65,29 @@ def test_commands_are_resolved(tmp_path: Path) -> None:
     assert alpha.command == [os.path.abspath(PY), "-u", "bot.py", "--fast"]
     assert alpha.argv == alpha.command
     assert beta.argv == [os.path.abspath(PY), "other.py", "--level", "3"]
-    assert alpha.cwd == str(tmp_path.resolve())  # default: the TOML file's folder
+    # default: the program's folder (no script here: the interpreter's), never the TOML's
+    assert alpha.cwd == os.path.dirname(os.path.realpath(PY)) != str(tmp_path.resolve())
+
+
+def test_a_bot_without_cwd_starts_in_its_programs_folder(tmp_path: Path) -> None:
+    """Not in the tournament file's folder, where the other entrants' files lie (issue 22)."""
+    (tmp_path / "bots" / "alpha").mkdir(parents=True)
+    (tmp_path / "bots" / "alpha" / "bot.py").write_text("")
+    text = two_bots().replace(f'"{PY} -u bot.py --fast"', f'"{PY} bots/alpha/bot.py --fast"')
+    text = text.replace(f'command = ["{PY}", "other.py"]', 'command = ["node", "-e", "1"]')
+    alpha, beta = load_config(write(tmp_path, text)).bots
+    script = str((tmp_path / "bots" / "alpha" / "bot.py").resolve())
+    assert alpha.command == [os.path.abspath(PY), script, "--fast"]
+    assert alpha.cwd == os.path.dirname(script)
+    if shutil.which("node") and os.path.realpath(shutil.which("node")).startswith("/usr/"):
+        assert beta.cwd is None  # a system program alone: its private /tmp in the sandbox
+
+
+def test_sandbox_user_must_exist_and_not_be_root(tmp_path: Path) -> None:
+    for user, why in (("no-such-user-xyz", "no user 'no-such-user-xyz'"), ("root", "is root")):
+        text = two_bots(top=f'[sandbox]\nuser = "{user}"')
+        with pytest.raises(ConfigError, match=rf"sandbox\.user: .*{why}"):
+            load_config(write(tmp_path, text))
 
 
 def test_full_file(tmp_path: Path) -> None:
@@ -160,7 +182,7 @@ def test_builtin_bots_resolved_through_bots_package(
 
 def test_parse_config_takes_text(tmp_path: Path) -> None:
     config = parse_config(two_bots().encode(), tmp_path / "virtual.toml")
-    assert config.bots[0].cwd == str(tmp_path.resolve())
+    assert config.bots[0].cwd == os.path.dirname(os.path.realpath(PY))
 
 
 NOT_EXEC = "notexec.sh"

@@ -71,6 +71,7 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
             net=bot.sandbox_net,
             hide=list(box.hide),
             scratch_bytes=box.scratch_mb * MB,
+            user=box.user,
         ),
     )
 

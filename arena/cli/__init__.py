@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable
 from contextlib import suppress
 from functools import wraps
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
@@ -18,7 +19,7 @@ import click
 from arena import __version__
 from arena.engine.sandbox import MODES, Sandbox
 from arena.games import GameError, get_game
-from arena.match.record import GameRecord
+from arena.match.record import GameRecord, SandboxRecord
 from arena.plan.config import (
     MAX_CONCURRENCY,
     MAX_GAMES_PER_PAIRING,
@@ -382,7 +383,10 @@ def play(
     limits, box = _confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
 
     def engine_config(name: str, command: list[str]) -> EngineConfig:
-        return EngineConfig(name=name, command=command, max_line=settings.max_line,
+        from arena.plan.config import program_command
+
+        command, cwd = program_command(command, Path.cwd())
+        return EngineConfig(name=name, command=command, cwd=cwd, max_line=settings.max_line,
                             handshake_timeout=settings.handshake_timeout,
                             limits=limits, sandbox=box)  # fmt: skip
 
@@ -426,6 +430,8 @@ def play(
             )  # fmt: skip
         if not quiet:
             click.echo(f"final: {record.final_position}")
+            for name, box in zip(record.players, record.sandbox, strict=False):
+                click.echo(f"sandbox of {name}: {_confinement_text(box)}")
         detail = f" ({record.detail})" if record.detail else ""
         click.echo(f"result {record.result} {record.reason}{detail}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
@@ -433,6 +439,16 @@ def play(
                 click.echo(f"stderr of {name}:\n{tail}", err=True)
 
     trio.run(run)
+
+
+def _confinement_text(box: SandboxRecord) -> str:
+    """``bwrap, user nobody, bounded by cgroup``: what held the bot, in one line."""
+    if box.mode != "bwrap":
+        return f"{box.mode} (unconfined)"
+    user = f"user {box.user}" if box.user else "the arena's user"
+    bound = {"cgroup": "a cgroup (memory and processes of the whole bot)",
+             "rlimit": "rlimits (memory per process, processes per user)"}.get(box.bound, "-")
+    return f"bwrap, {user}, bounded by {bound}"
 
 
 @main.command("run")

@@ -1,6 +1,6 @@
 """One bot process: start it in its sandbox, handshake, requests with deadlines, the
 stderr tail, engine options, and the kill of its whole process group.
 
-May import: :mod:`arena.protocol`. Knows nothing of the rules, tournament files or
+May import: :mod:`arena.protocol.messages`. Knows nothing of the rules, tournament files or
 the store: an engine runs a command it is given, in the confinement it is given.
 """

@@ -43,8 +43,18 @@ from typing import ClassVar, NoReturn
 import msgspec
 import trio
 
+from arena.engine import cgroups
+from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp_fd
 from arena.engine.process import ChildProcess, child_preexec, spawn
-from arena.engine.sandbox import SCRATCH, Sandbox, exit_status, missing_program, resolve, wrap
+from arena.engine.sandbox import (
+    SCRATCH,
+    Sandbox,
+    bound_paths,
+    exit_status,
+    missing_program,
+    resolve,
+    wrap,
+)
 from arena.match.record import SandboxRecord
 from arena.plan.prepare import prepare
 from arena.protocol.messages import (
@@ -160,7 +170,10 @@ class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     """``setrlimit`` limits applied in the child before ``exec``; ``None`` = inherit.
 
     ``processes`` is RLIMIT_NPROC, which Linux counts per *user*, not per bot,
-    and ignores for root: run bots as a dedicated user for it to mean much.
+    and ignores for root; a sandboxed bot under a root arena runs as an
+    unprivileged user, and where a cgroup bounds the bot (``arena/engine/cgroups.py``)
+    its ``pids.max`` replaces RLIMIT_NPROC and ``memory_bytes`` bounds its
+    memory as a whole, besides each process's address space.
     ``core_bytes`` defaults to 0 so crashing bots leave no core files.
     """
 
@@ -415,6 +428,12 @@ class Engine:
         self.starts = 0
         self.sandbox_mode: str | None = None
         """``bwrap`` or ``none``: the confinement of the last process started."""
+        self.sandbox_user = ""
+        """Who the last process ran as, when not the arena's own user."""
+        self.sandbox_bound = ""
+        """``cgroup`` or ``rlimit``: how the last sandboxed process was bounded as a whole."""
+        self._cgroup: cgroups.BotCgroup | None = None
+        self._oom_killed = False
         self._tail = StderrTail(config.stderr_lines, config.stderr_bytes)
         self._proc: _Process | None = None
         self._nursery: trio.Nursery | None = None
@@ -468,7 +487,8 @@ class Engine:
     @property
     def sandbox_record(self) -> SandboxRecord:
         """The confinement the game record keeps for this bot."""
-        return self.config.sandbox.record(self.sandbox_mode or resolve(self.config.sandbox.mode))
+        mode = self.sandbox_mode or resolve(self.config.sandbox.mode)
+        return self.config.sandbox.record(mode, self.sandbox_user, self.sandbox_bound)
 
     def stderr_tail(self, *, clear: bool = False) -> str:
         """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game).
@@ -525,28 +545,39 @@ class Engine:
         await prepare(cfg.command)  # a built-in bot's cache, before its first game
         env = cfg.environment()
         command = cfg.command
-        if mode == "bwrap":
-            env["HOME"] = SCRATCH
-            cwd = cfg.cwd or os.getcwd()
-            missing = missing_program(cfg.command, cwd, env.get("PATH"))
-            if missing is not None:
-                self.faulted = EngineCrashed(
-                    f"cannot start {cfg.command!r}: {missing}", engine=self.name
-                )
-                raise self.faulted
-            command = wrap(cfg.sandbox, cfg.command, cwd, env.get("PATH"))
+        cwd = cfg.cwd
+        identity: tuple[int, int] | None = None
+        pass_fds: list[int] = []
+        join_fds: list[int] = []
+        self.sandbox_user = self.sandbox_bound = ""
+        self._oom_killed = False
         try:
+            if mode == "bwrap":
+                env["HOME"] = SCRATCH
+                cwd = "/"  # bwrap's own --chdir puts the bot in its folder
+                limits, identity = self._confine(limits, pass_fds, join_fds)
+                command = wrap(cfg.sandbox, cfg.command, cfg.cwd, env.get("PATH"),
+                               seccomp_fd=pass_fds[0], identity=identity)  # fmt: skip
             process = spawn(
                 command,
                 env=env,
-                cwd=cfg.cwd,
+                cwd=cwd,
                 start_new_session=True,
-                preexec_fn=child_preexec(limits),
+                preexec_fn=child_preexec(limits, cgroup_fds=join_fds),
+                pass_fds=pass_fds,
             )
         except (OSError, subprocess.SubprocessError) as exc:
+            self._remove_cgroup()
             err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
             self.faulted = err
             raise err from exc
+        except EngineCrashed as exc:
+            self._remove_cgroup()
+            self.faulted = exc
+            raise
+        finally:
+            for fd in pass_fds + join_fds:
+                os.close(fd)
         self.starts += 1
         # start_new_session makes the child a session and group leader: pgid == pid.
         proc = _Process(
@@ -588,6 +619,59 @@ class Engine:
                 await self._fault(EngineProtocolError(str(exc), engine=self.name))
         self.identity = ident
         return ident
+
+    def _confine(
+        self, limits: list[tuple[int, int, int]], pass_fds: list[int], join_fds: list[int]
+    ) -> tuple[list[tuple[int, int, int]], tuple[int, int] | None]:
+        """Identity, cgroup and seccomp filter for a sandboxed start (``arena/engine/confine.py``).
+
+        Fills ``pass_fds`` (the filter) and ``join_fds`` (the cgroup to join);
+        returns the rlimits to set and the ``(uid, gid)`` to switch to. Raises
+        :class:`EngineCrashed` with one line when the bot cannot be started so.
+        """
+        cfg = self.config
+        box = cfg.sandbox
+        missing = missing_program(cfg.command, cfg.cwd, cfg.environment().get("PATH"))
+        if missing is not None:
+            raise EngineCrashed(f"cannot start {cfg.command!r}: {missing}", engine=self.name)
+        try:
+            identity = bot_identity(box.user)
+        except IdentityError as exc:
+            raise EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name) from None
+        if identity is not None:
+            self.sandbox_user = box.user
+            path_env = cfg.environment().get("PATH")
+            for path in bound_paths(box, cfg.command, cfg.cwd, path_env):
+                if not reachable(path, *identity):
+                    raise EngineCrashed(
+                        f"cannot start {cfg.command!r}: {path!r} is not readable by user "
+                        f"{box.user!r}, who runs the bot (make it readable by others, "
+                        "or set [sandbox] user)",
+                        engine=self.name,
+                    )
+        if cgroups.available():
+            self._cgroup = cgroups.BotCgroup(cfg.limits.memory_bytes, cfg.limits.processes)
+            join_fds += self._cgroup.join_fds()
+            self.sandbox_bound = "cgroup"
+            # pids.max counts this bot alone; RLIMIT_NPROC would count every bot of the user.
+            limits = [t for t in limits if t[0] != resource.RLIMIT_NPROC]
+        else:
+            self.sandbox_bound = "rlimit"
+        pass_fds.append(seccomp_fd(refuse_memfd=self._cgroup is None))
+        return limits, identity
+
+    def _remove_cgroup(self) -> None:
+        """At a failed start: nothing ran in the group yet."""
+        group, self._cgroup = self._cgroup, None
+        if group is not None:
+            group.try_remove()
+
+    async def _release_cgroup(self) -> None:
+        """After the bot is gone: note a memory kill, then remove its group (bounded)."""
+        group, self._cgroup = self._cgroup, None
+        if group is not None:
+            self._oom_killed = self._oom_killed or group.oom_killed()
+            await group.remove()
 
     async def restart(self, game: str, variant: str) -> Identity:
         """Kill whatever runs (no grace if it faulted) and start afresh."""
@@ -633,6 +717,8 @@ class Engine:
                     await proc.process.stdout.aclose()
                     await proc.process.stderr.aclose()
                 self._proc = None
+                with trio.CancelScope(shield=True):
+                    await self._release_cgroup()
 
     def _kill_group(self, sig: signal.Signals) -> None:
         proc = self._proc
@@ -844,7 +930,9 @@ class Engine:
         with trio.CancelScope(shield=True):
             await self.stop(graceful=False)
         exc.stderr_tail = self._tail.text()
-        if isinstance(exc, EngineCrashed) and any(w in exc.stderr_tail for w in _OUT_OF_MEMORY):
+        if isinstance(exc, EngineCrashed) and (
+            self._oom_killed or any(w in exc.stderr_tail for w in _OUT_OF_MEMORY)
+        ):
             limit = self.config.limits.memory_bytes
             exc.detail += " (out of memory" + (
                 f": limit {limit >> 20} MB)" if limit is not None else ")"

@@ -99,6 +99,7 @@ def spawn(
     env: Mapping[str, str] | None = None,
     start_new_session: bool = False,
     preexec_fn: Callable[[], None] | None = None,
+    pass_fds: Sequence[int] = (),
 ) -> ChildProcess:
     """Start ``command`` now, from the calling (main) thread; raises ``OSError`` on failure.
 
@@ -127,6 +128,7 @@ def spawn(
             env=env,
             start_new_session=start_new_session,
             preexec_fn=preexec_fn,
+            pass_fds=tuple(pass_fds),
         )
     except BaseException:
         for fd in ours + theirs:
@@ -156,7 +158,11 @@ def _load_prctl() -> Callable[..., int] | None:
 _PRCTL = _load_prctl()
 
 
-def child_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
+def child_preexec(
+    limits: list[tuple[int, int, int]],
+    *,
+    cgroup_fds: Sequence[int] = (),
+) -> Callable[[], None]:
     """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
 
     1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
@@ -169,7 +175,10 @@ def child_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
        arena's normal exits kill the whole group instead).
        If the arena died between ``fork`` and ``prctl``, the signal would never
        come, so the child checks that its parent is still the one that forked it.
-    2. ``setrlimit`` for the configured resource limits.
+    2. Joining the bot's own cgroup (``arena/engine/cgroups.py``): ``0`` written to each
+       ``cgroup.procs`` opened by the parent, while still root, so everything the
+       bot starts is counted there.
+    3. ``setrlimit`` for the configured resource limits.
 
     No allocation-heavy work here: the child of a threaded parent must stay trivial.
     """
@@ -182,6 +191,8 @@ def child_preexec(limits: list[tuple[int, int, int]]) -> Callable[[], None]:
             prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
             if os.getppid() != parent:
                 os._exit(127)
+        for fd in cgroup_fds:
+            os.write(fd, b"0")
         for res, soft, hard in limits:
             resource.setrlimit(res, (soft, hard))
 

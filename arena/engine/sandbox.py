@@ -5,22 +5,25 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
 
 * **no network**: its own network namespace (only a loopback of its own), unless
   the tournament grants ``sandbox_net``;
-* **read-only file system**: ``/`` is bound read-only so interpreters (``python3``,
-  ``node``, a virtualenv) work unchanged; ``/home``, ``/root``, ``/run``,
-  ``/var/tmp``, ``/mnt``, ``/media`` and the results folder are covered by empty
-  read-only tmpfs, because that is where users keep secrets, sockets (``/run``)
-  and where the arena keeps its database; ``/tmp`` is a fresh, size-bounded tmpfs
-  per process and ``HOME`` points at it: the bot's only writable place (plus
-  ``sandbox_rw``). The bot's working directory, its executable's folder, any
-  file named on its command line and the arena's own Python prefix are bound
-  back read-only where they lie under a covered folder;
+* **an allow-list file system** (issue 22): bwrap's root is an empty tmpfs into
+  which only this is bound, read-only: the system runtime (``/usr``, ``/bin``,
+  ``/sbin``, ``/lib*``), an allow-list of ``/etc`` (:data:`ETC`: no shadow
+  files, private keys or sudoers), a minimal ``/dev``, a ``/proc`` of its own,
+  the arena's interpreter prefix and ``arena`` package, the bot's own paths
+  (its working directory, its program's folder, files named on its command
+  line: :func:`shown`) and its ``sandbox_ro`` grants; ``sandbox_rw`` grants are
+  writable, and ``/tmp`` is a fresh, size-bounded tmpfs per process (its
+  ``HOME``). No other entrant's folder, no results folder (hidden even under a
+  grant), no homes, and so no socket file outside the bot's own grants;
+* **an unprivileged user and a seccomp filter** (``arena/engine/confine.py``), and a
+  cgroup per bot bounding its memory and processes as a whole where the
+  machine gives one (``arena/engine/cgroups.py``);
 * **own PID namespace** with bwrap as its init and ``--die-with-parent``: when the
   bot's game ends or the arena dies, every descendant dies too (``setsid``,
   double forks and SIGTERM-proof helpers included), and ``/proc`` shows only the
   bot's own processes (so the arena's ``/proc/PID/environ`` is out of reach; the
   init's environment is the scrubbed one the bot gets anyway);
-* **no capabilities** (``--cap-drop ALL``): even an arena running as root gives
-  its bots none, so they cannot unmount what covers the secrets.
+* **no capabilities**: even an arena running as root gives its bots none.
 
 The rlimits of :class:`arena.engine.bot.ResourceLimits` are set on bwrap before it
 execs, so they hold for everything inside. Start-up costs a few milliseconds per
@@ -48,8 +51,6 @@ MODES: tuple[str, ...] = ("auto", "bwrap", "none")
 MB = 1 << 20
 
 INSTALL_HINT = "install it with: apt-get install bubblewrap (Fedora: dnf install bubblewrap)"
-COVERED = ("/home", "/root", "/run", "/var/tmp", "/mnt", "/media")
-"""Folders hidden under an empty read-only tmpfs (``/tmp`` becomes the scratch)."""
 SCRATCH = "/tmp"
 """The private writable folder inside the sandbox, also the bot's ``HOME``."""
 
@@ -64,12 +65,15 @@ class SandboxSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, k
     ``mode``: ``auto`` uses bwrap when it works here, else says so once and runs
     bots unconfined; ``bwrap`` insists; ``none`` opts out. ``scratch_mb`` bounds
     each bot's private ``/tmp`` (and ``/dev/shm``). ``hide`` adds folders the bots
-    must not see (the results folder is always hidden).
+    must not see (the results folder is always hidden). ``user``: who the bots
+    run as when the arena runs as root (``arena/engine/confine.py``); an arena that is
+    not root runs them as itself.
     """
 
     mode: Mode = "auto"
     scratch_mb: Annotated[int, Meta(ge=1)] = 64
     hide: list[str] = []
+    user: Annotated[str, Meta(min_length=1)] = "nobody"
 
 
 class Sandbox(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
@@ -85,10 +89,13 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
     hide: list[str] = []
     """Folders covered by an empty tmpfs: the results folder and ``[sandbox] hide``."""
     scratch_bytes: int = 64 * MB
+    user: str = "nobody"
+    """Who the bot runs as under a root arena."""
 
-    def record(self, mode: str) -> SandboxRecord:
-        """What the game record keeps: the mode in force and the bot's grants."""
-        return SandboxRecord(mode=mode, ro=list(self.ro), rw=list(self.rw), net=self.net)
+    def record(self, mode: str, user: str = "", bound: str = "") -> SandboxRecord:
+        """What the game record keeps: the mode in force, the bot's grants, its user and bound."""
+        return SandboxRecord(mode=mode, ro=list(self.ro), rw=list(self.rw), net=self.net,
+                             user=user, bound=bound)  # fmt: skip
 
 
 # --------------------------------------------------------------------------- availability
@@ -110,12 +117,22 @@ def probe() -> str | None:
     exe = bwrap_path()
     if exe is None:
         return "bwrap is not installed"
+    from arena.engine.confine import IdentityError, bot_identity, seccomp_fd
+
     true = shutil.which("true") or "/bin/true"
-    argv = wrap(Sandbox(mode="bwrap"), [true], "/")
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False)
+        identity = bot_identity(Sandbox().user)
+        fd = seccomp_fd(refuse_memfd=True)
+    except (IdentityError, OSError, ImportError, RuntimeError) as exc:
+        return f"the sandbox cannot be set up: {exc}"
+    argv = wrap(Sandbox(mode="bwrap"), [true], None, seccomp_fd=fd, identity=identity)
+    try:
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False,
+                              pass_fds=(fd,))  # fmt: skip
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap cannot start: {exc}"
+    finally:
+        os.close(fd)
     if done.returncode != 0:
         words = done.stderr.decode("utf-8", "replace").strip().splitlines()
         return f"bwrap fails here: {words[-1] if words else f'exit code {done.returncode}'}"
@@ -150,12 +167,118 @@ def resolve(mode: str, warn: Callable[[str], None] = _warn_stderr) -> Literal["b
 
 # --------------------------------------------------------------------------- command line
 
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
+"""The system runtime, shown read-only (a symlink into ``/usr`` stays one)."""
+ETC = (
+    "alternatives", "ca-certificates", "ca-certificates.conf", "crypto-policies",
+    "debian_version", "fonts", "gai.conf", "group", "host.conf", "hostname", "hosts",
+    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "locale.conf", "localtime",
+    "lsb-release", "magic", "mime.types", "nsswitch.conf", "os-release", "passwd", "pki/tls/certs",
+    "pki/ca-trust/extracted", "protocols", "python3", "resolv.conf", "services",
+    "ssl/certs", "ssl/openssl.cnf", "terminfo", "timezone", "xdg", "inputrc",
+)  # fmt: skip
+"""What a bot sees of ``/etc``: an allow-list of what programs read (the dynamic
+linker's cache, users and groups without their passwords, name service, time
+zone, public certificates, ``alternatives`` symlinks). No ``shadow`` or
+``gshadow``, no private keys (``ssl/private``, ``ssh``), no ``sudoers``, no
+machine id."""
+NOT_SHOWN = ("/etc", "/proc", "/dev", "/sys", "/run")
+"""Never bound in as a bot's own folder: what the sandbox gives of these is all it sees."""
 
-def _covered_roots() -> list[str]:
-    return [p for p in (SCRATCH, *COVERED) if os.path.isdir(p) and not os.path.islink(p)]
+
+def _parents(path: str, made: set[str]) -> list[str]:
+    """``--dir`` for each folder above ``path`` not made yet, open to every user.
+
+    bwrap would make them owner-only when it runs as root (a bot running as
+    ``nobody`` could then not reach ``/etc/ssl/certs`` nor ``/root/x``).
+    """
+    args = []
+    parts = path.split("/")
+    for depth in range(2, len(parts)):
+        folder = "/".join(parts[:depth])
+        if folder not in made and not _under(folder, SYSTEM):
+            made.add(folder)
+            args += ["--perms", "0755", "--dir", folder]
+    return args
 
 
-_ROOTS = functools.cache(_covered_roots)
+@functools.cache
+def etc_view() -> str | None:
+    """A copy of the allow-listed ``/etc`` (:data:`ETC`), made once per arena process.
+
+    One bind of this folder instead of one per entry: each bind costs bwrap a
+    mount and a pass over the mount table, and two dozen of them doubled a
+    bot's start-up. Symbolic links are copied as links (``alternatives``,
+    ``ssl/certs`` point into ``/usr``); a link elsewhere (``resolv.conf`` into
+    ``/run``) is copied as the file it names. ``None`` when it cannot be made.
+    """
+    import atexit
+    import tempfile
+
+    _sweep_views(tempfile.gettempdir())
+    try:
+        root = tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-")
+        atexit.register(shutil.rmtree, root, True)
+        view = os.path.join(root, "etc")
+        os.mkdir(view, 0o755)
+        os.chmod(view, 0o755)  # whatever the umask: the bot's user reads it
+        for name in ETC:
+            source, target = f"/etc/{name}", os.path.join(view, name)
+            if not os.path.exists(source):
+                continue
+            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+            if os.path.islink(source) and _under(os.path.realpath(source), SYSTEM):
+                os.symlink(os.readlink(source), target)
+            elif os.path.isdir(source):
+                shutil.copytree(source, target, symlinks=True)
+            else:
+                shutil.copyfile(source, target)
+                os.chmod(target, 0o644)
+    except OSError:
+        return None
+    return view
+
+
+def _sweep_views(folder: str) -> None:
+    """Remove the ``/etc`` copies of arena processes that ended without removing theirs."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return
+    for name in names:
+        parts = name.split("-")
+        if len(parts) == 4 and parts[:2] == ["arena", "etc"] and parts[2].isdigit():
+            try:
+                os.kill(int(parts[2]), 0)
+            except ProcessLookupError:
+                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
+            except OSError:
+                continue
+
+
+@functools.cache
+def _system_args() -> tuple[str, ...]:
+    args: list[str] = []
+    for path in SYSTEM:
+        if os.path.islink(path):
+            args += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            args += ["--ro-bind", path, path]
+    view = etc_view()
+    if view is not None:
+        return (*args, "--ro-bind", view, "/etc")
+    made: set[str] = set()  # no copy: one bind per entry (slower, same view)
+    for name in ETC:
+        path = f"/etc/{name}"
+        if not os.path.exists(path):
+            continue
+        target = os.path.realpath(path)
+        args += _parents(path, made)
+        if os.path.islink(path) and _under(target, SYSTEM):
+            args += ["--symlink", os.readlink(path), path]
+        else:  # bound resolved: a link into /run (resolv.conf) shows its file
+            args += ["--ro-bind", target, path]
+    return tuple(args)
 
 
 def _under(path: str, roots: Sequence[str]) -> bool:
@@ -163,36 +286,51 @@ def _under(path: str, roots: Sequence[str]) -> bool:
 
 
 def _too_broad(path: str) -> bool:
-    """A whole home folder (or a covered root) is never bound back in for a program."""
-    return path in ("/", "/root", SCRATCH) or os.path.dirname(path) in ("/", "/home")
+    """A whole home folder (or a top-level folder) is never bound in for a program."""
+    return path in ("/", "/root") or os.path.dirname(path) in ("/", "/home")
 
 
-def _shown(command: Sequence[str], cwd: str, path_env: str | None) -> list[str]:
-    """Paths the bot needs to see: its folder, its program, files on its command line.
+def arena_package() -> str:
+    """The ``arena`` package folder: built-in bots (and any Python bot) import ``arena.sdk``."""
+    return str(Path(__file__).resolve().parents[1])
+
+
+def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list[str]:
+    """The bot's own paths: its folder, its program, files on its command line.
 
     A file is shown with its folder (a script imports its siblings), the
-    executable also with its folder's parent (``PREFIX`` for ``PREFIX/bin``: a
-    virtualenv, or ``~/.pyenv`` for pyenv's shims) unless that is a whole home
-    folder, and the arena's own interpreter prefix and source tree (built-in
-    bots import ``arena.sdk``).
+    executable's ``bin`` or ``shims`` folder also with its parent (``PREFIX`` for
+    ``PREFIX/bin``: a virtualenv, or ``~/.pyenv`` for pyenv's shims) unless that
+    is a whole home folder; and the arena's own interpreter prefix and package (built-in bots
+    import ``arena.sdk``). Nothing above these: not the folder they lie in.
     """
-    wanted = [cwd, sys.prefix, sys.base_prefix, str(Path(__file__).resolve().parents[2])]
+    wanted = [sys.prefix, sys.base_prefix, arena_package()]
+    if cwd is not None:
+        wanted.append(cwd)
+    base = cwd or os.getcwd()
     exe = command[0] if "/" in command[0] else shutil.which(command[0], path=path_env)
     words = [exe] if exe else []
-    words += [w for w in command[1:] if w.startswith("/")]
+    words += [w for w in command[1:] if w.startswith("/") or os.path.exists(os.path.join(base, w))]
     for word in words:
-        path = os.path.join(cwd, word)
+        path = os.path.join(base, word)
         for p in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
             if not os.path.exists(p):
                 continue
             folder = os.path.dirname(p) if os.path.isfile(p) else p
             wanted += [p, folder]
-            if word == exe and not _too_broad(os.path.dirname(folder)):
-                wanted.append(os.path.dirname(folder))  # PREFIX of PREFIX/bin, ~/.pyenv of shims
-    return list(dict.fromkeys(os.path.realpath(p) for p in wanted))
+            prefix = os.path.dirname(folder)
+            if word == exe and os.path.basename(folder) in ("bin", "shims"):
+                wanted.append(prefix)  # PREFIX of PREFIX/bin, ~/.pyenv of shims
+    out = []
+    for p in dict.fromkeys(os.path.realpath(p) for p in wanted):
+        if not _too_broad(p) and not _under(p, SYSTEM) and not _under(p, NOT_SHOWN):
+            out.append(p)
+    return out
 
 
 SHELL = "/bin/sh"
+SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin") or "/usr/bin/setpriv"
+"""util-linux's ``setpriv``: the user switch inside a root arena's sandbox."""
 _OUTER = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null; exec "$@"'
 _INNER = 'exec 0<&3 1>&4 3<&- 4>&-; exec "$@"'
 """The bot's stdin and stdout pipes travel through bwrap as fds 3 and 4, which
@@ -201,7 +339,7 @@ starts. Otherwise bwrap would keep both open for the bot's whole life, and a
 bot that closes its stdout or stdin would not be seen doing so."""
 
 
-def missing_program(command: Sequence[str], cwd: str, path_env: str | None) -> str | None:
+def missing_program(command: Sequence[str], cwd: str | None, path_env: str | None) -> str | None:
     """Why ``command[0]`` cannot be executed, as ``exec`` would say, or ``None``.
 
     Checked before starting bwrap: inside, a missing program is only bwrap's
@@ -209,7 +347,7 @@ def missing_program(command: Sequence[str], cwd: str, path_env: str | None) -> s
     """
     word = command[0] if command else ""
     if "/" in word:
-        path: str | None = os.path.join(cwd, word)
+        path: str | None = os.path.join(cwd or os.getcwd(), word)
     else:
         path = shutil.which(word, path=path_env) if word else None
     if path is None or not os.path.exists(path):
@@ -219,39 +357,74 @@ def missing_program(command: Sequence[str], cwd: str, path_env: str | None) -> s
     return None
 
 
-def wrap(
-    sandbox: Sandbox, command: Sequence[str], cwd: str, path_env: str | None = None
+def bound_paths(
+    sandbox: Sandbox, command: Sequence[str], cwd: str | None, path_env: str | None
 ) -> list[str]:
-    """``bwrap OPTIONS -- COMMAND``: ``command`` run in ``cwd`` inside ``sandbox``."""
+    """Every path outside the system runtime that bwrap binds: what the bot's user must reach."""
+    return [*shown(command, cwd, path_env), *sandbox.ro, *sandbox.rw]
+
+
+def wrap(
+    sandbox: Sandbox,
+    command: Sequence[str],
+    cwd: str | None,
+    path_env: str | None = None,
+    *,
+    seccomp_fd: int | None = None,
+    identity: tuple[int, int] | None = None,
+) -> list[str]:
+    """``bwrap OPTIONS -- COMMAND``: ``command`` run in ``cwd`` inside ``sandbox``.
+
+    The root is bwrap's own empty tmpfs; only what is listed here is bound in:
+    the system runtime and ``/etc``'s allow-list (:data:`SYSTEM`, :data:`ETC`),
+    a minimal ``/dev``, a ``/proc`` of its own, a private ``/tmp``, the bot's
+    own paths (:func:`shown`) and its grants. ``cwd`` ``None``: the bot starts
+    in its private ``/tmp``. ``seccomp_fd``: a filter from ``arena/engine/confine.py``.
+    ``identity``: the ``(uid, gid)`` a root arena's bot runs as; bwrap then runs
+    as root (it must reach the bot's files even below an owner-only folder such
+    as ``/root``) without a user namespace, keeping only the capability to change
+    user, and ``setpriv`` switches to ``identity`` as the last step before the
+    bot (no way back: ``--no-new-privs``, and changing user clears capabilities).
+    """
     exe = bwrap_path() or "bwrap"
-    roots = _ROOTS()
-    covered = [r for r in roots if r != SCRATCH]
     hidden = [os.path.realpath(h) for h in sandbox.hide if os.path.isdir(h)]
-    args = [exe, "--unshare-all", "--die-with-parent", "--cap-drop", "ALL"]
-    if sandbox.net:
-        args.append("--share-net")
-    args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+    args = [exe, "--die-with-parent"]
+    if identity is None:  # bwrap as the arena's own user, in a user namespace of its own
+        args += ["--unshare-user", "--unshare-all", "--disable-userns", "--cap-drop", "ALL"]
+        if sandbox.net:
+            args.append("--share-net")
+    else:  # a root arena: bwrap as root, the bot as ``identity`` (see arena/engine/confine.py)
+        args += ["--unshare-ipc", "--unshare-pid", "--unshare-uts", "--unshare-cgroup-try"]
+        if not sandbox.net:
+            args.append("--unshare-net")
+        args += ["--cap-drop", "ALL", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
+    if seccomp_fd is not None:
+        args += ["--seccomp", str(seccomp_fd)]
+    args += [*_system_args(), "--dev", "/dev", "--proc", "/proc"]
     size = str(sandbox.scratch_bytes)
-    args += ["--size", size, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
-    for root in covered:
-        args += ["--tmpfs", root]
-    args += ["--size", size, "--tmpfs", SCRATCH]
-    for path in _shown(command, cwd, path_env):
-        # A covered root, or a whole home folder, stays covered: a bot started
-        # from ~ sees an empty folder there rather than ~/.ssh.
-        if _under(path, roots) and not _too_broad(path) and not _under(path, hidden):
+    args += ["--size", size, "--tmpfs", "/dev/shm", "--perms", "1777", "--size", size,
+             "--tmpfs", SCRATCH]  # fmt: skip
+    made: set[str] = set()
+    for path in [*shown(command, cwd, path_env), *sandbox.ro, *sandbox.rw]:
+        args += _parents(path, made)  # the folders above are the sandbox's own
+    own = [p for p in shown(command, cwd, path_env) if not _under(p, hidden)]
+    for path in own:
+        if not any(path != outer and _under(path, [outer]) for outer in own):  # one suffices
             args += ["--ro-bind", path, path]
     grants = [("--ro-bind", p) for p in sandbox.ro] + [("--bind", p) for p in sandbox.rw]
     inside = [(how, p) for how, p in grants if _under(os.path.realpath(p), hidden)]
     for how, path in [g for g in grants if g not in inside]:
         args += [how, path, path]
-    for path in hidden:  # after the grants around them: those do not show them again
-        args += ["--tmpfs", path]
+    for path in hidden:  # after the paths around them: those do not show them again
+        args += ["--tmpfs", path, "--remount-ro", path]
     for how, path in inside:  # ...but a grant inside one is still granted
         args += [how, path, path]
-    for root in [*covered, *hidden]:
-        args += ["--remount-ro", root]
-    args += ["--chdir", cwd, "--", SHELL, "-c", _INNER, "sh", *command]
+    args += ["--remount-ro", "/", "--chdir", cwd or SCRATCH, "--"]
+    if identity is not None:
+        uid, gid = identity
+        args += [SETPRIV, f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
+                 "--no-new-privs", "--"]  # fmt: skip
+    args += [SHELL, "-c", _INNER, "sh", *command]
     return [SHELL, "-c", _OUTER, "sh", *args]
 
 

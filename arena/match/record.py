@@ -34,13 +34,19 @@ class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
     """How one player's bot process was confined (see ``arena/engine/sandbox.py``).
 
     ``mode`` is the one in force (``bwrap`` or ``none``); ``ro``/``rw``/``net`` are
-    the bot's own grants beyond the default sandbox.
+    the bot's own grants beyond the default sandbox. ``user`` is who the bot ran
+    as (empty: the arena's own user, or a record from before issue 22);
+    ``bound`` how its processes and memory were bounded as a whole: ``cgroup``
+    (one per bot process), ``rlimit`` (per process, and processes per user) or
+    empty (unconfined, or an older record).
     """
 
     mode: str
     ro: list[str] = []
     rw: list[str] = []
     net: bool = False
+    user: str = ""
+    bound: str = ""
 
 
 class GameRecord(msgspec.Struct, kw_only=True):

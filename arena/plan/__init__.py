@@ -2,6 +2,6 @@
 openings, and where the built-in bots are found and how they get ready.
 
 May import: :mod:`arena.games`, :mod:`arena.match` (time controls and records),
-:mod:`arena.engine` (limits and sandbox settings). Knows nothing of how a game is
+:mod:`arena.engine.bot` (limits and sandbox settings). Knows nothing of how a game is
 played.
 """

@@ -373,6 +373,12 @@ class _Validator:
         bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
         hide = [str((self.base / p).resolve()) for p in c.sandbox.hide]
         sandbox = msgspec.structs.replace(c.sandbox, hide=hide)
+        from arena.engine.confine import IdentityError, lookup_user
+
+        try:
+            lookup_user(c.sandbox.user)
+        except IdentityError as e:
+            raise self.fail("sandbox.user", str(e)) from None
         return msgspec.structs.replace(
             c, bots=bots, variant=variant, openings=openings, sandbox=sandbox
         )
@@ -473,6 +479,15 @@ class _Validator:
         return variant, msgspec.structs.replace(openings, file=str(file))
 
     def _resolve_bot(self, index: int, bot: BotConfig) -> BotConfig:
+        """The bot with absolute paths; without ``cwd``, the folder of its program.
+
+        A bot without ``cwd`` starts in the folder of its program (the first
+        file on its command line after the executable, a script say, else the
+        executable's), or with none (its private ``/tmp`` in the sandbox) when
+        that is a system folder: never in the tournament file's folder, where
+        the other entrants' files lie. Relative file names on its command line
+        are made absolute (against the tournament file's folder, as before).
+        """
         cwd = (self.base / bot.cwd).resolve() if bot.cwd is not None else self.base
         if not cwd.is_dir():
             raise self.fail(_bot_key(index, bot, "cwd"), f"no such directory {str(cwd)!r}")
@@ -495,7 +510,11 @@ class _Validator:
                 if not p.exists():
                     raise self.fail(_bot_key(index, bot, field), f"no such path {str(p)!r}")
             grants[field] = [str(p) for p in paths]
-        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=str(cwd), **grants)
+        folder: str | None = str(cwd)
+        if bot.cwd is None:
+            rest = [_absolute(self.base, w) for w in rest]
+            folder = _program_folder([*resolved, *rest])
+        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=folder, **grants)
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
         resolve = builtin_function("resolve_builtin")
@@ -535,6 +554,41 @@ class _Validator:
             hint = f"; for a file next to the tournament file write './{word}'"
             raise self.fail(key, f"program {word!r} not found on PATH{hint}")
         return os.path.abspath(found)
+
+
+def program_command(argv: list[str], base: Path) -> tuple[list[str], str | None]:
+    """A command line given relative to ``base``, made absolute, and its program's folder.
+
+    For ``arena play``: its bots, like a tournament's without ``cwd``, start in
+    their program's folder (or in none), not in the operator's folder.
+    """
+    first = argv[0]
+    if os.sep in first and not os.path.isabs(first):
+        first = str((base / first).absolute())
+    command = [first, *(_absolute(base, w) for w in argv[1:])]
+    return command, _program_folder(command)
+
+
+def _absolute(base: Path, word: str) -> str:
+    """``word`` as an absolute path if it names a file or folder relative to ``base``."""
+    if word.startswith("-") or os.path.isabs(word) or not (base / word).exists():
+        return word
+    return str((base / word).resolve())
+
+
+def _program_folder(argv: list[str]) -> str | None:
+    """The folder of a command's program, ``None`` for a system folder (see ``_resolve_bot``)."""
+    from arena.engine.sandbox import SYSTEM
+
+    files = [w for w in argv[1:] if os.path.isabs(w) and os.path.isfile(w)]
+    exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
+    if not files and exe is None:
+        return None
+    program = os.path.realpath(files[0] if files else exe)
+    folder = os.path.dirname(program)
+    if any(folder == s or folder.startswith(s + "/") for s in SYSTEM):
+        return None
+    return folder
 
 
 def _numbered_positions(path: Path) -> list[tuple[int, str]]:

@@ -2,7 +2,7 @@
 
 A bot is a function from a decoded :class:`Request` to an action::
 
-    from arena.sdk import run
+    from arena.protocol.sdk import run
 
     def choose(request):
         return request.legal[0]
