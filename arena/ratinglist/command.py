@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+
+import click
 
 from arena.ratinglist.fit import build_list, parse_since
 from arena.ratinglist.players import load_aliases
@@ -24,7 +27,7 @@ def run_ratings(
     skip_bad: bool = False,
     out: str | None = None,
     write: bool = True,
-    echo=print,  # noqa: ANN001
+    echo: Callable[..., None] = click.echo,
 ) -> None:
     """Build the list, write ratings.md and ratings.html (into ``out``, default the
     first results folder) and print the table, JSON or CSV."""
@@ -38,6 +41,9 @@ def run_ratings(
         tc=tc,
         skip_bad=skip_bad,
     )
+    if fmt != "table":  # stdout stays JSON or CSV; the notes go to stderr
+        for note in data.notes:
+            echo(note, err=True)
     if fmt == "json":
         echo(to_json(data))
     elif fmt == "csv":
