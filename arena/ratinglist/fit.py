@@ -14,6 +14,7 @@ import hashlib
 import json
 import math
 import os
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -254,6 +255,7 @@ def build_list(
     # A folder given twice, or copied, is one tournament (same uid): each game key
     # of a uid counts once. Copies differ only in how many games they hold.
     by_uid: dict[str, set[str]] = {}
+    copies = Counter(s.uid for s in stores)
     names: dict[str, int] = {}
     tour_names: list[str] = []
     tour_dirs: list[str] = []
@@ -268,12 +270,12 @@ def build_list(
                 f"{s.directory}: stored without the bots' identities (an older arena); "
                 "its players are rated by entry name"
             )
-        seen = by_uid.setdefault(s.uid, set())
-        if seen:
-            keep = ~np.isin(s.keys, np.fromiter(seen, dtype=s.keys.dtype, count=len(seen)))
+        if copies[s.uid] > 1:  # only copies need their game keys compared
+            seen = by_uid.setdefault(s.uid, set())
+            keep = np.fromiter((k not in seen for k in s.keys.tolist()), bool, s.count)
+            seen.update(s.keys[keep].tolist())
         else:
             keep = np.ones(s.count, bool)
-        seen.update(s.keys[keep].tolist())
         if not keep.any():
             continue
         player_codes = np.array(
@@ -361,17 +363,31 @@ def build_list(
     )
 
 
-def _tallies(p0: np.ndarray, p1: np.ndarray, half: np.ndarray, names: list[str]) -> dict:
+def _reduce(t: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
+    """One row per (tournament, first mover, second mover, result) with its count:
+    a million games become some thousands of rows, and every table below (and each
+    history point's fit) is computed from those."""
+    key = ((t["tour"].astype(np.int64) * n + t["p0"]) * n + t["p1"]) * 3 + t["half"]
+    uniq, counts = np.unique(key, return_counts=True)
+    rest, half = np.divmod(uniq, 3)
+    rest, p1 = np.divmod(rest, n)
+    tour, p0 = np.divmod(rest, n)
+    return {"tour": tour, "p0": p0, "p1": p1, "half": half, "count": counts}
+
+
+def _tallies(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -> dict:
+    """First-mover ``(wins, losses, draws)`` per ordered pair, from reduced rows."""
     n = len(names)
-    code = (p0.astype(np.int64) * n + p1) * 3 + half
-    uniq, counts = np.unique(code, return_counts=True)
-    out: dict[tuple[str, str], list[int]] = {}
-    for c, k in zip(uniq.tolist(), counts.tolist(), strict=True):
-        pair, h = divmod(c, 3)
-        a, b = divmod(pair, n)
-        slot = {2: 0, 0: 1, 1: 2}[h]  # wins, losses, draws of the first mover
-        out.setdefault((names[a], names[b]), [0, 0, 0])[slot] += k
-    return {key: tuple(v) for key, v in out.items()}
+    if sel is not None:
+        r = {k: v[sel] for k, v in r.items()}
+    pair = r["p0"] * n + r["p1"]
+    uniq, inv = np.unique(pair, return_inverse=True)
+    out = [np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
+           for h in (2, 0, 1)]  # fmt: skip
+    w, l_, d = (x.astype(np.int64).tolist() for x in out)
+    return {
+        (names[c // n], names[c % n]): (w[i], l_[i], d[i]) for i, c in enumerate(uniq.tolist())
+    }
 
 
 def _order(tallies: dict) -> list[str]:
@@ -391,30 +407,32 @@ def _table(
     anchor: tuple[str, float] | None,
     fits: _FitCache,
 ) -> RatingTable:
-    tallies = _tallies(t["p0"], t["p1"], t["half"], names)
+    n = len(names)
+    games = len(t["p0"])
+    last_when = np.zeros(max(len(tour_names), 1))
+    np.maximum.at(last_when, t["tour"], t["when"])
+    first_when = np.full(max(len(tour_names), 1), np.inf)
+    np.minimum.at(first_when, t["tour"], t["when"])
+    r = _reduce(t, n)
+    tallies = _tallies(r, None, names)
     players = _order(tallies)
     use_anchor = anchor if anchor is not None and anchor[0] in players else None
     fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
 
-    n = len(names)
     wins = np.zeros(n, np.int64)
     losses = np.zeros(n, np.int64)
     draws = np.zeros(n, np.int64)
-    h = t["half"]
-    for side, me in ((0, t["p0"]), (1, t["p1"])):
-        mine = h if side == 0 else 2 - h
-        wins += np.bincount(me[mine == 2], minlength=n)
-        losses += np.bincount(me[mine == 0], minlength=n)
-        draws += np.bincount(me[mine == 1], minlength=n)
-    last = np.zeros(n)
-    np.maximum.at(last, t["p0"], t["when"])
-    np.maximum.at(last, t["p1"], t["when"])
+    for side, me in ((0, r["p0"]), (1, r["p1"])):
+        mine = r["half"] if side == 0 else 2 - r["half"]
+        for h, acc in ((2, wins), (0, losses), (1, draws)):
+            acc += np.bincount(me, weights=r["count"] * (mine == h), minlength=n).astype(np.int64)
     tours: dict[int, set[int]] = {}
-    pt = np.unique(
-        np.stack([np.concatenate([t["p0"], t["p1"]]), np.concatenate([t["tour"], t["tour"]])]),
-        axis=1,
-    )
-    for p, tour in pt.T.tolist():
+    last = np.zeros(n)
+    both = np.unique(np.concatenate([r["p0"], r["p1"]]) * len(last_when)
+                     + np.concatenate([r["tour"], r["tour"]]))  # fmt: skip
+    player_of, tour_of = np.divmod(both, len(last_when))
+    np.maximum.at(last, player_of, last_when[tour_of])
+    for p, tour in zip(player_of.tolist(), tour_of.tolist(), strict=True):
         tours.setdefault(p, set()).add(tour)
 
     index = {name: i for i, name in enumerate(names)}
@@ -447,22 +465,17 @@ def _table(
 
     # Crosstable: the row player's points and games against the column player.
     cross: dict[tuple[str, str], tuple[float, int]] = {}
-    code = t["p0"].astype(np.int64) * n + t["p1"]
-    uniq, inv = np.unique(code, return_inverse=True)
-    pts = np.bincount(inv, weights=h / 2.0)
-    cnt = np.bincount(inv)
-    for c, p_, g in zip(uniq.tolist(), pts.tolist(), cnt.tolist(), strict=True):
-        a, b = names[c // n], names[c % n]
-        for key, mine in (((a, b), p_), ((b, a), g - p_)):
+    for (a, b), (w, l_, d) in tallies.items():
+        for key, mine in (((a, b), w + d / 2), ((b, a), l_ + d / 2)):
             old = cross.get(key, (0.0, 0))
-            cross[key] = (old[0] + mine, old[1] + int(g))
+            cross[key] = (old[0] + mine, old[1] + w + l_ + d)
 
-    points, history = _history(t, names, tour_names, anchor, fits, order)
+    points, history = _history(r, names, tour_names, first_when, last_when, anchor, fits, order)
     return RatingTable(
         game=game,
         variant=variant,
         rows=rows,
-        games=len(h),
+        games=games,
         first_move=_finite(fit["first_move"]) if fit else None,
         first_move_error=_finite(fit["first_move_error"]) if fit else None,
         anchor=use_anchor,
@@ -473,38 +486,37 @@ def _table(
 
 
 def _history(
-    t: dict[str, np.ndarray],
+    r: dict[str, np.ndarray],
     names: list[str],
     tour_names: list[str],
+    first_when: np.ndarray,
+    last_when: np.ndarray,
     anchor: tuple[str, float] | None,
     fits: _FitCache,
     order: list[str],
 ) -> tuple[list[tuple[str, str]], dict[str, list[tuple[float, float] | None]]]:
     """Every player's rating after each tournament (in the order they started),
     each point a joint fit of every game up to it."""
-    tours = np.unique(t["tour"])
-    first = {int(x): float(t["when"][t["tour"] == x].min()) for x in tours}
-    ordered = sorted(first, key=lambda x: (first[x], x))
+    ordered = sorted(set(r["tour"].tolist()), key=lambda x: (first_when[x], x))
     stride = 1
     while math.ceil(len(ordered) / stride) > HISTORY_POINTS:
         stride *= 2
     marks = [i for i in range(len(ordered)) if (i + 1) % stride == 0]
     if not marks or marks[-1] != len(ordered) - 1:
         marks.append(len(ordered) - 1)
-    rank = np.zeros(max(ordered) + 1 if ordered else 1, np.int64)
+    rank = np.zeros(len(tour_names), np.int64)
     for i, x in enumerate(ordered):
         rank[x] = i
-    tour_rank = rank[t["tour"]]
+    tour_rank = rank[r["tour"]]
     points: list[tuple[str, str]] = []
     history: dict[str, list[tuple[float, float] | None]] = {p: [] for p in order}
     for m in marks:
-        sel = tour_rank <= m
-        tallies = _tallies(t["p0"][sel], t["p1"][sel], t["half"][sel], names)
+        tallies = _tallies(r, tour_rank <= m, names)
         players = _order(tallies)
         use_anchor = anchor if anchor is not None and anchor[0] in players else None
         fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
         x = ordered[m]
-        points.append((tour_names[x], _date(float(t["when"][t["tour"] == x].max()))))
+        points.append((tour_names[x], _date(float(last_when[x]))))
         got = {}
         if fit is not None:
             got = {p: (fit["ratings"][i], fit["errors"][i]) for i, p in enumerate(players)}
