@@ -284,9 +284,9 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
         options = _options_by_entry(config_text)
         try:
             rows = conn.execute(
+                # One JSON parse per record for the four fields (not one each).
                 "SELECT rowid, key, player0, player1, score, started_at,"
-                " json_extract(record, '$.game'), json_extract(record, '$.variant'),"
-                " json_extract(record, '$.time_control'), json_extract(record, '$.identities')"
+                " json_extract(record, '$.game', '$.variant', '$.time_control', '$.identities')"
                 " FROM games WHERE rowid > ? ORDER BY rowid",
                 (start,),
             ).fetchall()
@@ -310,6 +310,7 @@ def _append(meta: dict, arrays: dict[str, np.ndarray], rows: list[tuple], option
     variants: list[str] = meta["variants"]
     tc_memo: dict[str, int] = {}
     ident_memo: dict[str, list[str | None]] = {}
+    fields_memo: dict[str | None, tuple[str, str, str, str]] = {}
     n = len(rows)
     keys: list[str] = []
     p0 = np.empty(n, np.int32)
@@ -318,8 +319,12 @@ def _append(meta: dict, arrays: dict[str, np.ndarray], rows: list[tuple], option
     when = np.empty(n, np.float64)
     variant = np.empty(n, np.int16)
     tcs = np.empty(n, np.int8)
-    for i, (rowid, key, e0, e1, score, started, game, var, tc, idents) in enumerate(rows):
+    for i, (rowid, key, e0, e1, score, started, fields) in enumerate(rows):
         meta["last_rowid"] = rowid
+        parsed_fields = fields_memo.get(fields)
+        if parsed_fields is None:  # equal texts (same bots, same variant) parse once
+            parsed_fields = fields_memo[fields] = _fields(fields)
+        game, var, tc, idents = parsed_fields
         if game and not meta["game"]:
             meta["game"] = game
         keys.append(key)
@@ -368,6 +373,24 @@ def _append(meta: dict, arrays: dict[str, np.ndarray], rows: list[tuple], option
     }
     for k in _ARRAYS:
         arrays[k] = np.concatenate([arrays[k], new[k]]) if len(arrays[k]) else new[k]
+
+
+def _fields(text: str | None) -> tuple[str, str, str, str]:
+    """``(game, variant, time control, identities as JSON)`` of one record; the
+    identities stay text so that equal ones are parsed once per store."""
+    try:
+        values = json.loads(text) if text else None
+    except ValueError:
+        values = None
+    if not isinstance(values, list) or len(values) != 4:
+        return "", "", "", ""
+    game, variant, tc, idents = values
+    return (
+        game if isinstance(game, str) else "",
+        variant if isinstance(variant, str) else "",
+        tc if isinstance(tc, str) else "",
+        json.dumps(idents) if isinstance(idents, list) else "",
+    )
 
 
 def _from_parts(directory: Path, meta: dict, arrays: dict[str, np.ndarray]) -> StoreGames:
