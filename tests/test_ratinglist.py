@@ -131,6 +131,9 @@ def test_a_folder_given_twice_or_copied_counts_once(cups: dict[str, Path], tmp_p
     once = build_list([cups["b"]], cache_dir=None).tables[0]
     again = build_list([cups["b"], cups["b"], copy], cache_dir=None).tables[0]
     assert again.games == once.games == 4
+    for _ in range(2):  # the second time, from the cache (which reads keys lazily)
+        cached = build_list([cups["b"], copy], cache_dir=tmp_path / "cache").tables[0]
+        assert cached.games == 4
     assert [(r.player, r.rating, r.games) for r in again.rows] == [
         (r.player, r.rating, r.games) for r in once.rows
     ]

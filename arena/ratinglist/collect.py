@@ -40,7 +40,7 @@ __all__ = [
 ]
 
 CACHE_DIR = ".ratings-cache"
-CACHE_VERSION = 1
+CACHE_VERSION = 2
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -118,7 +118,8 @@ class StoreGames:
     labels: list[str]
     entries: list[str]
     variants: list[str]
-    keys: np.ndarray
+    key_array: np.ndarray | None
+    """The game keys, read from the cache only when asked (only copies need them)."""
     p0: np.ndarray
     p1: np.ndarray
     half: np.ndarray
@@ -129,9 +130,19 @@ class StoreGames:
     sides: list[tuple[str, str]] = field(default_factory=list)
     """Per label: the ``(entry, identity label)`` it was made of (for splitting)."""
 
+    key_file: Path | None = None
+
+    @property
+    def keys(self) -> np.ndarray:
+        if self.key_array is None:
+            assert self.key_file is not None
+            with np.load(self.key_file, allow_pickle=False) as z:
+                self.key_array = z["keys"]
+        return self.key_array
+
     @property
     def count(self) -> int:
-        return len(self.keys)
+        return len(self.p0)
 
 
 def _stat_key(db: Path) -> list[int]:
@@ -196,15 +207,21 @@ def _cache_path(cache_dir: Path | None, db: Path) -> Path | None:
 
 
 _ARRAYS = ("keys", "p0", "p1", "half", "when", "variant", "tc")
+_COLUMNS = np.dtype([("p0", "<i4"), ("p1", "<i4"), ("half", "i1"), ("when", "<f8"),
+                     ("variant", "<i2"), ("tc", "i1")])  # fmt: skip
+"""The cache holds the columns as one record array (one read per store, not six)."""
 
 
-def _load_cache(path: Path | None, stat: list[int]) -> tuple[dict, dict] | None:
+def _load_cache(path: Path | None, *, keys: bool) -> tuple[dict, dict] | None:
     if path is None or not path.is_file():
         return None
     try:
         with np.load(path, allow_pickle=False) as z:
             meta = json.loads(str(z["meta"]))
-            arrays = {k: z[k] for k in _ARRAYS}
+            cols = z["cols"]
+            arrays = {k: cols[k] for k in _COLUMNS.names}
+            if keys:
+                arrays["keys"] = z["keys"]
     except (OSError, ValueError, KeyError):
         return None
     if meta.get("version") != CACHE_VERSION:
@@ -215,10 +232,13 @@ def _load_cache(path: Path | None, stat: list[int]) -> tuple[dict, dict] | None:
 def _save_cache(path: Path | None, meta: dict, arrays: dict[str, np.ndarray]) -> None:
     if path is None:
         return
+    cols = np.empty(len(arrays["p0"]), _COLUMNS)
+    for k in _COLUMNS.names:
+        cols[k] = arrays[k]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, meta=np.array(json.dumps(meta)), **arrays)
+        np.savez(tmp, meta=np.array(json.dumps(meta)), cols=cols, keys=arrays["keys"])
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only results folder: rate without a cache
@@ -231,9 +251,11 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
         raise RatingInputError(f"{directory}: no results database ({DB_NAME})")
     stat = _stat_key(db)
     cache = _cache_path(cache_dir, db)
-    cached = _load_cache(cache, stat)
+    cached = _load_cache(cache, keys=False)
     if cached is not None and cached[0]["stat"] == stat:
-        return _from_parts(directory, *cached)
+        return _from_parts(directory, *cached, key_file=cache)
+    if cached is not None:
+        cached = _load_cache(cache, keys=True)  # it may grow: its keys are needed
 
     conn = _connect(db)
     try:
@@ -255,6 +277,8 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
             cached is not None
             and cached[0]["uid"] == uid
             and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
+            and (conn.execute("SELECT max(rowid) FROM games").fetchone()[0] or 0)
+            >= cached[0]["last_rowid"]  # not put back to an older copy of itself
         ):
             meta, arrays = cached
             start = meta["last_rowid"]
@@ -393,7 +417,9 @@ def _fields(text: str | None) -> tuple[str, str, str, str]:
     )
 
 
-def _from_parts(directory: Path, meta: dict, arrays: dict[str, np.ndarray]) -> StoreGames:
+def _from_parts(
+    directory: Path, meta: dict, arrays: dict[str, np.ndarray], key_file: Path | None = None
+) -> StoreGames:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot never answered the handshake, or the store
@@ -440,7 +466,8 @@ def _from_parts(directory: Path, meta: dict, arrays: dict[str, np.ndarray]) -> S
         labels=labels,
         entries=entries,
         variants=list(meta["variants"]),
-        keys=arrays["keys"],
+        key_array=arrays.get("keys"),
+        key_file=key_file,
         p0=remap[arrays["p0"]] if len(arrays["p0"]) else arrays["p0"],
         p1=remap[arrays["p1"]] if len(arrays["p1"]) else arrays["p1"],
         half=arrays["half"],

@@ -190,8 +190,7 @@ class _FitCache:
     def fit(self, tallies: dict, players: list[str], anchor: tuple[str, float] | None) -> dict:
         h = hashlib.blake2b(digest_size=16)
         h.update(json.dumps([players, anchor]).encode())
-        for (a, b), t in sorted(tallies.items()):
-            h.update(f"{a}\0{b}\0{t}".encode())
+        h.update(json.dumps(sorted(tallies.items())).encode())
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
