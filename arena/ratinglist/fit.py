@@ -190,7 +190,8 @@ class _FitCache:
     def fit(self, tallies: dict, players: list[str], anchor: tuple[str, float] | None) -> dict:
         h = hashlib.blake2b(digest_size=16)
         h.update(json.dumps([players, anchor]).encode())
-        h.update(json.dumps(sorted(tallies.items())).encode())
+        digest = getattr(tallies, "digest", None)
+        h.update(digest or json.dumps(sorted(tallies.items())).encode())
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
@@ -383,13 +384,34 @@ def _tallies(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str])
     uniq, inv = np.unique(pair, return_inverse=True)
     out = [np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
            for h in (2, 0, 1)]  # fmt: skip
-    w, l_, d = (x.astype(np.int64).tolist() for x in out)
-    return {
-        (names[c // n], names[c % n]): (w[i], l_[i], d[i]) for i, c in enumerate(uniq.tolist())
-    }
+    counts = [x.astype(np.int64) for x in out]
+    w, l_, d = (x.tolist() for x in counts)
+    tallies = _Tallies(
+        ((names[c // n], names[c % n]), (w[i], l_[i], d[i])) for i, c in enumerate(uniq.tolist())
+    )
+    involved = np.unique(np.concatenate([uniq // n, uniq % n])).tolist()
+    tallies.players = sorted(names[k] for k in involved)
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps([names[k] for k in involved]).encode())
+    h.update(np.searchsorted(involved, uniq // n).tobytes())
+    h.update(np.searchsorted(involved, uniq % n).tobytes())
+    for x in counts:
+        h.update(x.tobytes())
+    tallies.digest = h.digest()
+    return tallies
+
+
+class _Tallies(dict):
+    """Tallies that know their players and a digest of their content (the fit
+    cache's key), both computed from the arrays rather than the dict."""
+
+    players: list[str]
+    digest: bytes
 
 
 def _order(tallies: dict) -> list[str]:
+    if isinstance(tallies, _Tallies):
+        return tallies.players
     seen: dict[str, None] = {}
     for a, b in tallies:
         seen.setdefault(a)
