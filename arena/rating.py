@@ -166,6 +166,7 @@ def joint_fit(
     players: Sequence[Player] | None = None,
     anchor: tuple[Player, float] | None = None,
     prior_draws: float = 1.0,
+    start: Mapping[Player, float] | None = None,
 ) -> JointFit:
     """Fit every player's Elo and the first-move advantage in one Bradley–Terry model.
 
@@ -195,6 +196,9 @@ def joint_fit(
     player has dozens of games, that keeps every estimate and error finite. The
     reported covariance is that of this penalised fit. ``prior_draws=0`` gives the
     plain MLE and a ``ValueError`` if the data do not identify it.
+
+    ``start`` (Elo by player, any shift) only sets where the optimiser begins, for a
+    refit after a few more games (the rating list): the maximum is the same.
 
     With draws the half-point likelihood over-states the variance of a game's
     score, so intervals are then slightly conservative (wider than 95 %).
@@ -289,7 +293,7 @@ def joint_fit(
 
     result = optimize.minimize(
         objective,
-        np.zeros(n),
+        _start_point(start, names, basis),
         jac=True,
         hess=hessian,
         method="trust-ncg",
@@ -349,6 +353,20 @@ def joint_fit(
         games=total,
         anchor=anchor_name,
     )
+
+
+def _start_point(
+    start: Mapping[Player, float] | None, names: Sequence[Player], basis: np.ndarray
+) -> np.ndarray:
+    """``start``'s ratings as the optimiser's identified parameters (first move 0)."""
+    n = len(names)
+    if not start:
+        return np.zeros(n)
+    r = np.array([float(start.get(p, 0.0)) for p in names])
+    if not np.all(np.isfinite(r)):
+        return np.zeros(n)
+    r = (r - r.mean()) * NATS_PER_ELO
+    return np.concatenate([basis.T @ r, [0.0]])
 
 
 def _as_tallies(results: Iterable[GameTriple] | PairTallies) -> dict[tuple[Player, Player], Tally]:

@@ -181,6 +181,7 @@ class _FitCache:
         self.path = cache_dir / "fits.json" if cache_dir is not None else None
         self.old: dict[str, dict] = {}
         self.new: dict[str, dict] = {}
+        self._start: dict[str, float] | None = None
         if self.path is not None and self.path.is_file():
             try:
                 self.old = json.loads(self.path.read_text())
@@ -195,8 +196,10 @@ class _FitCache:
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
-            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor)
+            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor,
+                                      start=self.start)  # fmt: skip
             got = {
+                "players": list(players),
                 "ratings": list(fit.ratings),
                 "errors": list(fit.errors),
                 "first_move": fit.first_move,
@@ -205,6 +208,16 @@ class _FitCache:
             got["order_los"] = _los_pairs(fit)
         self.new[key] = got
         return got
+
+    @property
+    def start(self) -> dict[str, float]:
+        """Where a new fit starts: the ratings of the fits made or read so far (a
+        list one tournament longer is fitted from near its optimum)."""
+        if self._start is None:
+            self._start = {}
+            for got in [*self.old.values(), *self.new.values()]:
+                self._start.update(zip(got.get("players", []), got["ratings"], strict=False))
+        return self._start
 
     def save(self) -> None:
         if self.path is None:
