@@ -324,11 +324,12 @@ def build_list(
         used = np.zeros(len(s.sides), bool)
         used[s.p0[mask]] = True
         used[s.p1[mask]] = True
+        store_lists = np.unique(lists).tolist()
         for i, (entry, _) in enumerate(s.sides):
             if not used[i]:
                 continue
             player = int(player_codes[i])
-            for li in np.unique(lists):
+            for li in store_lists:
                 where.setdefault((int(li), str(player)), {})[
                     Entry(str(s.directory), s.tournament, entry)
                 ] = None
