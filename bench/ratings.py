@@ -9,7 +9,7 @@ each in a fresh process so that peak memory is that run's:
 2. a second run with nothing changed;
 3. an incremental run after one more tournament is stored.
 
-    flock /work/cpu.lock .venv/bin/python bench/ratings.py [--dir DIR] [--tournaments N]
+    .venv/bin/python bench/ratings.py [--dir DIR] [--tournaments N]
 
 Targets (issue 24): the first run under 10 s and 1 GB, the incremental one under 1 s.
 """
@@ -61,17 +61,38 @@ def make_store(root: Path, index: int, strength: list[float], rng: random.Random
         u = rng.random()
         score = 1.0 if u < p * 0.9 else 0.5 if u < p * 0.9 + 0.1 else 0.0
         record = GameRecord(
-            game="kamisado", variant="single", players=[entries[a], entries[b]],
-            opening="kamisado single", actions=actions, score=score, reason="home-row",
-            final_position="x" * 120, time_control="10+0.1",
-            identities=[{"name": f"bot{a}", "author": "bench", "version": "1"},
-                        {"name": f"bot{b}", "author": "bench", "version": "1"}],
-            started_at=start + g, ended_at=start + g + 1,
-        )  # fmt: skip
-        rows.append((f"r{g // 2}:{entries[a]}:{entries[b]}/{g % 2 + 1}", f"r{g // 2}",
-                     entries[a], entries[b], score, "home-row", None, 40, start + g,
-                     start + g + 1, "2026-01-01T00:00:00+00:00",
-                     encoder.encode(record).decode()))  # fmt: skip
+            game="kamisado",
+            variant="single",
+            players=[entries[a], entries[b]],
+            opening="kamisado single",
+            actions=actions,
+            score=score,
+            reason="home-row",
+            final_position="x" * 120,
+            time_control="10+0.1",
+            identities=[
+                {"name": f"bot{a}", "author": "bench", "version": "1"},
+                {"name": f"bot{b}", "author": "bench", "version": "1"},
+            ],
+            started_at=start + g,
+            ended_at=start + g + 1,
+        )
+        rows.append(
+            (
+                f"r{g // 2}:{entries[a]}:{entries[b]}/{g % 2 + 1}",
+                f"r{g // 2}",
+                entries[a],
+                entries[b],
+                score,
+                "home-row",
+                None,
+                40,
+                start + g,
+                start + g + 1,
+                "2026-01-01T00:00:00+00:00",
+                encoder.encode(record).decode(),
+            )
+        )
     conn = sqlite3.connect(directory / DB_NAME)
     conn.execute("PRAGMA synchronous=OFF")
     with conn:
@@ -91,8 +112,10 @@ def synthesise(root: Path, tournaments: int) -> None:
     t0 = time.perf_counter()
     for i in range(tournaments):
         make_store(root, i, strength, rng)
-    print(f"synthesised {tournaments} stores, {tournaments * GAMES:,} games "
-          f"in {time.perf_counter() - t0:.0f} s")  # fmt: skip
+    print(
+        f"synthesised {tournaments} stores, {tournaments * GAMES:,} games "
+        f"in {time.perf_counter() - t0:.0f} s"
+    )
     marker.touch()
 
 
@@ -111,9 +134,18 @@ print(json.dumps({"seconds": elapsed, "build": fit_only, "peak_mb": peak, "games
 
 
 def timed(root: Path) -> dict:
-    out = subprocess.run([sys.executable, "-c", CHILD, str(root)], capture_output=True,
-                         text=True, check=True)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, str(root)], capture_output=True, text=True, check=True
+    )
     return json.loads(out.stdout)
+
+
+def show(what: str, run: dict, note: str = "") -> None:
+    print(
+        f"{what + ':':17} {run['seconds']:6.2f} s ({run['build']:.2f} s after imports), "
+        f"peak {run['peak_mb']:4.0f} MB, {run['games']:,} games, {run['players']} players"
+        + (f" ({note})" if note else "")
+    )
 
 
 def main() -> None:
@@ -128,15 +160,11 @@ def main() -> None:
     shutil.rmtree(root / ".ratings-cache", ignore_errors=True)
 
     first = timed(root)
-    print(f"first run:        {first['seconds']:6.2f} s ({first['build']:.2f} s after imports), peak {first['peak_mb']:6.0f} MB, "
-          f"{first['games']:,} games, {first['players']} players (targets: 10 s, 1 GB)")  # fmt: skip
-    again = timed(root)
-    print(f"unchanged rerun:  {again['seconds']:6.2f} s ({again['build']:.2f} s after imports), peak {again['peak_mb']:6.0f} MB")
+    show("first run", first, "targets: 10 s, 1 GB")
+    show("unchanged rerun", timed(root))
     strength = json.loads((args.dir / "results-strength.json").read_text())
     make_store(root, args.tournaments, strength, random.Random(99))
-    inc = timed(root)
-    print(f"incremental run:  {inc['seconds']:6.2f} s ({inc['build']:.2f} s after imports), peak {inc['peak_mb']:6.0f} MB, "
-          f"{inc['games']:,} games after one more tournament (target: 1 s)")  # fmt: skip
+    show("incremental run", timed(root), "after one more tournament; target: 1 s")
     shutil.rmtree(extra, ignore_errors=True)
     if not math.isfinite(first["seconds"]):
         sys.exit(1)

@@ -16,10 +16,24 @@ from arena.ratinglist.fit import build_list
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("served")
-    tournament(root, "cup-b", [("random-x", "builtin:random --seed 6"),
-                               ("greedy", "builtin:greedy")], seed=2, games=4)  # fmt: skip
-    tournament(root, "cup-c", [("rando", "builtin:random --seed 7"), ("g", "builtin:greedy"),
-                               ("r2", "builtin:random --seed 8")], seed=3, games=2)  # fmt: skip
+    tournament(
+        root,
+        "cup-b",
+        [("random-x", "builtin:random --seed 6"), ("greedy", "builtin:greedy")],
+        seed=2,
+        games=4,
+    )
+    tournament(
+        root,
+        "cup-c",
+        [
+            ("rando", "builtin:random --seed 7"),
+            ("g", "builtin:greedy"),
+            ("r2", "builtin:random --seed 8"),
+        ],
+        seed=3,
+        games=2,
+    )
     return root / "results"
 
 
@@ -37,7 +51,9 @@ def test_ratings_page_plots_and_a_players_games(browser, tmp_path: Path, served:
                 shown = [r.get_attribute("data-player") for r in rows.all()]
                 assert shown == [r.player for r in expected.rows]
                 for r, want in zip(rows.all(), expected.rows, strict=True):
-                    assert float(r.get_attribute("data-rating")) == pytest.approx(want.rating, abs=1e-3)
+                    assert float(r.get_attribute("data-rating")) == pytest.approx(
+                        want.rating, abs=1e-3
+                    )
                 assert page.locator("svg.rating-plot g.rating-row").count() == len(expected.rows)
                 assert page.locator("svg.history-plot g.history-line").count() >= 2
                 shot(page, tmp_path, f"ratings-{width}.png")
@@ -46,8 +62,9 @@ def test_ratings_page_plots_and_a_players_games(browser, tmp_path: Path, served:
                 page.locator("table.ratings tbody tr.rated[data-player='greedy 1'] a").click()
                 page.wait_for_function(
                     "document.getElementById('page-info').dataset.total === "
-                    f"'{expected.row('greedy 1').games}'", timeout=20_000,
-                )  # fmt: skip
+                    f"'{expected.row('greedy 1').games}'",
+                    timeout=20_000,
+                )
                 games = page.locator("#games-paged tbody tr.game")
                 tours = {g.get_attribute("data-tournament") for g in games.all()}
                 assert tours == {"cup-b", "cup-c"}
