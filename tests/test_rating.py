@@ -301,3 +301,19 @@ def test_tally_games_and_indices_as_players():
     assert fit.rating(2).value == pytest.approx(-(fit.ratings[0] + fit.ratings[1]))
     with pytest.raises(KeyError):
         fit.rating(3)
+
+
+def test_a_start_point_changes_where_the_fit_begins_not_where_it_ends():
+    rng = np.random.default_rng(5)
+    truth = rng.normal(0, 150, 12)
+    games = []
+    for _ in range(600):
+        a, b = rng.choice(12, 2, replace=False)
+        p = special.expit(NATS_PER_ELO * (truth[a] - truth[b] + 20))
+        games.append((int(a), int(b), float(rng.random() < p)))
+    plain = joint_fit(games, players=list(range(12)))
+    started = joint_fit(games, players=list(range(12)),
+                        start={k: 500.0 + 40 * k for k in range(12)})  # fmt: skip
+    assert started.ratings == pytest.approx(plain.ratings, abs=1e-4)
+    assert started.errors == pytest.approx(plain.errors, abs=1e-4)
+    assert started.first_move == pytest.approx(plain.first_move, abs=1e-4)

@@ -679,6 +679,39 @@ def report(results_dir: str, anchor: str | None, latest: int | None, faulted: in
     _report(results_dir, _parse_anchor(anchor), latest=latest, faulted=faulted)
 
 
+@main.command()
+@click.argument("results_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
+@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
+              show_default=True, help="What to print (ratings.md/.html are written too).")
+@click.option("--anchor", default=None, help="Fix one player's rating, e.g. 'random 1=0'.")
+@click.option("--min-games", type=click.IntRange(0), default=0,
+              help="Leave out players with fewer games.")  # fmt: skip
+@click.option("--since", default=None, metavar="DATE",
+              help="Only games from this day on (2026-01-31).")  # fmt: skip
+@click.option("--tc", default=None, type=click.Choice(["bullet", "blitz", "rapid", "classical"]),
+              help="Only games of this time-control class (base + 40 x increment).")  # fmt: skip
+@click.option("--aliases", type=click.Path(dir_okay=False), default=None,
+              help="TOML file merging or splitting players.")  # fmt: skip
+@click.option("--skip-bad", is_flag=True,
+              help="Say which folders cannot be read and rate the rest.")  # fmt: skip
+@click.option("--out", type=click.Path(file_okay=False), default=None,
+              help="Where to write ratings.md/.html (default: the results folder).")  # fmt: skip
+@_friendly_errors
+def ratings(results_dirs: tuple[str, ...], fmt: str, anchor: str | None, min_games: int,
+            since: str | None, tc: str | None, aliases: str | None, skip_bad: bool,
+            out: str | None) -> None:  # fmt: skip
+    """One rating list over every stored tournament (RESULTS_DIRS, default: results/).
+
+    A joint fit per game and match kind; players are the bots' own names and
+    versions (with their options), not entry names. See README "Rating list".
+    """
+    from arena.ratinglist.command import run_ratings
+
+    run_ratings(results_dirs, fmt=fmt, anchor=_parse_anchor(anchor), min_games=min_games,
+                since=since, tc=tc, aliases=aliases, skip_bad=skip_bad, out=out,
+                echo=click.echo)  # fmt: skip
+
+
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--game", "game_name", default="kamisado", show_default=True)

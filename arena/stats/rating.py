@@ -33,7 +33,7 @@ from enum import StrEnum
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
-from scipy import linalg, optimize, special
+from scipy import linalg, optimize, sparse, special
 
 Player: TypeAlias = Hashable
 """A player's name (usually a ``str``) or index; anything hashable works."""
@@ -166,6 +166,7 @@ def joint_fit(
     players: Sequence[Player] | None = None,
     anchor: tuple[Player, float] | None = None,
     prior_draws: float = 1.0,
+    start: Mapping[Player, float] | None = None,
 ) -> JointFit:
     """Fit every player's Elo and the first-move advantage in one Bradley–Terry model.
 
@@ -196,6 +197,9 @@ def joint_fit(
     reported covariance is that of this penalised fit. ``prior_draws=0`` gives the
     plain MLE and a ``ValueError`` if the data do not identify it.
 
+    ``start`` (Elo by player, any shift) only sets where the optimiser begins, for a
+    refit after a few more games (the rating list): the maximum is the same.
+
     With draws the half-point likelihood over-states the variance of a game's
     score, so intervals are then slightly conservative (wider than 95 %).
     """
@@ -213,59 +217,86 @@ def joint_fit(
 
     # Each row of X is one "observation" on eta = (r_1..r_n, a) in log-odds units:
     # a pairing (first, second) seen `count` times with `points` for the first mover,
-    # or a virtual draw of the prior.
-    rows: list[np.ndarray] = []
+    # or a virtual draw of the prior. X is sparse (three entries per pairing): a
+    # rating list of a few hundred players has tens of thousands of pairings, and a
+    # dense X made every Hessian cost seconds.
+    firsts: list[int] = []
+    seconds: list[int] = []
     count: list[float] = []
     points: list[float] = []
     for (first, second), t in tallies.items():
         if t.games == 0:
             continue
-        x = np.zeros(n + 1)
-        x[where[first]] += 1.0
-        x[where[second]] -= 1.0
-        x[n] = 1.0
-        rows.append(x)
+        firsts.append(where[first])
+        seconds.append(where[second])
         count.append(t.games)
         points.append(t.points)
+    m = len(firsts)
+    pairing_rows = np.arange(m)
+    row_idx = [pairing_rows, pairing_rows, pairing_rows]
+    col_idx = [np.array(firsts, dtype=np.intp), np.array(seconds, dtype=np.intp),
+               np.full(m, n, dtype=np.intp)]  # fmt: skip
+    values = [np.ones(m), -np.ones(m), np.ones(m)]
+    rows_total = m
     if prior_draws > 0:
-        for k in range(n):
-            x = np.full(n + 1, -1.0 / n)
-            x[k] += 1.0
-            x[n] = 0.0
-            rows.append(x)
-            count.append(prior_draws)
-            points.append(prior_draws / 2)
-        x = np.zeros(n + 1)
-        x[n] = 1.0
-        rows.append(x)
-        count.append(prior_draws)
-        points.append(prior_draws / 2)
-    X = np.array(rows)
+        # Row m + k: player k against the pool average; row m + n: the first move
+        # between equals.
+        prior = np.full((n, n), -1.0 / n) + np.eye(n)
+        grid_rows, grid_cols = np.divmod(np.arange(n * n), n)
+        row_idx += [m + grid_rows, np.array([m + n])]
+        col_idx += [grid_cols, np.array([n])]
+        values += [prior.ravel(), np.ones(1)]
+        count += [prior_draws] * (n + 1)
+        points += [prior_draws / 2] * (n + 1)
+        rows_total = m + n + 1
+    X = sparse.csr_array(
+        (np.concatenate(values), (np.concatenate(row_idx), np.concatenate(col_idx))),
+        shape=(rows_total, n + 1),
+    )
     N = np.array(count, dtype=float)
     S = np.array(points, dtype=float)
 
     # Identified parameters phi: ratings = B @ phi[:-1] (mean zero), a = phi[-1].
     basis = linalg.null_space(np.ones((1, n)))
     M = linalg.block_diag(basis, np.ones((1, 1)))
-    Z = X @ M
 
     def objective(phi: np.ndarray) -> tuple[float, np.ndarray]:
-        eta = Z @ phi
+        eta = X @ (M @ phi)
         nll = float(np.sum(S * np.logaddexp(0.0, -eta) + (N - S) * np.logaddexp(0.0, eta)))
-        grad = -(Z.T @ (S - N * special.expit(eta)))
+        grad = -(M.T @ (X.T @ (S - N * special.expit(eta))))
         return nll, grad
 
+    first_idx, second_idx = col_idx[0], col_idx[1]
+    size = n + 1
+
     def hessian(phi: np.ndarray) -> np.ndarray:
-        p = special.expit(Z @ phi)
+        # X.T diag(w) X summed pairing by pairing (x = e_first - e_second + e_a) and,
+        # for the prior, in closed form: O(pairings + n^2) rather than a matrix product.
+        p = special.expit(X @ (M @ phi))
         w = N * p * (1.0 - p)
-        return (Z.T * w) @ Z
+        wp = w[:m]
+        a = np.full(m, n)
+        fisher = np.zeros(size * size)
+        for r, c, sign in ((first_idx, first_idx, 1.0), (second_idx, second_idx, 1.0),
+                           (a, a, 1.0), (first_idx, second_idx, -1.0),
+                           (second_idx, first_idx, -1.0), (first_idx, a, 1.0),
+                           (a, first_idx, 1.0), (second_idx, a, -1.0),
+                           (a, second_idx, -1.0)):  # fmt: skip
+            fisher += np.bincount(r * size + c, weights=sign * wp, minlength=size * size)
+        fisher = fisher.reshape(size, size)
+        if prior_draws > 0:
+            wk, wa = w[m : m + n], w[m + n]
+            block = np.diag(wk) - (wk[:, None] + wk[None, :]) / n + wk.sum() / n**2
+            fisher[:n, :n] += block
+            fisher[n, n] += wa
+        return M.T @ fisher @ M
 
     result = optimize.minimize(
         objective,
-        np.zeros(n),
+        _start_point(start, names, basis),
         jac=True,
         hess=hessian,
-        method="trust-exact",
+        method="trust-ncg",
         options={"gtol": 1e-9},
     )
     H = hessian(result.x)
@@ -322,6 +353,20 @@ def joint_fit(
         games=total,
         anchor=anchor_name,
     )
+
+
+def _start_point(
+    start: Mapping[Player, float] | None, names: Sequence[Player], basis: np.ndarray
+) -> np.ndarray:
+    """``start``'s ratings as the optimiser's identified parameters (first move 0)."""
+    n = len(names)
+    if not start:
+        return np.zeros(n)
+    r = np.array([float(start.get(p, 0.0)) for p in names])
+    if not np.all(np.isfinite(r)):
+        return np.zeros(n)
+    r = (r - r.mean()) * NATS_PER_ELO
+    return np.concatenate([basis.T @ r, [0.0]])
 
 
 def _as_tallies(results: Iterable[GameTriple] | PairTallies) -> dict[tuple[Player, Player], Tally]:

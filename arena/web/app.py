@@ -32,6 +32,7 @@ from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.storage.store import DB_NAME, StoreError
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
+from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
 __all__ = ["Site", "TokenGate", "build_app", "find_tournaments", "refresh_results"]
@@ -110,6 +111,7 @@ class Site:
     hub: LiveHub | None = None
     live_name: str | None = None
     summaries: Summaries = dataclasses.field(default_factory=Summaries)
+    ratings: RatingsCache = dataclasses.field(default_factory=RatingsCache)
 
 
 def _environment() -> jinja2.Environment:
@@ -118,6 +120,7 @@ def _environment() -> jinja2.Environment:
             [
                 jinja2.PackageLoader("arena.web", "templates"),
                 jinja2.PackageLoader("arena.report", "templates"),
+                jinja2.PackageLoader("arena.ratinglist", "templates"),
             ]
         ),
         autoescape=True,
@@ -146,7 +149,7 @@ def _sse(event: str, data: bytes) -> bytes:
 def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
     env = _environment()
     assets = board_assets()
-    scripts = {name: _static(name) for name in ("live.js", "tournament.js")}
+    scripts = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
     scripts["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
     style = asset("report.css") + _static("site.css")
 
@@ -237,6 +240,28 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
                    result=record.result, reason=record.reason)  # fmt: skip
         return JSONResponse(out)
 
+    async def ratings(request: Request) -> Response:
+        data, error = await site.ratings.get(site)
+        return page("ratings.html.j2", **ratings_context(data, error))
+
+    async def player(request: Request) -> Response:
+        name = request.path_params["player"]
+        data, _ = await site.ratings.get(site)
+        context = player_context(data, name) if data is not None else None
+        if context is None:
+            raise _NotFound(f"no player named {name!r} in the rating list")
+        return page("player.html.j2", name=name, player=name, **context)
+
+    async def player_games_json(request: Request) -> Response:
+        name = request.path_params["player"]
+        data, _ = await site.ratings.get(site)
+        if data is None:
+            raise _NotFound("no rating list")
+        q = request.query_params
+        offset, limit = _int(q.get("offset"), 0), _int(q.get("limit"), 50)
+        out = await trio.to_thread.run_sync(lambda: player_games(site, data, name, offset, limit))
+        return JSONResponse(out)
+
     async def not_found(request: Request, exc: Exception) -> Response:
         return Response(str(exc), status_code=404, media_type="text/plain")
 
@@ -248,6 +273,9 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
             Route("/t/{name}", tournament),
             Route("/t/{name}/games", games),
             Route("/t/{name}/replay", replay),
+            Route("/ratings", ratings),
+            Route("/ratings/games/{player:path}", player_games_json),
+            Route("/ratings/player/{player:path}", player),
         ],
         exception_handlers={_NotFound: not_found},
     )

@@ -1,0 +1,4 @@
+"""One rating list across every stored tournament (``arena ratings``, the web view's
+ratings page): read the stores read-only and incrementally (``collect``), decide
+who each player is (``players``), fit every game and match kind jointly with the
+report's model (``fit``) and write it out (``render``)."""

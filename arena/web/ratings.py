@@ -1,0 +1,120 @@
+"""The web view's rating list: a page over every tournament the server shows, and a
+page per player listing its games across tournaments, paged as the games table is.
+
+The list is :func:`arena.ratinglist.fit.build_list` over the served folders,
+rebuilt (in a thread, incrementally through its cache) only when a store's game
+count changed, so a page opened while a tournament runs shows its latest games.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import trio
+
+from arena.ratinglist.collect import RatingInputError
+from arena.ratinglist.fit import RatingList, build_list
+from arena.ratinglist.render import history_svg, page_context
+from arena.storage.store import StoreError
+from arena.web.store_view import MAX_PAGE, GameFilter
+
+if TYPE_CHECKING:
+    from arena.web.app import Site
+
+__all__ = ["PLAYER_LINK", "RatingsCache", "player_context", "player_games"]
+
+PLAYER_LINK = "/ratings/player/{player}"
+
+
+class RatingsCache:
+    """The latest list, keyed by every served store's game count."""
+
+    def __init__(self) -> None:
+        self._key: tuple[int, ...] | None = None
+        self._data: RatingList | None = None
+        self._error = ""
+        self._lock = trio.Lock()
+
+    async def get(self, site: Site) -> tuple[RatingList | None, str]:
+        async with self._lock:
+            counts = []
+            for directory in site.tournaments.values():
+                view = site.summaries.view(directory)
+                try:
+                    counts.append(await trio.to_thread.run_sync(view.count))
+                except StoreError:
+                    counts.append(-1)
+            key = tuple(counts)
+            if key != self._key:
+                paths = list(site.tournaments.values())
+                try:
+                    self._data = await trio.to_thread.run_sync(
+                        lambda: build_list(paths, skip_bad=True)
+                    )
+                    self._error = ""
+                except RatingInputError as exc:
+                    self._data, self._error = None, str(exc)
+                self._key = key
+            return self._data, self._error
+
+
+def ratings_context(data: RatingList | None, error: str) -> dict[str, Any]:
+    if data is None:
+        return {"data": None, "error": error}
+    context = page_context(data, link=PLAYER_LINK)
+    del context["fmt"]  # the web view's pages get it already
+    return {**context, "error": ""}
+
+
+def player_context(data: RatingList, player: str) -> dict[str, Any] | None:
+    """The player's row, history and head-to-head in every list it is in."""
+    lists = []
+    for t in data.tables:
+        try:
+            row = t.row(player)
+        except KeyError:
+            continue
+        opponents = sorted(
+            ((b, pg) for (a, b), pg in t.crosstable.items() if a == player),
+            key=lambda item: -item[1][1],
+        )
+        lists.append({"table": t, "row": row, "history": history_svg(t, [player]),
+                      "opponents": opponents})  # fmt: skip
+    return {"lists": lists} if lists else None
+
+
+def _tournament_names(site: Site) -> dict[str, str]:
+    return {str(path): name for name, path in site.tournaments.items()}
+
+
+def player_games(site: Site, data: RatingList, player: str, offset: int, limit: int) -> dict:
+    """One page of the player's games, newest tournaments first, across every
+    tournament and entry it played as (each tournament's games are its store's)."""
+    names = _tournament_names(site)
+    entries = {}
+    for t in data.tables:
+        for e in t.where.get(player, []):
+            entries[(e.directory, e.entry)] = e
+    ordered = sorted(entries.values(), key=lambda e: (e.tournament, e.entry))
+    limit = max(0, min(limit, MAX_PAGE))
+    total, out, skip = 0, [], offset
+    for e in ordered:
+        view = site.summaries.view(Path(e.directory))
+        where = GameFilter(player=e.entry)
+        n, _ = view.games(where, limit=0)
+        total += n
+        if skip >= n:
+            skip -= n
+            continue
+        want = limit - len(out)
+        if want <= 0:
+            continue
+        _, rows = view.games(where, offset=skip, limit=want)
+        skip = 0
+        name = names.get(e.directory, e.tournament)
+        for r in rows:
+            r["tournament"] = name
+            r["entry"] = e.entry
+            out.append(r)
+    return {"total": total, "offset": offset, "games": out}

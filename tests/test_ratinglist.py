@@ -1,0 +1,269 @@
+"""The rating list over real stores written by real tournaments (``arena run`` with
+the built-in random and greedy bots, single rounds, a fast clock)."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import os
+import shutil
+import sqlite3
+from contextlib import closing
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from arena.cli import main
+from arena.ratinglist import collect
+from arena.ratinglist.fit import build_list
+from arena.ratinglist.players import load_aliases
+from arena.report.summary import build_report
+from arena.storage.store import Store
+
+RANDOM, GREEDY = "random 1", "greedy 1"
+
+
+def tournament(root: Path, name: str, bots: list[tuple[str, str]], seed: int, games: int = 2):
+    toml = root / f"{name}.toml"
+    text = (
+        f'name = "{name}"\nvariant = "single"\ntc = "2+0.05"\ngames_per_pairing = {games}\n'
+        f"seed = {seed}\nconcurrency = 2\n[openings]\nplies = 2\n"
+    )
+    for entry, command in bots:
+        text += f'[[bots]]\nname = "{entry}"\ncommand = "{command}"\n'
+    toml.write_text(text)
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(root / "results"), "-q",
+                                       "--no-report"])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    return root / "results" / name
+
+
+@pytest.fixture(scope="module")
+def cups(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """cup-a: two random bots (two seeds: one identity, two entries) and greedy;
+    cup-b and cup-c: random against greedy under other entry names."""
+    root = tmp_path_factory.mktemp("cups")
+    return {
+        "a": tournament(
+            root,
+            "cup-a",
+            [
+                ("rnd", "builtin:random --seed 4"),
+                ("rnd2", "builtin:random --seed 5"),
+                ("greedy", "builtin:greedy"),
+            ],
+            seed=1,
+        ),  # fmt: skip
+        "b": tournament(
+            root,
+            "cup-b",
+            [("random-x", "builtin:random --seed 6"), ("greedy", "builtin:greedy")],
+            seed=2,
+            games=4,
+        ),  # fmt: skip
+        "c": tournament(
+            root,
+            "cup-c",
+            [("rando", "builtin:random --seed 7"), ("g", "builtin:greedy")],
+            seed=3,
+            games=4,
+        ),  # fmt: skip
+    }
+
+
+def ratings(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(main, ["ratings", *args])
+    return result.exit_code, result.output
+
+
+def test_one_folder_gives_exactly_its_reports_fit(cups: dict[str, Path]) -> None:
+    with Store.open_existing(cups["a"]) as store:
+        report = build_report(store)
+    data = build_list([cups["a"]], cache_dir=None)
+    (table,) = data.tables
+    assert (table.game, table.variant, table.games) == ("kamisado", "single", report.games)
+    names = {"rnd": f"{RANDOM} [rnd]", "rnd2": f"{RANDOM} [rnd2]", "greedy": GREEDY}
+    assert sorted(r.player for r in table.rows) == sorted(names.values())
+    for s in report.standings:
+        row = table.row(names[s.player])
+        assert row.rating == pytest.approx(s.rating, abs=1e-3)
+        assert row.error == pytest.approx(s.error, abs=1e-3)
+        assert (row.wins, row.losses, row.draws) == (s.wins, s.losses, s.draws)
+    assert table.first_move == pytest.approx(report.first_move, abs=1e-3)
+    assert [r.rank for r in table.rows] == [1, 2, 3]
+
+
+def test_same_bot_under_two_entry_names_is_one_player(cups: dict[str, Path]) -> None:
+    (table,) = build_list([cups["b"], cups["c"]], cache_dir=None).tables
+    assert sorted(r.player for r in table.rows) == [GREEDY, RANDOM]
+    row = table.row(RANDOM)
+    assert row.games == 8 and row.tournaments == ("cup-b", "cup-c")
+    assert table.history_points and [p for p, _ in table.history_points] == ["cup-b", "cup-c"]
+    assert len(table.history[RANDOM]) == 2 and all(v is not None for v in table.history[RANDOM])
+    assert table.crosstable[(GREEDY, RANDOM)][1] == 8
+
+
+def test_aliases_merge_and_split(cups: dict[str, Path], tmp_path: Path) -> None:
+    aliases = tmp_path / "aliases.toml"
+    aliases.write_text(
+        '"greedy (cup-b)" = ["cup-b/greedy"]\n"rnd-all" = ["rnd", "rnd2", "random 1"]\n'
+    )
+    data = build_list([cups["a"], cups["b"]], aliases=load_aliases(aliases), cache_dir=None)
+    (table,) = data.tables
+    players = {r.player: r for r in table.rows}
+    assert sorted(players) == ["greedy (cup-b)", GREEDY, "rnd-all"]
+    assert players["greedy (cup-b)"].tournaments == ("cup-b",)
+    assert players[GREEDY].tournaments == ("cup-a",)
+    # rnd v rnd2 became one player's games against itself: left out, and said.
+    # cup-a: rnd and rnd2 each played greedy twice; cup-b: random 1 played greedy 4 times.
+    assert players["rnd-all"].games == 2 + 2 + 4
+    # rnd v rnd2 became one player's games against itself: left out, and said.
+    assert any("2 games left out: the aliases made both players one" in n for n in data.notes)
+    assert table.games == 8
+
+
+def test_a_folder_given_twice_or_copied_counts_once(cups: dict[str, Path], tmp_path: Path) -> None:
+    copy = tmp_path / "copy" / "cup-b"
+    shutil.copytree(cups["b"], copy)
+    once = build_list([cups["b"]], cache_dir=None).tables[0]
+    again = build_list([cups["b"], cups["b"], copy], cache_dir=None).tables[0]
+    assert again.games == once.games == 4
+    for _ in range(2):  # the second time, from the cache (which reads keys lazily)
+        cached = build_list([cups["b"], copy], cache_dir=tmp_path / "cache").tables[0]
+        assert cached.games == 4
+    assert [(r.player, r.rating, r.games) for r in again.rows] == [
+        (r.player, r.rating, r.games) for r in once.rows
+    ]
+
+
+def test_filters(cups: dict[str, Path]) -> None:
+    code, out = ratings(str(cups["b"]), "--since", "2999-01-01")
+    assert code != 0 and out.count("\n") == 1 and "no games match" in out
+    code, out = ratings(str(cups["b"]), "--tc", "blitz", "--format", "json")
+    assert code != 0 and "no games match" in out
+    code, out = ratings(
+        str(cups["b"]), "--tc", "bullet", "--since", "2000-01-01", "--format", "json"
+    )
+    assert code == 0, out
+    assert json.loads(out)["lists"][0]["games"] == 4
+    data = build_list([cups["a"], cups["b"], cups["c"]], min_games=5, cache_dir=None)
+    # cup-a's two random entries have 4 games each: left out, with their games.
+    assert {r.player: r.games for r in data.tables[0].rows} == {GREEDY: 8, RANDOM: 8}
+    assert collect.tc_class("2+0.05") == "bullet"
+    assert collect.tc_class("60+1") == "bullet"
+    assert collect.tc_class("180+2") == "blitz"
+    assert collect.tc_class("600+5") == "rapid"
+    assert collect.tc_class("1800") == "classical"
+    assert collect.tc_class("movetime=0.5") == "bullet"
+
+
+def _fingerprint(db: Path) -> tuple[str, int]:
+    return hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns
+
+
+def test_never_writes_a_store_and_reads_only_what_changed(
+    cups: dict[str, Path], tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    db = results / "cup-b" / "games.sqlite"
+    before = _fingerprint(db)
+    code, out = ratings(str(results))
+    assert code == 0, out
+    assert _fingerprint(db) == before
+    assert sorted(os.listdir(results / "cup-b")) == sorted(os.listdir(cups["b"]))
+    assert (results / "ratings.md").is_file() and (results / "ratings.html").is_file()
+    assert any((results / collect.CACHE_DIR).glob("*.npz"))
+    # The store grows by one game (a copy of its last, under a new key): the next
+    # run reads it, from the cache plus the new row.
+    with closing(sqlite3.connect(db)) as conn, conn:
+        conn.execute(
+            "INSERT INTO games SELECT key || '-more', pair_key, player0, player1, score, reason,"
+            " faulty, plies, started_at, ended_at, stored_at, record FROM games"
+            " ORDER BY rowid DESC LIMIT 1"
+        )
+    cached = collect.read_store(results / "cup-b", results / collect.CACHE_DIR)
+    assert cached.count == 5
+    code, out = ratings(str(results), "--format", "json")
+    assert json.loads(out)["lists"][0]["games"] == 5
+    # Replaced by another tournament's store: read again whole.
+    shutil.copy(cups["c"] / "games.sqlite", db.with_name("new.sqlite"))
+    os.replace(db.with_name("new.sqlite"), db)
+    again = collect.read_store(results / "cup-b", results / collect.CACHE_DIR)
+    assert again.tournament == "cup-c" and again.count == 4
+
+
+def test_an_old_store_without_identities_rates_by_entry_name(
+    cups: dict[str, Path], tmp_path: Path
+) -> None:
+    old = tmp_path / "old" / "cup-b"
+    shutil.copytree(cups["b"], old)
+    with (
+        closing(sqlite3.connect(old / "games.sqlite")) as conn,
+        conn,
+    ):  # records as an older arena wrote them
+        conn.execute("UPDATE games SET record = json_remove(record, '$.identities')")
+    code, out = ratings(str(old), "--format", "csv")
+    assert code == 0, out
+    lines = out.splitlines()
+    notes = [line for line in lines if "identities" in line]
+    assert len(notes) == 1 and "rated by entry name" in notes[0]
+    rows = list(csv.DictReader(io.StringIO("\n".join(line for line in lines if line not in notes))))
+    assert sorted(r["player"] for r in rows) == ["greedy", "random-x"]
+
+
+def test_bad_input_is_one_line_and_skip_bad_rates_the_rest(
+    cups: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    code, out = ratings(str(empty))
+    assert code != 0 and out.count("\n") == 1 and "no tournament results" in out
+    corrupt = tmp_path / "corrupt"
+    corrupt.mkdir()
+    (corrupt / "games.sqlite").write_bytes(b"this is not a database" * 100)
+    code, out = ratings(str(corrupt))
+    assert code != 0 and out.count("\n") == 1 and "not a usable results database" in out
+    code, out = ratings(str(cups["b"]), str(corrupt), "--skip-bad", "--format", "json")
+    assert code == 0, out
+    assert "skipped" in out and json.loads(out[out.index("{") :])["lists"][0]["games"] == 4
+    bad = tmp_path / "aliases.toml"
+    bad.write_text('"x" = 3\n')
+    code, out = ratings(str(cups["b"]), "--aliases", str(bad))
+    assert code != 0 and out.count("\n") == 1 and "aliases file" in out
+    bad.write_text("= nope")
+    code, out = ratings(str(cups["b"]), "--aliases", str(bad))
+    assert code != 0 and out.count("\n") == 1 and "not valid TOML" in out
+    code, out = ratings(str(cups["b"]), "--anchor", "nobody=0")
+    assert code != 0 and out.count("\n") == 1 and "nobody" in out
+    code, out = ratings(str(cups["b"]), "--anchor", f"{GREEDY}=1000", "--format", "json")
+    assert code == 0 and json.loads(out)["lists"][0]["players"][0]["elo"] == pytest.approx(1000)
+    # A store another process holds locked.
+    locked = tmp_path / "locked" / "cup-b"
+    shutil.copytree(cups["b"], locked)
+    monkeypatch.setattr(collect, "LOCK_TIMEOUT", 0.1)
+    holder = sqlite3.connect(locked / "games.sqlite", isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    try:
+        code, out = ratings(str(locked.parent))
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert code != 0 and out.count("\n") == 1 and "locked" in out, out
+
+
+def test_terminal_table_through_a_pipe_and_the_files(cups: dict[str, Path], tmp_path: Path) -> None:
+    code, out = ratings(str(cups["b"]), str(cups["c"]), "--out", str(tmp_path))
+    assert code == 0, out
+    lines = out.splitlines()
+    assert lines[0].startswith("kamisado single: 2 players, 8 games")
+    assert lines[1].split()[:4] == ["#", "player", "Elo", "95%"]
+    assert "─" not in out and "│" not in out  # plain text through a pipe
+    md = (tmp_path / "ratings.md").read_text()
+    assert "## kamisado single" in md and "### History" in md and "### Head to head" in md
+    html = (tmp_path / "ratings.html").read_text()
+    assert 'class="rating-plot"' in html and 'class="history-plot"' in html
