@@ -27,6 +27,7 @@ from arena.games import GameError, get_game
 from arena.record import GameRecord
 from arena.sandbox import MODES, Sandbox
 from arena.store import StoreError
+from arena.text import visible
 
 if TYPE_CHECKING:
     from arena.engine import ResourceLimits
@@ -426,11 +427,12 @@ def play(
             )  # fmt: skip
         if not quiet:
             click.echo(f"final: {record.final_position}")
-        detail = f" ({record.detail})" if record.detail else ""
+        detail = f" ({visible(record.detail)})" if record.detail else ""
         click.echo(f"result {record.result} {record.reason}{detail}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
             if tail and record.faulty is not None:
-                click.echo(f"stderr of {name}:\n{tail}", err=True)
+                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}",
+                           err=True)
 
     trio.run(run)
 
