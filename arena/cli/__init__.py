@@ -27,6 +27,7 @@ from arena.plan.config import (
     MAX_PLIES,
     SEED_RANGE,
 )
+from arena.report.text import visible
 from arena.storage.store import StoreError
 
 if TYPE_CHECKING:
@@ -431,12 +432,13 @@ def play(
         if not quiet:
             click.echo(f"final: {record.final_position}")
             for name, box in zip(record.players, record.sandbox, strict=False):
-                click.echo(f"sandbox of {name}: {_confinement_text(box)}")
-        detail = f" ({record.detail})" if record.detail else ""
+                click.echo(f"sandbox of {visible(name)}: {_confinement_text(box)}")
+        detail = f" ({visible(record.detail)})" if record.detail else ""
         click.echo(f"result {record.result} {record.reason}{detail}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
             if tail and record.faulty is not None:
-                click.echo(f"stderr of {name}:\n{tail}", err=True)
+                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}",
+                           err=True)
 
     trio.run(run)
 
