@@ -25,6 +25,13 @@ STYLE = {"name": "Style", "type": "choice", "default": "solid", "choices": ["sol
 DECLARED = {s["name"]: OptionSpec(**s) for s in (HASH, STYLE)}  # type: ignore[arg-type]
 
 
+def writable_grant(folder: Path) -> Sandbox:
+    """A writable grant of ``folder`` that the bot's user (``nobody`` under a root
+    arena) can write in."""
+    folder.chmod(0o777)
+    return Sandbox(rw=[str(folder)])
+
+
 def bot_command(log: Path, *extra: str) -> list[str]:
     return [sys.executable, BOT, "--log", str(log), "--options", json.dumps([HASH, STYLE]),
             *extra]  # fmt: skip
@@ -68,7 +75,7 @@ def test_declarations_are_checked_and_sampled() -> None:
 async def test_engine_sends_setoption_before_every_newgame(tmp_path: Path) -> None:
     log = tmp_path / "log"
     config = EngineConfig(name="b", command=bot_command(log), options={"Hash": 128},
-                          sandbox=Sandbox(rw=[str(tmp_path)]))  # fmt: skip
+                          sandbox=writable_grant(tmp_path))  # fmt: skip
     state = get_game("kamisado").new_state()
     newgame = NewGame(game="kamisado", variant="standard", player=0, players=["b", "x"],
                       position=state.observation_text(0), time_control="10")  # fmt: skip
@@ -87,7 +94,7 @@ async def test_a_bot_without_options_never_sees_setoption(tmp_path: Path) -> Non
     command = [sys.executable, BOT, "--log", str(log)]  # declares no options
     state = get_game("kamisado").new_state()
     async with Engine(EngineConfig(name="old", command=command,
-                                   sandbox=Sandbox(rw=[str(tmp_path)]))) as engine:  # fmt: skip
+                                   sandbox=writable_grant(tmp_path))) as engine:  # fmt: skip
         await engine.start("kamisado", "standard")
         await engine.new_game(NewGame(game="kamisado", variant="standard", player=0,
                                       players=["old", "x"], position=state.to_text(),
@@ -97,7 +104,7 @@ async def test_a_bot_without_options_never_sees_setoption(tmp_path: Path) -> Non
 
 async def test_an_undeclared_option_fails_the_start(tmp_path: Path) -> None:
     config = EngineConfig(name="b", command=bot_command(tmp_path / "log"), options={"Ponder": True},
-                          sandbox=Sandbox(rw=[str(tmp_path)]))  # fmt: skip
+                          sandbox=writable_grant(tmp_path))  # fmt: skip
     async with Engine(config) as engine:
         with pytest.raises(EngineProtocolError, match="Ponder"):
             await engine.start("kamisado", "standard")
@@ -105,6 +112,7 @@ async def test_an_undeclared_option_fails_the_start(tmp_path: Path) -> None:
 
 def tournament(tmp_path: Path, options: str, protocol: str = "") -> Path:
     tmp_path.mkdir(exist_ok=True)
+    tmp_path.chmod(0o777)  # sandbox_rw = ["."]: the bot runs as nobody under a root arena
     toml = tmp_path / "t.toml"
     toml.write_text(f"""
 name = "opts"

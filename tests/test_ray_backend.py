@@ -117,7 +117,7 @@ def write_tournament(
     bot = folder / bot_path
     bot.parent.mkdir(parents=True, exist_ok=True)
     bot.write_text(HASH_BOT)
-    bot.chmod(bot.stat().st_mode | stat.S_IXUSR)
+    bot.chmod(0o755)  # bots run as nobody under a root arena: readable and executable by all
     tables = "".join(
         f'[[bots]]\nname = "h{i}"\ncommand = ["./{bot_path}", "salt{i}"]\n' for i in range(bots)
     )

@@ -179,7 +179,10 @@ async def play_logged_games(tmp_path: Path) -> tuple[list[GameRecord], Path, Pat
     script = tmp_path / "logging_bot.py"
     script.write_text(LOGGING_BOT)
     logs = tmp_path / "greedy.log", tmp_path / "random.log"
-    grant = Sandbox(rw=[str(tmp_path)])
+    tmp_path.chmod(0o777)  # the bots run as nobody under a root arena
+    # The script imports the built-in bots' package: a read-only grant of its folder.
+    bots_folder = str(Path(__file__).resolve().parents[1] / "bots")
+    grant = Sandbox(rw=[str(tmp_path)], ro=[bots_folder])
     commands = [
         [sys.executable, str(script), str(logs[0]), "greedy", "1"],
         [sys.executable, str(script), str(logs[1]), "random", "2"],
