@@ -19,7 +19,6 @@ import logging
 import os
 import re
 import socket
-import stat
 import subprocess
 import sys
 import threading
