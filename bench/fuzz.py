@@ -86,19 +86,43 @@ def fuzz(target: int, games: int, seed: int, rate: float, quiet: bool = False) -
         while sum(lines_sent(state)) < target:
             run += 1
             toml = root / f"fuzz-{run}.toml"
-            toml.write_text(TOML.format(run=run, games=games, seed=seed + run, rate=rate,
-                                        python=sys.executable, bot=HERE / "fuzz_bot.py",
-                                        state=state))  # fmt: skip
+            toml.write_text(
+                TOML.format(
+                    run=run,
+                    games=games,
+                    seed=seed + run,
+                    rate=rate,
+                    python=sys.executable,
+                    bot=HERE / "fuzz_bot.py",
+                    state=state,
+                )
+            )
             result = subprocess.run(
-                [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(root),
-                 "-q", "--no-report", "--workers", "2", "--sandbox", "none"],
-                capture_output=True, text=True, timeout=3600,
-            )  # fmt: skip
+                [
+                    sys.executable,
+                    "-m",
+                    "arena.cli",
+                    "run",
+                    str(toml),
+                    "--results",
+                    str(root),
+                    "-q",
+                    "--no-report",
+                    "--workers",
+                    "2",
+                    "--sandbox",
+                    "none",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=3600,
+            )
             broken = any(w in result.stderr for w in ("Traceback", "WorkerError", "arena: error"))
             if result.returncode != 0 or broken:
                 totals["arena errors"] += 1
-                raise AssertionError(f"arena run {run} failed ({result.returncode}):\n"
-                                     f"{result.stderr[-3000:]}")  # fmt: skip
+                raise AssertionError(
+                    f"arena run {run} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+                )
             with Store.open_existing(root / f"fuzz-{run}") as store:
                 records = list(store.records())
             for record in records:
@@ -118,12 +142,14 @@ def fuzz(target: int, games: int, seed: int, rate: float, quiet: bool = False) -
                         if record.reason not in ("protocol", "illegal"):
                             print(f"{kind}: {record.reason} {record.detail}", file=sys.stderr)
             if sum(lines_sent(state)) == 0:
-                raise AssertionError(f"run {run}: the fuzzing bots sent nothing (can they "
-                                     f"write {state}?)")  # fmt: skip
+                raise AssertionError(
+                    f"run {run}: the fuzzing bots sent nothing (can they write {state}?)"
+                )
             benign, hostile = lines_sent(state)
             if not quiet:
-                print(f"run {run}: {len(records)} games, {benign + hostile} lines so far",
-                      flush=True)  # fmt: skip
+                print(
+                    f"run {run}: {len(records)} games, {benign + hostile} lines so far", flush=True
+                )
         benign, hostile = lines_sent(state)
     totals["benign lines"] = benign
     totals["hostile lines"] = hostile

@@ -80,9 +80,21 @@ def benign(msg_id: int, legal: list[str]) -> bytes:
 
 def hostile(msg_id: int) -> tuple[str, bytes]:
     kind = rng.choice(
-        ["garbage", "utf8", "deep", "huge_float", "type", "id", "truncated", "illegal", "long",
-         "deep_string", "float_id", "no_type"]
-    )  # fmt: skip
+        [
+            "garbage",
+            "utf8",
+            "deep",
+            "huge_float",
+            "type",
+            "id",
+            "truncated",
+            "illegal",
+            "long",
+            "deep_string",
+            "float_id",
+            "no_type",
+        ]
+    )
     if kind == "garbage":
         body = bytes(rng.randrange(256) for _ in range(rng.randrange(1, 200))).replace(b"\n", b"")
         return kind, (body or b"x") + b"\n"
@@ -125,8 +137,18 @@ for raw in sys.stdin:
     msg = json.loads(raw)
     t = msg["type"]
     if t == "hello":
-        send(json.dumps({"type": "identity", "id": msg["id"], "protocol": 1, "name": "fuzz",
-                         "games": ["kamisado", "sekigahara"]}).encode() + b"\n")  # fmt: skip
+        send(
+            json.dumps(
+                {
+                    "type": "identity",
+                    "id": msg["id"],
+                    "protocol": 1,
+                    "name": "fuzz",
+                    "games": ["kamisado", "sekigahara"],
+                }
+            ).encode()
+            + b"\n"
+        )
     elif t == "newgame":
         send(json.dumps({"type": "ready", "id": msg["id"]}).encode() + b"\n")
     elif t == "ping":

@@ -77,9 +77,12 @@ async def play_pair(
         async with Engine(configs[0]) as a, Engine(configs[1]) as b:
             for engines in ((a, b), (b, a)):
                 record = await play_game(
-                    game, opening.clone(), list(engines), [control, control],
+                    game,
+                    opening.clone(),
+                    list(engines),
+                    [control, control],
                     variant=args.variant,
-                )  # fmt: skip
+                )
                 out.append(record)
 
 

@@ -165,8 +165,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=1)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--bots", nargs=2, default=["alphabeta", "mcts"])
-    parser.add_argument("--sources", nargs="+", choices=("random", "book"),
-                        default=["random", "book"], help="opening sources to play")  # fmt: skip
+    parser.add_argument(
+        "--sources",
+        nargs="+",
+        choices=("random", "book"),
+        default=["random", "book"],
+        help="opening sources to play",
+    )
     parser.add_argument("--save", help="write this chunk's pair scores (JSON)")
     parser.add_argument("--combine", nargs="+", metavar="CHUNK", help="print saved chunks")
     args = parser.parse_args()

@@ -177,9 +177,13 @@ class ArenaRun:
             opening = self.game.new_state(self.variant)
             with Timer() as t:
                 record = await play_game(
-                    self.game, opening, self.engines, [self.control, self.control],
-                    variant=self.variant, settings=RefereeSettings(max_plies=2000),
-                )  # fmt: skip
+                    self.game,
+                    opening,
+                    self.engines,
+                    [self.control, self.control],
+                    variant=self.variant,
+                    settings=RefereeSettings(max_plies=2000),
+                )
             wall, cpu = wall + t.wall, cpu + t.cpu
             assert record.faulty is None, record
             decisions += sum(1 for x in record.actions if not x.forced)
@@ -207,8 +211,13 @@ def spawn_ms(argv: list[str] | None, count: int) -> float:
         t0 = time.perf_counter()
         if argv is None:
             fd = seccomp_fd(refuse_memfd=False)
-            boxed = wrap(Sandbox(mode="bwrap"), ["/bin/true"], None, seccomp_fd=fd,
-                         identity=bot_identity(Sandbox().user))  # fmt: skip
+            boxed = wrap(
+                Sandbox(mode="bwrap"),
+                ["/bin/true"],
+                None,
+                seccomp_fd=fd,
+                identity=bot_identity(Sandbox().user),
+            )
             subprocess.run(boxed, check=True, pass_fds=(fd,))
             os.close(fd)
         else:
@@ -264,8 +273,11 @@ async def main_async(args: argparse.Namespace) -> None:
 
         def configs(mode: str) -> list[EngineConfig]:
             return [
-                EngineConfig(name=f"first-legal-{i}", command=[sys.executable, str(bot)],
-                             sandbox=Sandbox(mode=mode))  # type: ignore[arg-type]  # fmt: skip
+                EngineConfig(
+                    name=f"first-legal-{i}",
+                    command=[sys.executable, str(bot)],
+                    sandbox=Sandbox(mode=mode),
+                )  # type: ignore[arg-type]
                 for i in (0, 1)
             ]
 

@@ -64,12 +64,21 @@ def synthesise(directory: Path, games: int, seed: int = 1) -> None:
             score, reason, detail = (0.0 if faulty == 0 else 1.0), CRASH, "exit code 1"
             actions = actions[: len(actions) // 2]
         record = GameRecord(
-            game="kamisado", variant="standard", players=[a, b], opening=opening,
-            actions=actions, score=score, reason=reason, detail=detail, faulty=faulty,
-            final_position=final, time_control="10+0.1",
+            game="kamisado",
+            variant="standard",
+            players=[a, b],
+            opening=opening,
+            actions=actions,
+            score=score,
+            reason=reason,
+            detail=detail,
+            faulty=faulty,
+            final_position=final,
+            time_control="10+0.1",
             stderr_tails=["", "some stderr line\n" if faulty is not None else ""],
-            started_at=now + i, ended_at=now + i + 0.5,
-        )  # fmt: skip
+            started_at=now + i,
+            ended_at=now + i + 0.5,
+        )
         store.add_game(f"r{i // 2}:{a}:{b}/{i % 2 + 1}", f"r{i // 2}:{a}:{b}", record)
     store.close()
 
@@ -90,8 +99,10 @@ def main() -> None:
     args = parser.parse_args()
     root = Path(args.keep or tempfile.mkdtemp(prefix="arena-bench-report-"))
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
-    print(f"{'games':>8} {'synth s':>8} {'report s':>9} {'s/1k games':>10} {'peak MB':>8} "
-          f"{'html KB':>8} {'md KB':>7} {'db MB':>7}")  # fmt: skip
+    print(
+        f"{'games':>8} {'synth s':>8} {'report s':>9} {'s/1k games':>10} {'peak MB':>8} "
+        f"{'html KB':>8} {'md KB':>7} {'db MB':>7}"
+    )
     for size in (int(s) for s in args.sizes.split(",")):
         directory = root / f"t{size}"
         synth = 0.0
@@ -101,15 +112,19 @@ def main() -> None:
             synth = time.perf_counter() - start
         out = subprocess.run(
             [sys.executable, "-c", CHILD, str(directory)],
-            check=True, capture_output=True, text=True,
-        ).stdout.split()  # fmt: skip
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout.split()
         seconds, peak_kb = float(out[0]), int(out[1])
         html = (directory / "report.html").stat().st_size
         md = (directory / "report.md").stat().st_size
         db = (directory / "games.sqlite").stat().st_size
         per_k = 1000 * seconds / size
-        print(f"{size:>8} {synth:>8.1f} {seconds:>9.2f} {per_k:>10.3f} {peak_kb / 1024:>8.0f} "
-              f"{html / 1024:>8.0f} {md / 1024:>7.0f} {db / 2**20:>7.1f}")  # fmt: skip
+        print(
+            f"{size:>8} {synth:>8.1f} {seconds:>9.2f} {per_k:>10.3f} {peak_kb / 1024:>8.0f} "
+            f"{html / 1024:>8.0f} {md / 1024:>7.0f} {db / 2**20:>7.1f}"
+        )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; stores in {root}")
 
 

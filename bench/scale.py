@@ -102,9 +102,12 @@ def main() -> None:
         start = time.perf_counter()
         cluster = Cluster(
             initialize_head=True,
-            head_node_args={"num_cpus": 1, "node_ip_address": "127.0.0.1",
-                            "include_dashboard": False},
-        )  # fmt: skip
+            head_node_args={
+                "num_cpus": 1,
+                "node_ip_address": "127.0.0.1",
+                "include_dashboard": False,
+            },
+        )
         try:
             init_ray(ray, cluster.address, log_to_driver=False, logging_level=logging.WARNING)
             print(f"one-node cluster up and joined: {time.perf_counter() - start:.2f} s")
@@ -121,8 +124,7 @@ def main() -> None:
 
     for label, (games, wall, startup) in results.items():
         extra = f" (of which {startup:.2f} s actor start-up and node check)" if startup else ""
-        print(f"{label:8} {games:4d} games in {wall:6.2f} s: "
-              f"{games / wall:7.1f} games/s{extra}")  # fmt: skip
+        print(f"{label:8} {games:4d} games in {wall:6.2f} s: {games / wall:7.1f} games/s{extra}")
 
     def rate(label: str) -> float:
         games, wall, _ = results[label]
@@ -139,9 +141,11 @@ def main() -> None:
     for ray_label, local_label in (("ray-1n", "local-1"), ("ray-3n", "local-3")):
         local, ray_all = per_game_ms(local_label), per_game_ms(ray_label)
         ray_steady = per_game_ms(ray_label, steady=True)
-        print(f"overhead of {ray_label} against {local_label}: {ray_all - local:+.2f} ms of wall "
-              f"time per game ({local:.2f} -> {ray_all:.2f} ms); {ray_steady - local:+.2f} ms at "
-              "steady state (actor start-up left out; target under 1 ms)")  # fmt: skip
+        print(
+            f"overhead of {ray_label} against {local_label}: {ray_all - local:+.2f} ms of wall "
+            f"time per game ({local:.2f} -> {ray_all:.2f} ms); {ray_steady - local:+.2f} ms at "
+            "steady state (actor start-up left out; target under 1 ms)"
+        )
 
 
 if __name__ == "__main__":

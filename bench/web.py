@@ -145,8 +145,10 @@ class CpuWatch(threading.Thread):
 
 
 FINISHED = "() => document.getElementById('progress-line').dataset.state === 'finished'"
-HALFWAY = "() => { const d = document.getElementById('progress-line').dataset;" \
-    " return +d.total > 0 && 2 * +d.done >= +d.total; }"  # fmt: skip
+HALFWAY = (
+    "() => { const d = document.getElementById('progress-line').dataset;"
+    " return +d.total > 0 && 2 * +d.done >= +d.total; }"
+)
 
 
 def run_arena(
@@ -156,8 +158,17 @@ def run_arena(
     gate.unlink(missing_ok=True)
     if not web:
         gate.touch()
-    args = [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(results),
-            "-q", "--no-report"]  # fmt: skip
+    args = [
+        sys.executable,
+        "-m",
+        "arena.cli",
+        "run",
+        str(toml),
+        "--results",
+        str(results),
+        "-q",
+        "--no-report",
+    ]
     if web:
         args += ["--web", "127.0.0.1:0"]
     start = time.monotonic()
@@ -340,8 +351,12 @@ def tab_facts(opened: list[Any]) -> dict[str, Any]:
         page.evaluate(PROBE_START)
     opened[0].wait_for_function("window.__probe.frames >= 30", polling=20, timeout=30_000)
     probes = [page.evaluate(PROBE_READ) for page in opened]
-    return {"targets": len(targets), "windows": len(windows), "probes": probes,
-            "renderers": len(chromium_pids(renderers=True))}  # fmt: skip
+    return {
+        "targets": len(targets),
+        "windows": len(windows),
+        "probes": probes,
+        "renderers": len(chromium_pids(renderers=True)),
+    }
 
 
 def switch_tabs(opened: list[Any]) -> list[dict[str, Any]]:
@@ -364,11 +379,19 @@ def switch_tabs(opened: list[Any]) -> list[dict[str, Any]]:
         if change.get("timeout"):
             sys.exit(f"tab {index} did not catch up within 30 s of being shown: {change}")
         snapshot = change.get("snapshot")
-        out.append({"tab": index, **seen, "behind": change["behind"], "open": change["open"],
-                    "drawn_hidden": change["drawnBefore"] - seen["drawn"],
-                    "visible": change["at"] - sent, "frame": change["frame"] - sent,
-                    "snapshot": None if snapshot is None else snapshot - sent,
-                    "done": change["drawn"] - sent})  # fmt: skip
+        out.append(
+            {
+                "tab": index,
+                **seen,
+                "behind": change["behind"],
+                "open": change["open"],
+                "drawn_hidden": change["drawnBefore"] - seen["drawn"],
+                "visible": change["at"] - sent,
+                "frame": change["frame"] - sent,
+                "snapshot": None if snapshot is None else snapshot - sent,
+                "done": change["drawn"] - sent,
+            }
+        )
     return out
 
 
@@ -485,9 +508,10 @@ def main() -> None:
         "--pages", default="10", help="Pages watching; a list (1,10) runs once per count."
     )
     parser.add_argument(
-        "--tabs", action="store_true",
+        "--tabs",
+        action="store_true",
         help="The pages are tabs of one window: the first in front, the others hidden.",
-    )  # fmt: skip
+    )
     parser.add_argument("--think", type=float, default=0.02, help="Seconds per bot move.")
     parser.add_argument("--games-per-pairing", type=int, default=8)
     parser.add_argument("--variant", default="single", help="Match kind of every game.")
@@ -496,8 +520,14 @@ def main() -> None:
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-web-"))
     toml = tournament(folder, args.think, args.games_per_pairing, args.variant)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
-    print("pages: " + ("tabs of one window, the first in front, the others in the background"
-                       if args.tabs else "separate pages, each visible and active"))  # fmt: skip
+    print(
+        "pages: "
+        + (
+            "tabs of one window, the first in front, the others in the background"
+            if args.tabs
+            else "separate pages, each visible and active"
+        )
+    )
     plain = run_arena(toml, folder / "plain", web=False, pages=0)
     print(f"arena CPU without web: {plain['cpu']:.2f} s in {plain['wall']:.1f} s wall")
     for pages in counts:
@@ -506,8 +536,10 @@ def main() -> None:
     for pages in counts:
         share, rate, shown = chromium_floor(pages, args.tabs)
         what = f"{pages} empty pages" if not args.tabs else f"{pages} empty tabs ({shown} visible)"
-        print(f"baseline: {what} changing one number {rate:.0f} times a second: "
-              f"chromium {100 * share:.0f} % of one core")  # fmt: skip
+        print(
+            f"baseline: {what} changing one number {rate:.0f} times a second: "
+            f"chromium {100 * share:.0f} % of one core"
+        )
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
 
 
@@ -521,39 +553,48 @@ def report(pages: int, plain: dict[str, Any], watched: dict[str, Any]) -> None:
         sys.exit("no move reached a page")
     if watched["tabs"]:
         report_tabs(pages, watched)
-        print(f"  foreground tab: moves drawn: {len(delays)} "
-              f"({watched['left_out']} drawn on coming back to the front left out)")  # fmt: skip
+        print(
+            f"  foreground tab: moves drawn: {len(delays)} "
+            f"({watched['left_out']} drawn on coming back to the front left out)"
+        )
     else:
         print(f"{pages} pages: moves drawn: {len(delays)} ({len(delays) // pages} per page)")
-    print(f"  referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
-          f"p99 {percentile(delays, 0.99):.1f} ms, max {delays[-1]:.1f} ms "
-          f"(target p99 < 100 ms)")  # fmt: skip
+    print(
+        f"  referee-to-browser delay: median {statistics.median(delays):.1f} ms, "
+        f"p99 {percentile(delays, 0.99):.1f} ms, max {delays[-1]:.1f} ms "
+        f"(target p99 < 100 ms)"
+    )
     server = sorted(1000 * d for d in watched["server"])
     if server:
         print(
             f"  same, to a plain HTTP client: {len(server)} moves, median "
             f"{statistics.median(server):.1f} ms, p99 {percentile(server, 0.99):.1f} ms"
         )
-    print(f"  arena CPU: {watched['cpu']:.2f} s in {watched['wall']:.1f} s wall; "
-          f"chromium {100 * watched['chromium']:.0f} % of one core")  # fmt: skip
+    print(
+        f"  arena CPU: {watched['cpu']:.2f} s in {watched['wall']:.1f} s wall; "
+        f"chromium {100 * watched['chromium']:.0f} % of one core"
+    )
     errors = watched["errors"]
     print(f"  console errors: {len(errors)}" + (f", the first: {errors[0]}" if errors else ""))
     extra = (watched["cpu"] - plain["cpu"]) / watched["wall"]
     what = "tabs" if watched["tabs"] else "pages"
-    print(f"  extra arena CPU with {pages} {what}: {100 * extra:.1f} % of one core "
-          f"(target < 10 %)")  # fmt: skip
+    print(f"  extra arena CPU with {pages} {what}: {100 * extra:.1f} % of one core (target < 10 %)")
 
 
 def report_tabs(pages: int, watched: dict[str, Any]) -> None:
     facts = watched["facts"]
-    print(f"{pages} tabs: {facts['targets']} page targets in {facts['windows']} window(s), "
-          f"{facts['renderers']} renderer process(es)")  # fmt: skip
+    print(
+        f"{pages} tabs: {facts['targets']} page targets in {facts['windows']} window(s), "
+        f"{facts['renderers']} renderer process(es)"
+    )
     for i, probe in enumerate(facts["probes"]):
-        print(f"  tab {i} before the run: visibilityState {probe['state']}, hidden "
-              f"{str(probe['hidden']).lower()}, hasFocus {str(probe['focus']).lower()}, "
-              f"{probe['frames']} animation frames in {probe['ms']:.0f} ms, viewport "
-              f"{probe['width']}x{probe['height']}, snapshots received "
-              f"{probe['snapshots']}")  # fmt: skip
+        print(
+            f"  tab {i} before the run: visibilityState {probe['state']}, hidden "
+            f"{str(probe['hidden']).lower()}, hasFocus {str(probe['focus']).lower()}, "
+            f"{probe['frames']} animation frames in {probe['ms']:.0f} ms, viewport "
+            f"{probe['width']}x{probe['height']}, snapshots received "
+            f"{probe['snapshots']}"
+        )
     switches = watched.get("switches", [])
     for s in switches:
         got = (
@@ -561,12 +602,14 @@ def report_tabs(pages: int, watched: dict[str, Any]) -> None:
             if s["snapshot"] is None
             else f"its new stream's snapshot at {s['snapshot']:.0f} ms, "
         )
-        print(f"  tab {s['tab']} brought to the front halfway ({s['state']} until then: "
-              f"{s['events']} game events and {s['snapshots']} snapshots received, {s['drawn']} "
-              f"moves drawn, {s['drawn_hidden']} of them while hidden; stream open when shown: "
-              f"{str(s['open']).lower()}; {s['behind']} games behind): visible after "
-              f"{s['visible']:.0f} ms, {got}every game at its latest ply in the frame at "
-              f"{s['frame']:.0f} ms, rendered at {s['done']:.0f} ms")  # fmt: skip
+        print(
+            f"  tab {s['tab']} brought to the front halfway ({s['state']} until then: "
+            f"{s['events']} game events and {s['snapshots']} snapshots received, {s['drawn']} "
+            f"moves drawn, {s['drawn_hidden']} of them while hidden; stream open when shown: "
+            f"{str(s['open']).lower()}; {s['behind']} games behind): visible after "
+            f"{s['visible']:.0f} ms, {got}every game at its latest ply in the frame at "
+            f"{s['frame']:.0f} ms, rendered at {s['done']:.0f} ms"
+        )
     if switches:
         done = sorted(s["done"] for s in switches)
         own = sorted(s["done"] - s["visible"] for s in switches)

@@ -74,8 +74,12 @@ class AlphaBetaBot(Bot):
         if text not in request.legal:  # cannot happen; never forfeit over it
             text = self.rng.choice(request.legal)
             pv = [text]
-        info = {"depth": depth, "score": protocol_score(value), "pv": pv,
-                "nodes": self.searcher.nodes}
+        info = {
+            "depth": depth,
+            "score": protocol_score(value),
+            "pv": pv,
+            "nodes": self.searcher.nodes,
+        }
         return text, info
 
     def solve(self, pos: Position, deadline: float) -> tuple[str, dict[str, Any]] | None:
@@ -89,8 +93,13 @@ class AlphaBetaBot(Bot):
             return None
         text = move_to_text(move)
         # A proven win of unknown length: the weakest forced score (protocol.md §2.2).
-        return text, {"depth": 0, "score": 9000, "pv": [text], "nodes": self.searcher.nodes,
-                      "text": "solved: the round is won"}  # fmt: skip
+        return text, {
+            "depth": 0,
+            "score": 9000,
+            "pv": [text],
+            "nodes": self.searcher.nodes,
+            "text": "solved: the round is won",
+        }
 
 
 def set_weights(pairs: list[str]) -> None:
@@ -105,10 +114,16 @@ def set_weights(pairs: list[str]) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description="alpha-beta Kamisado bot")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--eval", action="append", default=[], metavar="NAME=VALUE",
-                        help="change an evaluation weight (self-play tuning)")  # fmt: skip
-    parser.add_argument("--warm", action="store_true",
-                        help="build the compiled search's cache, then exit")  # fmt: skip
+    parser.add_argument(
+        "--eval",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="change an evaluation weight (self-play tuning)",
+    )
+    parser.add_argument(
+        "--warm", action="store_true", help="build the compiled search's cache, then exit"
+    )
     args = parser.parse_args()
     set_weights(args.eval)
     # Load (or compile) the search before the handshake, not on the clock.

@@ -85,8 +85,7 @@ class Board:
         self.rank = np.array(pos.rank, dtype=np.int64)
         self.side = pos.side
         self.req = pos.required
-        self.match = np.array([pos.score(0), pos.score(1), MATCH_TARGET[pos.kind]],
-                              dtype=np.int64)  # fmt: skip
+        self.match = np.array([pos.score(0), pos.score(1), MATCH_TARGET[pos.kind]], dtype=np.int64)
 
 
 def weights() -> np.ndarray:
@@ -140,16 +139,45 @@ class CompiledSearcher:
         moves = self.legal(board)
         scores = np.zeros(len(moves), dtype=np.int64)
         occ = K.occupancy(board.at)
-        K.order_moves(board.at, board.sq, board.rank, occ, board.side, moves, scores,
-                      len(moves), -1, self.killers, self.history, 0)  # fmt: skip
+        K.order_moves(
+            board.at,
+            board.sq,
+            board.rank,
+            occ,
+            board.side,
+            moves,
+            scores,
+            len(moves),
+            -1,
+            self.killers,
+            self.history,
+            0,
+        )
         return moves
 
-    def iteration(self, board: Board, order: np.ndarray, depth: int, alpha: int,
-                  beta: int, w: np.ndarray) -> tuple[int, int]:  # fmt: skip
-        move, value = K.root_search(board.at, board.sq, board.rank, board.side, board.req,
-                                    order, len(order), depth, alpha, beta, self.tt,
-                                    self.history, self.killers, self.moves,
-                                    self.scores, w, board.match, self.ctl)  # fmt: skip
+    def iteration(
+        self, board: Board, order: np.ndarray, depth: int, alpha: int, beta: int, w: np.ndarray
+    ) -> tuple[int, int]:
+        move, value = K.root_search(
+            board.at,
+            board.sq,
+            board.rank,
+            board.side,
+            board.req,
+            order,
+            len(order),
+            depth,
+            alpha,
+            beta,
+            self.tt,
+            self.history,
+            self.killers,
+            self.moves,
+            self.scores,
+            w,
+            board.match,
+            self.ctl,
+        )
         return int(move), int(value)
 
     def solve(self, pos: Position, deadline: float) -> tuple[int, int]:
@@ -158,8 +186,17 @@ class CompiledSearcher:
         board = Board(pos)
         self.ctl[K.C_NODES] = 0
         with Watchdog(self.ctl, deadline):
-            result, move = K.solve(board.at, board.sq, board.rank, board.side, board.req,
-                                   self.solver_keys, self.solver_vals, self.moves, self.ctl)
+            result, move = K.solve(
+                board.at,
+                board.sq,
+                board.rank,
+                board.side,
+                board.req,
+                self.solver_keys,
+                self.solver_vals,
+                self.moves,
+                self.ctl,
+            )
         self.nodes = int(self.ctl[K.C_NODES])
         return int(result), int(move)
 
@@ -172,8 +209,9 @@ class CompiledSearcher:
             return [first]
         out = np.zeros(max(depth, 1), dtype=np.int64)
         buf = np.zeros(K.MAX_MOVES, dtype=np.int64)
-        n = K.pv_from_table(board.at, board.sq, board.rank, board.side, board.req, first,
-                            out, buf, self.tt)  # fmt: skip
+        n = K.pv_from_table(
+            board.at, board.sq, board.rank, board.side, board.req, first, out, buf, self.tt
+        )
         return [int(m) for m in out[:n]]
 
     def think(
@@ -201,8 +239,11 @@ class CompiledSearcher:
         occ = K.occupancy(board.at)
         win = K.winning_move(board.at, board.sq, board.rank, occ, board.side, board.req)
         if win >= 0:
-            return int(win), K.win_now_value(board.match, board.rank, board.side, board.req,
-                                              0) + 1, 0  # fmt: skip
+            return (
+                int(win),
+                K.win_now_value(board.match, board.rank, board.side, board.req, 0) + 1,
+                0,
+            )
         order = self.ordered(board)
         if len(order) == 1:
             return int(order[0]), 0, 0
@@ -236,8 +277,9 @@ class CompiledSearcher:
                 i = int(np.nonzero(order == best_move)[0][0])
                 order = np.concatenate((order[i : i + 1], order[:i], order[i + 1 :]))
                 if on_iteration is not None:
-                    on_iteration(depth, best_value, self.pv(best_move, depth),
-                                 int(self.ctl[K.C_NODES]))  # fmt: skip
+                    on_iteration(
+                        depth, best_value, self.pv(best_move, depth), int(self.ctl[K.C_NODES])
+                    )
                 if abs(best_value) > K.WIN_BOUND:
                     break  # a proven result: deeper search changes nothing
                 if soft is not None and time.monotonic() - start > planned * 0.5:
@@ -313,16 +355,27 @@ class CompiledMcts:
         board = self.board
         assert board is not None
         with Watchdog(self.ctl, deadline):
-            self.playouts += K.mcts_grow(board.at, board.sq, board.rank, board.side, board.req,
-                                         self.nodes, self.wins, self.exploration,
-                                         self.safe_playouts, self.ctl)  # fmt: skip
+            self.playouts += K.mcts_grow(
+                board.at,
+                board.sq,
+                board.rank,
+                board.side,
+                board.req,
+                self.nodes,
+                self.wins,
+                self.exploration,
+                self.safe_playouts,
+                self.ctl,
+            )
 
     def children(self, node: int = 0) -> list[tuple[int, int, float]]:
         """``(move, visits, wins)`` of each child of ``node``."""
         first, count = self.nodes[node, K.N_CHILD], self.nodes[node, K.N_COUNT]
         rows = self.nodes[first : first + count]
-        return [(int(r[K.N_MOVE]), int(r[K.N_VISITS]), float(w))
-                for r, w in zip(rows, self.wins[first : first + count], strict=True)]  # fmt: skip
+        return [
+            (int(r[K.N_MOVE]), int(r[K.N_VISITS]), float(w))
+            for r, w in zip(rows, self.wins[first : first + count], strict=True)
+        ]
 
     def unsettled(self) -> bool:
         """Whether the most visited root move is not the one with the best win rate

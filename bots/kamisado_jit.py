@@ -104,8 +104,16 @@ EXACT, LOWER, UPPER = 0, 1, 2
 # Weight slots: bots/kamisado_eval.py's names in this order, then the search's
 # own parameters (bots/compiled_search.py's SEARCH_PARAMS).
 W_OPEN, W_SAFE, W_SAFE_CAP, W_PROGRESS, W_PUSH, W_BLOCKED, W_SCORE, W_OPEN_POINTS = range(8)
-WEIGHT_NAMES = ("OPEN_WEIGHT", "SAFE_WEIGHT", "SAFE_CAP", "PROGRESS_WEIGHT", "PUSH_WEIGHT",
-                "BLOCKED_WEIGHT", "SCORE_WEIGHT", "OPEN_POINTS_WEIGHT")  # fmt: skip
+WEIGHT_NAMES = (
+    "OPEN_WEIGHT",
+    "SAFE_WEIGHT",
+    "SAFE_CAP",
+    "PROGRESS_WEIGHT",
+    "PUSH_WEIGHT",
+    "BLOCKED_WEIGHT",
+    "SCORE_WEIGHT",
+    "OPEN_POINTS_WEIGHT",
+)
 W_LMR_DEPTH, W_LMR_MOVES = 8, 9
 """Late move reductions: from this remaining depth (0: never), moves from this
 index on are searched one ply shallower first, and again in full if they
@@ -491,8 +499,12 @@ def tt_probe(tt, key):
 @njit(cache=True)
 def tt_store(tt, key, depth, flag, value, move):
     """The first pair keeps the deepest entry, the second the latest."""
-    data = (np.int64(depth) & 255) | (np.int64(flag) << 8) | (np.int64(move & 8191) << 10) | (
-        np.int64(value + (1 << 30)) << 23)
+    data = (
+        (np.int64(depth) & 255)
+        | (np.int64(flag) << 8)
+        | (np.int64(move & 8191) << 10)
+        | (np.int64(value + (1 << 30)) << 23)
+    )
     i = (key & ((tt.shape[0] >> 2) - 1)) << 2
     if tt[i] == key or tt[i + 1] < 0 or (tt[i + 1] & 255) <= depth:
         tt[i] = key
@@ -509,15 +521,36 @@ def full_key(key, side, req):
 
 A1 = "int64[::1]"
 A2 = "int64[:, ::1]"
-SEARCH_SIGNATURE = (f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, int64, int64, int64, "
-                    f"int64, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})")  # fmt: skip
+SEARCH_SIGNATURE = (
+    f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, int64, int64, int64, "
+    f"int64, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})"
+)
 """Recursive kernels get an explicit signature: numba's cache of a recursive
 function typed by inference crashes when loaded (numba issue 6061)."""
 
 
 @njit(SEARCH_SIGNATURE, cache=True)
-def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
-           tt, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+def search(
+    at,
+    sq,
+    rank,
+    occ,
+    key,
+    side,
+    req,
+    depth,
+    alpha,
+    beta,
+    ply,
+    tt,
+    history,
+    killers,
+    moves,
+    scores,
+    w,
+    match,
+    ctl,
+):
     """Negamax value for ``side`` to move (principal variation search).
 
     Sets ``ctl[C_ABORTED]`` and returns 0 once ``ctl[C_STOP]`` is raised; every
@@ -572,36 +605,162 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
             v = round_end_value(match, rank, winner, promoted, side, ply + 1)
         elif nside == side:  # a Sumo push: the same side moves again
             if i == 0:
-                v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
-                           ply + 1, tt, history, killers, moves, scores, w,
-                           match, ctl)  # fmt: skip
+                v = search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    next_depth,
+                    alpha,
+                    beta,
+                    ply + 1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
             else:
-                v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, alpha + 1,
-                           ply + 1, tt, history, killers, moves, scores, w,
-                           match, ctl)  # fmt: skip
+                v = search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    next_depth,
+                    alpha,
+                    alpha + 1,
+                    ply + 1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
                 if alpha < v < beta and ctl[C_ABORTED] == 0:
-                    v = search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, alpha, beta,
-                               ply + 1, tt, history, killers, moves, scores, w,
-                               match, ctl)  # fmt: skip
+                    v = search(
+                        at,
+                        sq,
+                        rank,
+                        nocc,
+                        nkey,
+                        nside,
+                        nreq,
+                        next_depth,
+                        alpha,
+                        beta,
+                        ply + 1,
+                        tt,
+                        history,
+                        killers,
+                        moves,
+                        scores,
+                        w,
+                        match,
+                        ctl,
+                    )
         elif i == 0:
-            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
-                        ply + 1, tt, history, killers, moves, scores, w,
-                        match, ctl)  # fmt: skip
+            v = -search(
+                at,
+                sq,
+                rank,
+                nocc,
+                nkey,
+                nside,
+                nreq,
+                next_depth,
+                -beta,
+                -alpha,
+                ply + 1,
+                tt,
+                history,
+                killers,
+                moves,
+                scores,
+                w,
+                match,
+                ctl,
+            )
         else:
             r = 0
             if 0 < w[W_LMR_DEPTH] <= depth and i >= w[W_LMR_MOVES] and n > 1:
                 r = 1
-            v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth - r, -alpha - 1,
-                        -alpha, ply + 1, tt, history, killers, moves, scores, w, match,
-                        ctl)  # fmt: skip
+            v = -search(
+                at,
+                sq,
+                rank,
+                nocc,
+                nkey,
+                nside,
+                nreq,
+                next_depth - r,
+                -alpha - 1,
+                -alpha,
+                ply + 1,
+                tt,
+                history,
+                killers,
+                moves,
+                scores,
+                w,
+                match,
+                ctl,
+            )
             if r and v > alpha and ctl[C_ABORTED] == 0:
-                v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -alpha - 1,
-                            -alpha, ply + 1, tt, history, killers, moves, scores, w, match,
-                            ctl)  # fmt: skip
+                v = -search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    next_depth,
+                    -alpha - 1,
+                    -alpha,
+                    ply + 1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
             if alpha < v < beta and ctl[C_ABORTED] == 0:
-                v = -search(at, sq, rank, nocc, nkey, nside, nreq, next_depth, -beta, -alpha,
-                            ply + 1, tt, history, killers, moves, scores, w,
-                            match, ctl)  # fmt: skip
+                v = -search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    next_depth,
+                    -beta,
+                    -alpha,
+                    ply + 1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
             return 0
@@ -635,8 +794,26 @@ def search(at, sq, rank, occ, key, side, req, depth, alpha, beta, ply,
 
 
 @njit(cache=True, nogil=True)
-def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
-                tt, history, killers, moves, scores, w, match, ctl):  # fmt: skip
+def root_search(
+    at,
+    sq,
+    rank,
+    side,
+    req,
+    order,
+    n_order,
+    depth,
+    alpha,
+    beta,
+    tt,
+    history,
+    killers,
+    moves,
+    scores,
+    w,
+    match,
+    ctl,
+):
     """One iteration over the root moves ``order[:n]`` (best first): ``(move, value)``.
 
     The first move gets the whole window, the others a null window and a
@@ -657,26 +834,139 @@ def root_search(at, sq, rank, side, req, order, n_order, depth, alpha, beta,
             v = round_end_value(match, rank, winner, promoted, side, 1)
         elif nside == side:
             if i == 0:
-                v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta, 1,
-                           tt, history, killers, moves, scores, w, match, ctl)
+                v = search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    depth - 1,
+                    alpha,
+                    beta,
+                    1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
             else:
-                v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, alpha + 1,
-                           1, tt, history, killers, moves, scores, w, match, ctl)
+                v = search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    depth - 1,
+                    alpha,
+                    alpha + 1,
+                    1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
                 if alpha < v < beta and ctl[C_ABORTED] == 0:
                     ctl[C_CANDIDATE] = m
-                    v = search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, alpha, beta,
-                               1, tt, history, killers, moves, scores, w,
-                               match, ctl)  # fmt: skip
+                    v = search(
+                        at,
+                        sq,
+                        rank,
+                        nocc,
+                        nkey,
+                        nside,
+                        nreq,
+                        depth - 1,
+                        alpha,
+                        beta,
+                        1,
+                        tt,
+                        history,
+                        killers,
+                        moves,
+                        scores,
+                        w,
+                        match,
+                        ctl,
+                    )
         elif i == 0:
-            v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha, 1,
-                        tt, history, killers, moves, scores, w, match, ctl)
+            v = -search(
+                at,
+                sq,
+                rank,
+                nocc,
+                nkey,
+                nside,
+                nreq,
+                depth - 1,
+                -beta,
+                -alpha,
+                1,
+                tt,
+                history,
+                killers,
+                moves,
+                scores,
+                w,
+                match,
+                ctl,
+            )
         else:
-            v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -alpha - 1, -alpha,
-                        1, tt, history, killers, moves, scores, w, match, ctl)
+            v = -search(
+                at,
+                sq,
+                rank,
+                nocc,
+                nkey,
+                nside,
+                nreq,
+                depth - 1,
+                -alpha - 1,
+                -alpha,
+                1,
+                tt,
+                history,
+                killers,
+                moves,
+                scores,
+                w,
+                match,
+                ctl,
+            )
             if alpha < v < beta and ctl[C_ABORTED] == 0:
                 ctl[C_CANDIDATE] = m
-                v = -search(at, sq, rank, nocc, nkey, nside, nreq, depth - 1, -beta, -alpha,
-                            1, tt, history, killers, moves, scores, w, match, ctl)
+                v = -search(
+                    at,
+                    sq,
+                    rank,
+                    nocc,
+                    nkey,
+                    nside,
+                    nreq,
+                    depth - 1,
+                    -beta,
+                    -alpha,
+                    1,
+                    tt,
+                    history,
+                    killers,
+                    moves,
+                    scores,
+                    w,
+                    match,
+                    ctl,
+                )
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
             return best_move, best
@@ -736,8 +1026,10 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
 # ---------------------------------------------------------------- exact solver
 
 
-@njit(f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, {A1}, {A1}, {A2}, int64, {A1})",
-      cache=True)  # fmt: skip
+@njit(
+    f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, {A1}, {A1}, {A2}, int64, {A1})",
+    cache=True,
+)
 def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
     """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
     ``ctl[C_STOP]`` is raised (:mod:`bots.solver`'s proof, compiled).
@@ -784,8 +1076,9 @@ def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl)
             if ended:
                 r = 1 if winner == side else 0
             else:
-                r = _solver_wins(at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves,
-                                 ply + 1, ctl)  # fmt: skip
+                r = _solver_wins(
+                    at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, ply + 1, ctl
+                )
                 if r >= 0 and nside != side:
                     r = 1 - r
             unmake(at, sq, side, m, pushed)
@@ -817,8 +1110,9 @@ def solve(at, sq, rank, side, req, keys, vals, moves, ctl):
         if ended:
             r = 1 if winner == side else 0
         else:
-            r = _solver_wins(at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, 1,
-                             ctl)  # fmt: skip
+            r = _solver_wins(
+                at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, 1, ctl
+            )
             if r >= 0 and nside != side:
                 r = 1 - r
         unmake(at, sq, side, m, pushed)
@@ -932,8 +1226,10 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, safe_only, ctl)
             depth += 1
             s, r, occ = ns, nr, nocc
         # Expansion: a leaf visited before gets its children.
-        if nodes[node, N_WINNER] < 0 and nodes[node, N_COUNT] == 0 and (
-            nodes[node, N_VISITS] > 0 or node == 0
+        if (
+            nodes[node, N_WINNER] < 0
+            and nodes[node, N_COUNT] == 0
+            and (nodes[node, N_VISITS] > 0 or node == 0)
         ):
             count = gen_moves(at, sq, rank, occ, s, r, buf)
             used = ctl[C_NODES]
@@ -960,8 +1256,9 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, safe_only, ctl)
         elif winning_move(at, sq, rank, occ, s, r) >= 0:
             winner = s
         else:
-            winner = _playout(at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf,
-                              safe_only)  # fmt: skip
+            winner = _playout(
+                at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf, safe_only
+            )
         for i in range(depth - 1, -1, -1):
             unmake(at, sq, sides[i], moves_made[i], pushes[i])
         # Backpropagation: credit the player who made each move.

@@ -99,10 +99,15 @@ class MctsBot(Bot):
 def main() -> None:
     parser = argparse.ArgumentParser(description="UCT Monte-Carlo Kamisado bot")
     parser.add_argument("--seed", type=int, default=None)
-    parser.add_argument("--playouts", choices=("safe", "random"), default="safe",
-                        help="safe: playouts avoid moves that hand over a free path")  # fmt: skip
-    parser.add_argument("--warm", action="store_true",
-                        help="build the compiled search's cache, then exit")  # fmt: skip
+    parser.add_argument(
+        "--playouts",
+        choices=("safe", "random"),
+        default="safe",
+        help="safe: playouts avoid moves that hand over a free path",
+    )
+    parser.add_argument(
+        "--warm", action="store_true", help="build the compiled search's cache, then exit"
+    )
     args = parser.parse_args()
     # Load (or compile) the search before the handshake, not on the clock.
     if (compiled := warm_up()) and not args.warm:

@@ -80,11 +80,19 @@ def devtools_chromium(width: int = 1400, height: int = 900) -> Iterator[str]:
     endpoint within 30 s."""
     profile = Path(tempfile.mkdtemp(prefix="arena-chromium-"))
     process = subprocess.Popen(
-        [CHROMIUM, "--headless", *ARGS, "--remote-debugging-address=127.0.0.1",
-         "--remote-debugging-port=0", f"--user-data-dir={profile}",
-         f"--window-size={width},{height}", "about:blank"],
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-    )  # fmt: skip
+        [
+            CHROMIUM,
+            "--headless",
+            *ARGS,
+            "--remote-debugging-address=127.0.0.1",
+            "--remote-debugging-port=0",
+            f"--user-data-dir={profile}",
+            f"--window-size={width},{height}",
+            "about:blank",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         port_file, deadline = profile / "DevToolsActivePort", time.monotonic() + 30
         while len(lines := (port_file.read_text() if port_file.exists() else "").split()) < 2:

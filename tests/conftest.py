@@ -18,8 +18,9 @@ def compiled_search() -> None:
     """Build the compiled search's cache once, before any test (about 15 s on a
     fresh clone, a second after): otherwise the first test to search would
     pay for the compiling inside its own deadlines."""
-    subprocess.run([sys.executable, str(ROOT / "bots" / "alphabeta_bot.py"), "--warm"],
-                   check=True, timeout=600)  # fmt: skip
+    subprocess.run(
+        [sys.executable, str(ROOT / "bots" / "alphabeta_bot.py"), "--warm"], check=True, timeout=600
+    )
 
 
 @pytest.fixture(scope="session", autouse=True)

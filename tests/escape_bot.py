@@ -134,8 +134,14 @@ libc.syscall.restype = ctypes.c_long
 
 def addkey(name: str, value: str) -> None:
     data = value.encode()
-    got = libc.syscall(KEY_CALLS[0], b"user", name.encode(), data, ctypes.c_size_t(len(data)),
-                       ctypes.c_int(KEY_SPEC_SESSION_KEYRING))  # fmt: skip
+    got = libc.syscall(
+        KEY_CALLS[0],
+        b"user",
+        name.encode(),
+        data,
+        ctypes.c_size_t(len(data)),
+        ctypes.c_int(KEY_SPEC_SESSION_KEYRING),
+    )
     report(f"addkey {name}", None if got >= 0 else os.strerror(ctypes.get_errno()))
 
 
@@ -146,8 +152,9 @@ def readkey(name: str, first: bool) -> bool:
             report(f"readkey {name}", os.strerror(ctypes.get_errno()))
         return False
     buf = ctypes.create_string_buffer(256)
-    size = libc.syscall(KEY_CALLS[2], ctypes.c_int(KEYCTL_READ), ctypes.c_long(key), buf,
-                        ctypes.c_size_t(256))  # fmt: skip
+    size = libc.syscall(
+        KEY_CALLS[2], ctypes.c_int(KEYCTL_READ), ctypes.c_long(key), buf, ctypes.c_size_t(256)
+    )
     report(f"readkey {name}", None if size >= 0 else os.strerror(ctypes.get_errno()))
     if size >= 0:
         print(f"ESCAPE readkey {name} gave {buf.raw[:size]!r}", file=sys.stderr, flush=True)

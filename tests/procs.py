@@ -50,9 +50,10 @@ def live_with(marker: str) -> list[int]:
 def children_with(parent: int, marker: str) -> list[int]:
     needle = marker.encode()
     return [
-        pid for pid, state, ppid, _, cmd in processes()
+        pid
+        for pid, state, ppid, _, cmd in processes()
         if ppid == parent and needle in cmd and state != "Z"
-    ]  # fmt: skip
+    ]
 
 
 def wait_none_with(marker: str, limit: float = 10) -> None:

@@ -229,10 +229,13 @@ def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
     assert "all 13 checks passed" in result.output
 
 
-@pytest.mark.parametrize(("text", "good"), [
-    ("obvpyrgV+/7n/8/8/8/8/8/NGRYP1BO b - standard 1-0 1 b", "right"),
-    ("1bR+4n/2Yv1gr1/1G2y1B1/5Vp1/4P3/oN6/8/7O b - standard 1-0 1 b", "left"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "good"),
+    [
+        ("obvpyrgV+/7n/8/8/8/8/8/NGRYP1BO b - standard 1-0 1 b", "right"),
+        ("1bR+4n/2Yv1gr1/1G2y1B1/5Vp1/4P3/oN6/8/7O b - standard 1-0 1 b", "left"),
+    ],
+)
 def test_alphabeta_picks_the_regroup_that_does_not_lose_by_force(text: str, good: str) -> None:
     bad = "left" if good == "right" else "right"
     after = text_to_position(text)

@@ -19,13 +19,18 @@ def test_bots_lists_the_builtin_ladder() -> None:
 
 
 def test_play_prints_actions_and_result() -> None:
-    result = CliRunner().invoke(main, ["play", "random", "random", "--seed", "5", "--variant",
-                                       "single", "--tc", "5+0.1"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["play", "random", "random", "--seed", "5", "--variant", "single", "--tc", "5+0.1"]
+    )
     assert result.exit_code == 0, result.output
     lines = result.output.splitlines()
     assert lines[0].startswith("kamisado single, 5+0.1: random-1 (black) vs random-2 (gold)")
-    assert lines[-1] in ("result 1-0 home-row", "result 0-1 home-row", "result 1-0 deadlock",
-                         "result 0-1 deadlock")  # fmt: skip
+    assert lines[-1] in (
+        "result 1-0 home-row",
+        "result 0-1 home-row",
+        "result 1-0 deadlock",
+        "result 0-1 deadlock",
+    )
     assert any(". " in line and "black" in line for line in lines[2:-2])
 
 
@@ -50,8 +55,9 @@ AUTHOR_BOT = str(Path(__file__).with_name("author_bot.py"))
 
 def test_play_names_a_command_bot_by_its_identity(tmp_path: Path) -> None:
     command = f"{sys.executable} {AUTHOR_BOT} --name plain-c"
-    result = CliRunner().invoke(main, ["play", "random", command, "--seed", "1", "--variant",
-                                       "single"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["play", "random", command, "--seed", "1", "--variant", "single"]
+    )
     assert result.exit_code == 0, result.output
     assert result.output.splitlines()[0].endswith("random (black) vs plain-c (gold)")
     assert "python" not in result.output.splitlines()[0]
@@ -63,8 +69,19 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
     log = tmp_path / "log"
     command = f"{sys.executable} {AUTHOR_BOT} --log {log}"
     # Unconfined: the bot writes its log into tmp_path, which play cannot grant.
-    args = ["play", "random", command, "--seed", "3", "--sandbox", "none",
-            "--opening-plies", "3", "--variant", "single"]  # fmt: skip
+    args = [
+        "play",
+        "random",
+        command,
+        "--seed",
+        "3",
+        "--sandbox",
+        "none",
+        "--opening-plies",
+        "3",
+        "--variant",
+        "single",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     moves = [

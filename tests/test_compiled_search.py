@@ -62,8 +62,11 @@ def worked_example() -> KamisadoState:
     return s
 
 
+# Aligned by hand: a table reads better in rows.
+# fmt: off
 _BLOCKED = {"h2": "b", "g1": "O", "h1": "B", "e7": "R", "d8": "v", "e8": "p", "f8": "g",
-            "d1": "G", "a8": "o"}  # fmt: skip
+            "d1": "G", "a8": "o"}
+# fmt: on
 """Black's d1-d2 ends on blue: Gold's blue is blocked on red, Black's red on blue."""
 
 
@@ -74,13 +77,16 @@ def occ(board: Board) -> int:
 def test_perft_agrees_with_the_rules_core() -> None:
     buf = np.zeros((kernels.MAX_PLY + 1, kernels.MAX_MOVES), dtype=np.int64)
     start = Board(Position.start())
-    assert [kernels.perft(start.at, start.sq, start.rank, occ(start), 0, -1, d, buf, 0)
-            for d in (1, 2, 3, 4)] == [102, 1150, 11182, 105020]  # fmt: skip
+    assert [
+        kernels.perft(start.at, start.sq, start.rank, occ(start), 0, -1, d, buf, 0)
+        for d in (1, 2, 3, 4)
+    ] == [102, 1150, 11182, 105020]
     for pos in random_positions(150, 1):
         b = Board(pos)
         for depth in (1, 2, 3):
-            assert kernels.perft(b.at, b.sq, b.rank, occ(b), b.side, b.req, depth, buf, 0) == \
-                perft(pos, depth), (pos.key(), depth)  # fmt: skip
+            assert kernels.perft(b.at, b.sq, b.rank, occ(b), b.side, b.req, depth, buf, 0) == perft(
+                pos, depth
+            ), (pos.key(), depth)
 
 
 def check_make(pos: Position, move: int) -> str:
@@ -109,12 +115,15 @@ def check_make(pos: Position, move: int) -> str:
     return pos.last_reason if ended else ""
 
 
+# Aligned by hand: a table reads better in rows.
+# fmt: off
 DEADLOCKS = [  # (position, the move that deadlocks), from tests/test_kamisado_rules.py
     (state(_BLOCKED, required="g", kind="standard").pos, "d1-d2"),
     (state({"d4": "G+", "d5": "y", "h7": "R", "g8": "o", "h8": "n", "h2": "v", "g1": "O",
             "h1": "B"}, required="g").pos, "d4-d5"),  # a push that deadlocks
     (worked_example().pos, "a3-e7"),
-]  # fmt: skip
+]
+# fmt: on
 
 
 def test_make_and_unmake_agree_with_the_rules_core_move_by_move() -> None:
@@ -149,8 +158,9 @@ def test_winning_move_and_evaluation_agree_with_the_python_originals() -> None:
             if n % 2:  # other weights too: each term is weighted, not hard-wired
                 for name in kernels.WEIGHT_NAMES:
                     setattr(kamisado_eval, name, rng.randint(0, 50))
-            value = kernels.evaluate(b.at, b.sq, b.rank, occ(b), b.side, b.req, weights(),
-                                     b.match, buf)  # fmt: skip
+            value = kernels.evaluate(
+                b.at, b.sq, b.rank, occ(b), b.side, b.req, weights(), b.match, buf
+            )
             assert value == kamisado_eval.evaluate(pos), pos.key()
     finally:
         for name, value in zip(kernels.WEIGHT_NAMES, saved, strict=True):
@@ -254,15 +264,15 @@ def test_regroup_choice_is_searched() -> None:
     assert move_to_text(move) in ("left", "right")
 
 
-
 async def test_a_sandboxed_alphabeta_loads_its_search_from_the_cache() -> None:
     """In bwrap the cache folder is read-only: the bot must still find the
     machine code the arena built before the game, not compile it again (about
     15 s: the handshake would time out)."""
     if sandbox.probe() is not None:
         pytest.skip(f"no working bwrap: {sandbox.probe()}")
-    config = EngineConfig(name="alphabeta", command=resolve_builtin("alphabeta"),
-                          sandbox=Sandbox(mode="bwrap"))  # fmt: skip
+    config = EngineConfig(
+        name="alphabeta", command=resolve_builtin("alphabeta"), sandbox=Sandbox(mode="bwrap")
+    )
     async with Engine(config) as engine:
         await engine.start("kamisado", "single")
         assert engine.sandbox_mode == "bwrap"

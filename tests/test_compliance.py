@@ -161,11 +161,11 @@ async def test_whole_games_catch_a_bot_that_fails_only_after_a_regroup():
 
 
 async def test_whole_games_pass_a_sound_bot_in_every_declared_variant():
-    checks = await check_bot([*AUTHOR_BOT, "--games", "kamisado/single,kamisado/standard"],
-                             games=2)  # fmt: skip
+    checks = await check_bot([*AUTHOR_BOT, "--games", "kamisado/single,kamisado/standard"], games=2)
     games = {c.name: c for c in checks if c.name.startswith("games")}
-    assert set(games) == {f"games: {v} vs {o}" for v in ("single", "standard")
-                          for o in ("random", "alphabeta")}  # fmt: skip
+    assert set(games) == {
+        f"games: {v} vs {o}" for v in ("single", "standard") for o in ("random", "alphabeta")
+    }
     assert all(c.passed for c in checks), [c.line() for c in checks]
     assert "later rounds opened with a free choice" in games["games: standard vs alphabeta"].detail
 
@@ -182,8 +182,9 @@ async def test_declared_options_are_checked_and_set():
     assert "options" not in [c.name for c in plain]
 
 
-@pytest.mark.parametrize(("mode", "reason"), [("exit", "crash: testbot: exited with code"),
-                                              ("sleep", "time: ")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("mode", "reason"), [("exit", "crash: testbot: exited with code"), ("sleep", "time: ")]
+)
 async def test_whole_games_report_a_crash_or_a_time_loss_with_the_position(mode, reason):
     """The bot behaves for the five single decisions, then fails at its eighth ``go``:
     the third decision of the first whole game."""

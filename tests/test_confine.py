@@ -38,8 +38,9 @@ class Run(msgspec.Struct):
     records: list[GameRecord]
 
 
-def tournament(base: Path, name: str, bots: dict[str, tuple[list[str], dict[str, str]]],
-               extra: str = "") -> Run:  # fmt: skip
+def tournament(
+    base: Path, name: str, bots: dict[str, tuple[list[str], dict[str, str]]], extra: str = ""
+) -> Run:
     """Play ``bots`` (name -> (words after ``python bots/NAME/NAME.py``, env)) in ``base``."""
     lines = [f'name = "{name}"', 'variant = "single"', 'tc = "20+0.2"', "concurrency = 1"]
     for bot, (words, env) in bots.items():
@@ -47,18 +48,36 @@ def tournament(base: Path, name: str, bots: dict[str, tuple[list[str], dict[str,
         folder.mkdir(parents=True, exist_ok=True)
         shutil.copy(ESCAPE, folder / f"{bot}.py")
         command = [sys.executable, f"bots/{bot}/{bot}.py", *words]
-        lines += ["[[bots]]", f'name = "{bot}"',
-                  f"command = {msgspec.json.encode(command).decode()}",
-                  "env = {" + ", ".join(f"{k} = {msgspec.json.encode(v).decode()}"
-                                        for k, v in env.items()) + "}"]  # fmt: skip
+        lines += [
+            "[[bots]]",
+            f'name = "{bot}"',
+            f"command = {msgspec.json.encode(command).decode()}",
+            "env = {"
+            + ", ".join(f"{k} = {msgspec.json.encode(v).decode()}" for k, v in env.items())
+            + "}",
+        ]
     path = base / f"{name}.toml"
     path.write_text("\n".join(lines) + "\n" + extra)
     results = base / "results"
     done = subprocess.run(
-        [*ARENA, "run", str(path), "--results", str(results), "--workers", "1", "-q",
-         "--no-report", "--sandbox", "bwrap"],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            *ARENA,
+            "run",
+            str(path),
+            "--results",
+            str(results),
+            "--workers",
+            "1",
+            "-q",
+            "--no-report",
+            "--sandbox",
+            "bwrap",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     with Store.open_existing(results / name) as store:
         records = list(store.records())
@@ -70,8 +89,9 @@ def tournament(base: Path, name: str, bots: dict[str, tuple[list[str], dict[str,
 
 
 def attempts(run: Run, bot: str) -> list[str]:
-    return [line for tail in run.tails[bot] for line in tail.splitlines()
-            if line.startswith("ESCAPE")]  # fmt: skip
+    return [
+        line for tail in run.tails[bot] for line in tail.splitlines() if line.startswith("ESCAPE")
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -143,15 +163,21 @@ def test_a_unix_socket_in_the_tournament_folder_is_unreachable(hostile) -> None:
 def bounded(tmp_path_factory: pytest.TempPathFactory) -> Run:
     """Processes past ``processes``, memory past ``memory_mb`` through children and a memfd."""
     limits = "[limits]\nprocesses = 20\nmemory_mb = 200\n"
-    bots = {"forker": (["fork", "60"], {}), "hoarder": (["hoard", "90", "3"], {}),
-            "waiter": (["fork", "0"], {})}  # fmt: skip
+    bots = {
+        "forker": (["fork", "60"], {}),
+        "hoarder": (["hoard", "90", "3"], {}),
+        "waiter": (["fork", "0"], {}),
+    }
     return tournament(tmp_path_factory.mktemp("bounded"), "bounded", bots, extra=limits)
 
 
 def test_a_bot_forks_no_further_than_its_processes(bounded: Run) -> None:
     forks = attempts(bounded, "forker")
-    started = [int(line.split("failed: ")[1].split()[0])
-               for line in forks if line.startswith("ESCAPE fork 60")]  # fmt: skip
+    started = [
+        int(line.split("failed: ")[1].split()[0])
+        for line in forks
+        if line.startswith("ESCAPE fork 60")
+    ]
     assert started and max(started) < 20, forks
 
 
@@ -168,8 +194,13 @@ def test_a_bot_holds_no_more_than_its_memory_through_children_and_memfd(bounded:
 
 
 def check_bot(*command: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*ARENA, "check-bot", "--sandbox", "bwrap", "--", *command],
-                          capture_output=True, text=True, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [*ARENA, "check-bot", "--sandbox", "bwrap", "--", *command],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
 
 
 def test_a_statically_linked_bot_passes_check_bot(tmp_path: Path) -> None:
@@ -197,8 +228,13 @@ def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) 
 
 
 def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
-    done = subprocess.run([*ARENA, "play", "random", "greedy", "--sandbox", "bwrap"],
-                          capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    done = subprocess.run(
+        [*ARENA, "play", "random", "greedy", "--sandbox", "bwrap"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("sandbox of ")]
     assert len(lines) == 2, done.stdout
@@ -208,6 +244,10 @@ def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
 
 
 def test_the_sandbox_user_of_the_tournament_file_runs_its_bots(tmp_path: Path) -> None:
-    run = tournament(tmp_path, "daemon", {"a": (["fork", "0"], {}), "b": (["fork", "0"], {})},
-                     extra='[sandbox]\nuser = "daemon"\n')  # fmt: skip
+    run = tournament(
+        tmp_path,
+        "daemon",
+        {"a": (["fork", "0"], {}), "b": (["fork", "0"], {})},
+        extra='[sandbox]\nuser = "daemon"\n',
+    )
     assert {s.user for r in run.records for s in r.sandbox} == {"daemon" if ROOT else ""}

@@ -31,10 +31,27 @@ def test_wins_by_force_sees_a_win_in_three_plies_and_no_sooner() -> None:
 
 def test_generate_writes_distinct_fair_positions_in_the_books_variant(tmp_path: Path) -> None:
     out = tmp_path / "book.txt"
-    result = CliRunner().invoke(main, [
-        "openings", "generate", "--variant", "standard", "--plies", "2", "--count", "4",
-        "--depth", "3", "--movetime", "0.05", "--max-score", "80", "-o", str(out),
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "openings",
+            "generate",
+            "--variant",
+            "standard",
+            "--plies",
+            "2",
+            "--count",
+            "4",
+            "--depth",
+            "3",
+            "--movetime",
+            "0.05",
+            "--max-score",
+            "80",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     assert "4 openings written" in result.output
     texts = read_openings_file(out)
@@ -51,10 +68,19 @@ def test_generate_writes_distinct_fair_positions_in_the_books_variant(tmp_path: 
 
 
 def test_generate_rejects_a_game_that_deals_its_openings(tmp_path: Path) -> None:
-    result = CliRunner().invoke(main, [
-        "openings", "generate", "--game", "sekigahara", "--bot", "random",
-        "-o", str(tmp_path / "x.txt"),
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "openings",
+            "generate",
+            "--game",
+            "sekigahara",
+            "--bot",
+            "random",
+            "-o",
+            str(tmp_path / "x.txt"),
+        ],
+    )
     assert result.exit_code != 0
     assert "deals its openings" in result.output
     assert "Traceback" not in result.output
@@ -68,10 +94,20 @@ FAULTS = [*BAD_BOT, "illegal"]  # loses every game at its first decision
 
 def run_generate(probe: Probe, stats: Counter[str]) -> list[str]:
     game = get_game("kamisado")
-    return trio.run(lambda: generate(
-        game, "standard", plies=2, count=3, depth=2, bot=FIRST_LEGAL,
-        check_variant="single", max_tries=6, probe=probe, stats=stats,
-    ))  # fmt: skip
+    return trio.run(
+        lambda: generate(
+            game,
+            "standard",
+            plies=2,
+            count=3,
+            depth=2,
+            bot=FIRST_LEGAL,
+            check_variant="single",
+            max_tries=6,
+            probe=probe,
+            stats=stats,
+        )
+    )
 
 
 def test_probe_rejects_every_walk_the_side_decides() -> None:
@@ -98,11 +134,32 @@ def test_probe_keeps_walks_where_one_player_wins_from_both_sides() -> None:
 def test_generate_cli_records_the_probe_in_the_header(tmp_path: Path) -> None:
     out = tmp_path / "book.txt"
     first, faults = (" ".join(shlex.quote(a) for a in c) for c in (FIRST_LEGAL, FAULTS))
-    result = CliRunner().invoke(main, [
-        "openings", "generate", "--plies", "2", "--count", "2", "--depth", "2",
-        "--bot", first, "--probe-pairs", "1", "--probe-bot", first, "--probe-weak", faults,
-        "--probe-movetime", "0.05", "0.02", "-o", str(out),
-    ])  # fmt: skip
+    result = CliRunner().invoke(
+        main,
+        [
+            "openings",
+            "generate",
+            "--plies",
+            "2",
+            "--count",
+            "2",
+            "--depth",
+            "2",
+            "--bot",
+            first,
+            "--probe-pairs",
+            "1",
+            "--probe-bot",
+            first,
+            "--probe-weak",
+            faults,
+            "--probe-movetime",
+            "0.05",
+            "0.02",
+            "-o",
+            str(out),
+        ],
+    )
     assert result.exit_code == 0, result.output
     header = [line for line in out.read_text().splitlines() if line.startswith("#")]
     assert "--probe-pairs 1" in header[0] and "--probe-movetime 0.05 0.02" in header[0]

@@ -33,8 +33,7 @@ def writable_grant(folder: Path) -> Sandbox:
 
 
 def bot_command(log: Path, *extra: str) -> list[str]:
-    return [sys.executable, BOT, "--log", str(log), "--options", json.dumps([HASH, STYLE]),
-            *extra]  # fmt: skip
+    return [sys.executable, BOT, "--log", str(log), "--options", json.dumps([HASH, STYLE]), *extra]
 
 
 def received(log: Path) -> list[dict]:
@@ -64,8 +63,9 @@ def test_values_are_checked_against_the_declaration() -> None:
 
 def test_declarations_are_checked_and_sampled() -> None:
     assert check_declaration(DECLARED["Hash"]) is None
-    assert "does not fit" in str(check_declaration(OptionSpec(name="H", type="int", default=0,
-                                                              min=1)))  # fmt: skip
+    assert "does not fit" in str(
+        check_declaration(OptionSpec(name="H", type="int", default=0, min=1))
+    )
     assert "choices" in str(check_declaration(OptionSpec(name="S", type="choice")))
     assert sample_values(DECLARED["Hash"]) == [64, 1, 1024]
     assert sample_values(OptionSpec(name="B", type="bool", default=True)) == [True, False]
@@ -74,37 +74,62 @@ def test_declarations_are_checked_and_sampled() -> None:
 
 async def test_engine_sends_setoption_before_every_newgame(tmp_path: Path) -> None:
     log = tmp_path / "log"
-    config = EngineConfig(name="b", command=bot_command(log), options={"Hash": 128},
-                          sandbox=writable_grant(tmp_path))  # fmt: skip
+    config = EngineConfig(
+        name="b", command=bot_command(log), options={"Hash": 128}, sandbox=writable_grant(tmp_path)
+    )
     state = get_game("kamisado").new_state()
-    newgame = NewGame(game="kamisado", variant="standard", player=0, players=["b", "x"],
-                      position=state.observation_text(0), time_control="10")  # fmt: skip
+    newgame = NewGame(
+        game="kamisado",
+        variant="standard",
+        player=0,
+        players=["b", "x"],
+        position=state.observation_text(0),
+        time_control="10",
+    )
     async with Engine(config) as engine:
         ident = await engine.start("kamisado", "standard")
         assert ident.author is None and ident.declared_options["Hash"].max == 1024
         await engine.new_game(newgame)
         await engine.new_game(newgame)
     types = [(m["type"], m.get("value")) for m in received(log)]
-    assert types == [("hello", None), ("setoption", 128), ("newgame", None),
-                     ("setoption", 128), ("newgame", None), ("quit", None)]  # fmt: skip
+    assert types == [
+        ("hello", None),
+        ("setoption", 128),
+        ("newgame", None),
+        ("setoption", 128),
+        ("newgame", None),
+        ("quit", None),
+    ]
 
 
 async def test_a_bot_without_options_never_sees_setoption(tmp_path: Path) -> None:
     log = tmp_path / "log"
     command = [sys.executable, BOT, "--log", str(log)]  # declares no options
     state = get_game("kamisado").new_state()
-    async with Engine(EngineConfig(name="old", command=command,
-                                   sandbox=writable_grant(tmp_path))) as engine:  # fmt: skip
+    async with Engine(
+        EngineConfig(name="old", command=command, sandbox=writable_grant(tmp_path))
+    ) as engine:
         await engine.start("kamisado", "standard")
-        await engine.new_game(NewGame(game="kamisado", variant="standard", player=0,
-                                      players=["old", "x"], position=state.to_text(),
-                                      time_control="10"))  # fmt: skip
+        await engine.new_game(
+            NewGame(
+                game="kamisado",
+                variant="standard",
+                player=0,
+                players=["old", "x"],
+                position=state.to_text(),
+                time_control="10",
+            )
+        )
     assert "setoption" not in [m["type"] for m in received(log)]
 
 
 async def test_an_undeclared_option_fails_the_start(tmp_path: Path) -> None:
-    config = EngineConfig(name="b", command=bot_command(tmp_path / "log"), options={"Ponder": True},
-                          sandbox=writable_grant(tmp_path))  # fmt: skip
+    config = EngineConfig(
+        name="b",
+        command=bot_command(tmp_path / "log"),
+        options={"Ponder": True},
+        sandbox=writable_grant(tmp_path),
+    )
     async with Engine(config) as engine:
         with pytest.raises(EngineProtocolError, match="Ponder"):
             await engine.start("kamisado", "standard")
@@ -139,15 +164,27 @@ def test_tournament_options_and_protocol_settings_load(tmp_path: Path) -> None:
     assert config.bot("author").options == {"Hash": 256, "Style": "wild"}
     engine = engine_config(config, "author")
     assert (engine.options, engine.handshake_timeout, engine.max_line) == (
-        {"Hash": 256, "Style": "wild"}, 2.5, 70000)  # fmt: skip
+        {"Hash": 256, "Style": "wild"},
+        2.5,
+        70000,
+    )
     with pytest.raises(ConfigError, match=r"protocol\.max_line"):
         load_config(tournament(tmp_path, "{}", "[protocol]\nmax_line = 10"))
 
 
 def test_run_sends_options_and_rejects_a_bad_one_before_the_first_game(tmp_path: Path) -> None:
     runner = CliRunner()
-    bad = runner.invoke(main, ["run", str(tournament(tmp_path, "{ Hash = 5000 }")), "-q",
-                               "--results", str(tmp_path / "r"), "--no-report"])  # fmt: skip
+    bad = runner.invoke(
+        main,
+        [
+            "run",
+            str(tournament(tmp_path, "{ Hash = 5000 }")),
+            "-q",
+            "--results",
+            str(tmp_path / "r"),
+            "--no-report",
+        ],
+    )
     assert bad.exit_code != 0
     lines = bad.output.strip().splitlines()
     assert len(lines) == 1, lines
@@ -155,9 +192,21 @@ def test_run_sends_options_and_rejects_a_bad_one_before_the_first_game(tmp_path:
     assert "got 5000" in lines[0] and "Traceback" not in bad.output
     assert not (tmp_path / "r" / "opts" / "games").exists()
     tmp_path = tmp_path / "good"
-    good = runner.invoke(main, ["run", str(tournament(tmp_path, "{ Hash = 8 }")), "-q",
-                                "--results", str(tmp_path / "r2"), "--no-report",
-                                "--max-line", "70000", "--workers", "1"])  # fmt: skip
+    good = runner.invoke(
+        main,
+        [
+            "run",
+            str(tournament(tmp_path, "{ Hash = 8 }")),
+            "-q",
+            "--results",
+            str(tmp_path / "r2"),
+            "--no-report",
+            "--max-line",
+            "70000",
+            "--workers",
+            "1",
+        ],
+    )
     assert good.exit_code == 0, good.output
     lines = received(tmp_path / "log")
     hellos = [m for m in lines if m["type"] == "hello"]

@@ -312,8 +312,9 @@ def test_a_start_point_changes_where_the_fit_begins_not_where_it_ends():
         p = special.expit(NATS_PER_ELO * (truth[a] - truth[b] + 20))
         games.append((int(a), int(b), float(rng.random() < p)))
     plain = joint_fit(games, players=list(range(12)))
-    started = joint_fit(games, players=list(range(12)),
-                        start={k: 500.0 + 40 * k for k in range(12)})  # fmt: skip
+    started = joint_fit(
+        games, players=list(range(12)), start={k: 500.0 + 40 * k for k in range(12)}
+    )
     assert started.ratings == pytest.approx(plain.ratings, abs=1e-4)
     assert started.errors == pytest.approx(plain.errors, abs=1e-4)
     assert started.first_move == pytest.approx(plain.first_move, abs=1e-4)

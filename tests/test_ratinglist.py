@@ -35,8 +35,9 @@ def tournament(root: Path, name: str, bots: list[tuple[str, str]], seed: int, ga
     for entry, command in bots:
         text += f'[[bots]]\nname = "{entry}"\ncommand = "{command}"\n'
     toml.write_text(text)
-    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(root / "results"), "-q",
-                                       "--no-report"])  # fmt: skip
+    result = CliRunner().invoke(
+        main, ["run", str(toml), "--results", str(root / "results"), "-q", "--no-report"]
+    )
     assert result.exit_code == 0, result.output
     return root / "results" / name
 
@@ -56,21 +57,21 @@ def cups(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
                 ("greedy", "builtin:greedy"),
             ],
             seed=1,
-        ),  # fmt: skip
+        ),
         "b": tournament(
             root,
             "cup-b",
             [("random-x", "builtin:random --seed 6"), ("greedy", "builtin:greedy")],
             seed=2,
             games=4,
-        ),  # fmt: skip
+        ),
         "c": tournament(
             root,
             "cup-c",
             [("rando", "builtin:random --seed 7"), ("g", "builtin:greedy")],
             seed=3,
             games=4,
-        ),  # fmt: skip
+        ),
     }
 
 

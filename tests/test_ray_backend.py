@@ -77,9 +77,13 @@ def cluster() -> Iterator[Any]:
 
     cluster = Cluster(
         initialize_head=True,
-        head_node_args={"num_cpus": 1, "node_ip_address": LOOPBACK, "include_dashboard": False,
-                        "_system_config": HEALTH_CHECK},
-    )  # fmt: skip
+        head_node_args={
+            "num_cpus": 1,
+            "node_ip_address": LOOPBACK,
+            "include_dashboard": False,
+            "_system_config": HEALTH_CHECK,
+        },
+    )
     try:
         for _ in range(2):
             cluster.add_node(num_cpus=1, node_ip_address=LOOPBACK)
@@ -348,18 +352,26 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
     next to a built-in bot, which must still come from the installed package."""
     project = tmp_path / "project"
     random_bot = '[[bots]]\nname = "r"\ncommand = ["builtin:random", "--seed", "3"]\n'
-    toml = write_tournament(project, games=2, bots=2, bot_path="bots/hash_bot.py",
-                            extra_bots=random_bot)  # fmt: skip
+    toml = write_tournament(
+        project, games=2, bots=2, bot_path="bots/hash_bot.py", extra_bots=random_bot
+    )
     bot = project / "bots" / "hash_bot.py"
     # The bot names the file it runs from, on stderr, which the record keeps.
-    bot.write_text(bot.read_text().replace(
-        "run(choose", "sys.stderr.write(__file__ + '\\n'); sys.stderr.flush()\nrun(choose"
-    ))  # fmt: skip
+    bot.write_text(
+        bot.read_text().replace(
+            "run(choose", "sys.stderr.write(__file__ + '\\n'); sys.stderr.flush()\nrun(choose"
+        )
+    )
     driver = tmp_path / "driver.py"
     driver.write_text(WORKING_DIR_DRIVER)
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    proc = subprocess.run([sys.executable, str(driver), str(toml), cluster.address],
-                          capture_output=True, text=True, timeout=120, env=env)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, str(driver), str(toml), cluster.address],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     out = json.loads(proc.stdout.strip().splitlines()[-1])
     tails = out["tails"]
@@ -380,6 +392,7 @@ def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
     class NoBwrapActor(GameActor):  # defined here: Ray ships it by value
         def check(self) -> str:
             from arena.engine import sandbox
+
             os.environ["PATH"] = "/nonexistent"
             sandbox.bwrap_path.cache_clear()
             sandbox.probe.cache_clear()
@@ -403,9 +416,11 @@ def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
     run.close()
     message = str(info.value)
     assert "\n" not in message and run.progress.played_now == 0
-    assert re.match(r"worker on node 127\.0\.0\.1 \[[0-9a-f]{8}\] cannot sandbox bots: bwrap is "
-                    r"not installed; install it with: .* on that node, or run with --sandbox none$",
-                    message), message  # fmt: skip
+    assert re.match(
+        r"worker on node 127\.0\.0\.1 \[[0-9a-f]{8}\] cannot sandbox bots: bwrap is "
+        r"not installed; install it with: .* on that node, or run with --sandbox none$",
+        message,
+    ), message
 
 
 # ------------------------------------------------------------------ nodes lost
@@ -549,8 +564,11 @@ def test_a_game_that_keeps_losing_its_actor_ends_the_run_in_one_line(tmp_path: P
         trio.run(pool.run, items)
     message = str(info.value)
     assert "\n" not in message and not played
-    assert re.match(rf"game \S+/[12] was lost with its actor {MAX_GAME_LOSSES} times \(last on "
-                    r"node 127\.0\.0\.1 \[[0-9a-f]{8}\]: ", message), message  # fmt: skip
+    assert re.match(
+        rf"game \S+/[12] was lost with its actor {MAX_GAME_LOSSES} times \(last on "
+        r"node 127\.0\.0\.1 \[[0-9a-f]{8}\]: ",
+        message,
+    ), message
     assert pool.actors_lost == MAX_GAME_LOSSES and not pool.actors
     assert not pool.nodes_lost  # the nodes are fine: only the actors died
 
@@ -618,10 +636,24 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     start = time.monotonic()
     proc = subprocess.run(
-        [str(arena), "run", str(toml), "--backend", "ray", "--address", cluster.address,
-         "--results", str(tmp_path / "results"), "-q", "--no-report"],
-        capture_output=True, text=True, timeout=120, env=env,
-    )  # fmt: skip
+        [
+            str(arena),
+            "run",
+            str(toml),
+            "--backend",
+            "ray",
+            "--address",
+            cluster.address,
+            "--results",
+            str(tmp_path / "results"),
+            "-q",
+            "--no-report",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=env,
+    )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert time.monotonic() - start < 60
     lines = proc.stdout.splitlines()

@@ -85,8 +85,9 @@ def make_bot(tmp_path: Path):
         command += ["--at", str(at)] + (["--once"] if once else [])
         # Unconfined: the bot reports its pid, which a sandbox's PID namespace
         # would make 2 for every process (tests/test_sandbox.py covers the sandbox).
-        settings = dict(handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3,
-                        sandbox=Sandbox(mode="none"))  # fmt: skip
+        settings = dict(
+            handshake_timeout=5.0, quit_timeout=0.5, term_timeout=0.3, sandbox=Sandbox(mode="none")
+        )
         settings.update(kw)
         return Bot(EngineConfig(name=f"{mode}{count}", command=command, **settings), state_dir)
 
@@ -121,9 +122,14 @@ async def play(
         last = time.monotonic()
 
     record = await play_game(
-        GAME, opening, engs, [control, control], variant=variant,
-        settings=settings, on_action=on_action,
-    )  # fmt: skip
+        GAME,
+        opening,
+        engs,
+        [control, control],
+        variant=variant,
+        settings=settings,
+        on_action=on_action,
+    )
     return Timed(record, time.monotonic() - last)
 
 

@@ -479,8 +479,11 @@ def test_report_of_a_real_tournament_run(tmp_path: Path) -> None:
     for r in rows:
         w, l, d = wld[r["data-player"]]
         assert (int(r["data-wins"]), int(r["data-losses"]), int(r["data-draws"])) == (w, l, d)
-    cells = [(a["data-row"], a["data-col"], float(a["data-points"]), int(a["data-games"]))
-             for t, a in html.elements if t == "td" and "data-row" in a]  # fmt: skip
+    cells = [
+        (a["data-row"], a["data-col"], float(a["data-points"]), int(a["data-games"]))
+        for t, a in html.elements
+        if t == "td" and "data-row" in a
+    ]
     assert len(cells) == 6
     for row, col, points, games in cells:
         assert [points, games] == cross[(row, col)]

@@ -100,8 +100,10 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
             if record.players[action.player] == "info" and not action.forced:
                 depth_, score, pv = (entry[4][k] for k in ("depth", "score", "pv"))
                 assert (depth_, score, pv) == (
-                    action.info["depth"], action.info["score"], action.info["pv"]
-                )  # fmt: skip
+                    action.info["depth"],
+                    action.info["score"],
+                    action.info["pv"],
+                )
             else:
                 assert len(entry) <= 4
 

@@ -28,9 +28,16 @@ def random_record(rng: random.Random, players: list[str], faulty: int | None) ->
     if faulty is not None:
         score, reason = (0.0 if faulty == 0 else 1.0), CRASH
     return GameRecord(
-        game="kamisado", variant="single", players=players, opening=opening, actions=actions,
-        score=score, reason=reason, faulty=faulty, final_position=state.to_text(),
-    )  # fmt: skip
+        game="kamisado",
+        variant="single",
+        players=players,
+        opening=opening,
+        actions=actions,
+        score=score,
+        reason=reason,
+        faulty=faulty,
+        final_position=state.to_text(),
+    )
 
 
 def make_store(directory: Path, games: int, faulted: set[int]) -> list[str]:

@@ -89,8 +89,9 @@ name = "random"
 command = "builtin:random"
 """
     )
-    result = arena("run", str(toml), "--results", str(tmp_path), "-q", "--no-report",
-                   "--workers", "2")  # fmt: skip
+    result = arena(
+        "run", str(toml), "--results", str(tmp_path), "-q", "--no-report", "--workers", "2"
+    )
     assert result.returncode == 0, result.stderr
     with Store.open_existing(tmp_path / "deep") as store:
         records = list(store.records())
@@ -174,8 +175,9 @@ def test_a_bot_cannot_write_escape_sequences_to_the_terminal_through_its_name(
 ) -> None:
     bot = tmp_path / "named.py"
     bot.write_text(NAMED_BOT)
-    result = arena("play", f"{sys.executable} {bot}", "random", "--seed", "1",
-                   "--variant", "single")  # fmt: skip
+    result = arena(
+        "play", f"{sys.executable} {bot}", "random", "--seed", "1", "--variant", "single"
+    )
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     first = result.stdout.splitlines()[0]

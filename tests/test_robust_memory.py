@@ -42,10 +42,23 @@ def bot(mode: str, *extra: str, **kw: object) -> EngineConfig:
 def test_info_flood_of_1500_lines_of_1_mb_keeps_the_arena_under_150_mb() -> None:
     flooder = " ".join([*BAD_BOT, "info_flood", "1500"])
     result = subprocess.run(
-        [sys.executable, "-c", PEAK_RSS, "play", flooder, "random", "--seed", "1", "-q",
-         "--tc", "120+1"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            PEAK_RSS,
+            "play",
+            flooder,
+            "random",
+            "--seed",
+            "1",
+            "-q",
+            "--tc",
+            "120+1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.startswith("result "), result.stdout
     assert " protocol" not in result.stdout and " time" not in result.stdout
@@ -58,8 +71,7 @@ async def test_only_the_latest_infos_are_kept_and_the_rest_counted() -> None:
     tc = TimeControl.parse("60+1")
     configs = [bot("info_flood", "40", info_lines=3, info_bytes=1 << 22), bot("normal")]
     async with Engine(configs[0]) as a, Engine(configs[1]) as b:
-        record = await play_game(game, game.new_state("single"), [a, b], [tc, tc],
-                                 variant="single")  # fmt: skip
+        record = await play_game(game, game.new_state("single"), [a, b], [tc, tc], variant="single")
     first = record.actions[0]
     # 40 floods and the usual last info: the latest 3 kept, 38 dropped and counted.
     assert first.info == {"depth": 1, "score": 0.25, "pv": [first.action], "dropped": 38}
@@ -72,8 +84,14 @@ async def test_a_64_kib_stderr_line_is_cut_and_keeps_its_neighbours() -> None:
         await engine.start("kamisado", "standard")
         state = get_game("kamisado").new_state("single")
         clock = ClockInfo.from_clock(Clock(TimeControl.parse("10")), 0)
-        go = Go(player=0, position=state.observation_text(0), observation={}, history=[],
-                legal=state.legal_actions(), clock=clock)  # fmt: skip
+        go = Go(
+            player=0,
+            position=state.observation_text(0),
+            observation={},
+            history=[],
+            legal=state.legal_actions(),
+            clock=clock,
+        )
         reply = await engine.go(go, timeout=10)
         assert isinstance(reply.answer, Action)
         tail = engine.stderr_tail()

@@ -47,8 +47,10 @@ def test_a_finished_position_is_refused_with_its_line_number(tmp_path: Path) -> 
 def test_a_position_of_another_match_kind_is_refused(tmp_path: Path) -> None:
     lines = [KAMISADO.start_text("single"), KAMISADO.start_text("marathon")]
     output = run_with_openings(tmp_path, lines, variant="single")
-    assert f"{tmp_path / 'openings.txt'}:2: a position of a marathon match; the tournament " \
-        "plays single" in output  # fmt: skip
+    assert (
+        f"{tmp_path / 'openings.txt'}:2: a position of a marathon match; the tournament "
+        "plays single" in output
+    )
 
 
 @pytest.mark.parametrize("bad", ["nonsense", "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - single 0-0 1"])

@@ -55,8 +55,10 @@ def tournament(tmp_path: Path, games: int = 8, think: float = 0.004) -> Path:
 def run(toml: Path, results: Path, *extra: str) -> subprocess.Popen[str]:
     return subprocess.Popen(
         [*ARENA, "run", str(toml), "--results", str(results), "-q", "--no-report", *extra],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def stored(db: Path) -> int:
@@ -115,10 +117,21 @@ def test_read_only_results_are_refused_before_any_bot_starts(tmp_path: Path, wha
     target = directory if what == "folder" else directory / DB_NAME
     prefix = bwrap_read_only(target)
     result = subprocess.run(
-        [*prefix, *ARENA, "run", str(toml), "--results", str(results), "-q", "--no-report",
-         "--force"],
-        capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+        [
+            *prefix,
+            *ARENA,
+            "run",
+            str(toml),
+            "--results",
+            str(results),
+            "-q",
+            "--no-report",
+            "--force",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 1, result.stderr
     line = one_error_line(result.stderr)
     assert "Read-only file system" in line or "readonly database" in line, line

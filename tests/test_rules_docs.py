@@ -13,16 +13,19 @@ import pytest
 from arena.games import State, get_game
 
 ROOT = Path(__file__).resolve().parent.parent
-DOCS = {"kamisado": ROOT / "docs/rules/kamisado.md",
-        "sekigahara": ROOT / "docs/rules/sekigahara-battle.md"}  # fmt: skip
+DOCS = {
+    "kamisado": ROOT / "docs/rules/kamisado.md",
+    "sekigahara": ROOT / "docs/rules/sekigahara-battle.md",
+}
 BLOCK = re.compile(r"^```transcript\n(.*?)^```", re.S | re.M)
 
 
 def transcripts(game: str) -> list[tuple[int, list[str]]]:
     """(line number of the block, its lines) for every transcript of ``game``'s page."""
     text = DOCS[game].read_text(encoding="utf-8")
-    return [(text[: m.start()].count("\n") + 1, m.group(1).splitlines())
-            for m in BLOCK.finditer(text)]  # fmt: skip
+    return [
+        (text[: m.start()].count("\n") + 1, m.group(1).splitlines()) for m in BLOCK.finditer(text)
+    ]
 
 
 def lookup(obs: object, path: str) -> object:
@@ -80,16 +83,24 @@ def test_every_transcript_replays_on_the_rules_core(game: str) -> None:
 
 def test_a_wrong_transcript_fails() -> None:
     with pytest.raises(AssertionError):
-        replay("kamisado", ["position: obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -",
-                            "c1-a3", "legal: b8-c7"])  # fmt: skip
+        replay(
+            "kamisado",
+            [
+                "position: obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -",
+                "c1-a3",
+                "legal: b8-c7",
+            ],
+        )
     with pytest.raises(AssertionError):
-        replay("kamisado", ["position: obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -",
-                            "c1-c8"])  # fmt: skip
+        replay(
+            "kamisado", ["position: obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -", "c1-c8"]
+        )
 
 
 def test_the_repository_names_no_path_outside_itself() -> None:
-    files = subprocess.run(["git", "ls-files"], cwd=ROOT, capture_output=True, text=True,
-                           check=True).stdout.split()  # fmt: skip
+    files = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.split()
     me = Path(__file__).relative_to(ROOT).as_posix()
     offenders = []
     for name in files:

@@ -86,7 +86,7 @@ def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
     bots = {
         "writer": escape(
             "write", f"{own}/games.sqlite", f"{own}/escape.txt", f"{home}/escape.txt", str(tmp_file)
-        ),  # fmt: skip
+        ),
         "connector": escape("connect", str(port)),
         "snoop": escape("environ", secret),
         "spawner": escape("setsid", marker),
@@ -103,8 +103,19 @@ def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
     path.write_text("\n".join(lines) + "\n")
     env = {**os.environ, "HOME": str(home), "ARENA_SECRET": secret}
     try:
-        done = arena("run", str(path), "--results", str(results), "--workers", "1", "-q",
-                     "--no-report", "--sandbox", "bwrap", env=env)  # fmt: skip
+        done = arena(
+            "run",
+            str(path),
+            "--results",
+            str(results),
+            "--workers",
+            "1",
+            "-q",
+            "--no-report",
+            "--sandbox",
+            "bwrap",
+            env=env,
+        )
         assert done.returncode == 0, done.stderr
         with Store.open_existing(own) as store:
             records = list(store.records())
@@ -112,8 +123,18 @@ def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
         for record in records:
             for name, tail in zip(record.players, record.stderr_tails, strict=True):
                 tails[name].append(tail)
-        yield Escapes(base, results, home, tmp_file, marker, secret, server,
-                      done.stdout + done.stderr, tails, records)  # fmt: skip
+        yield Escapes(
+            base,
+            results,
+            home,
+            tmp_file,
+            marker,
+            secret,
+            server,
+            done.stdout + done.stderr,
+            tails,
+            records,
+        )
     finally:
         server.close()
         kill_all(marker)
@@ -121,8 +142,12 @@ def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
 
 
 def attempts(escapes: Escapes, bot: str) -> list[str]:
-    return [line for tail in escapes.tails[bot] for line in tail.splitlines()
-            if line.startswith("ESCAPE")]  # fmt: skip
+    return [
+        line
+        for tail in escapes.tails[bot]
+        for line in tail.splitlines()
+        if line.startswith("ESCAPE")
+    ]
 
 
 def test_every_game_finishes_normally_and_records_its_sandbox(escapes: Escapes) -> None:
@@ -221,8 +246,15 @@ def test_sandbox_auto_without_bwrap_warns_once_and_plays(tmp_path: Path) -> None
 
 
 def test_old_records_without_a_sandbox_field_still_decode() -> None:
-    record = GameRecord(game="kamisado", variant="single", players=["a", "b"], opening="x",
-                        actions=[], score=1.0, reason="home-row")  # fmt: skip
+    record = GameRecord(
+        game="kamisado",
+        variant="single",
+        players=["a", "b"],
+        opening="x",
+        actions=[],
+        score=1.0,
+        reason="home-row",
+    )
     raw = msgspec.json.encode(record)
     old = msgspec.json.decode(raw.replace(b',"sandbox":[]', b""), type=GameRecord)
     assert b"sandbox" not in raw.replace(b',"sandbox":[]', b"") and old.sandbox == []
@@ -234,8 +266,11 @@ def test_grants_are_visible_inside_and_recorded(tmp_path: Path) -> None:
     ro, rw = tmp_path / "ro", tmp_path / "rw"
     ro.mkdir(), rw.mkdir()
     (ro / "book.txt").write_text("opening book")
-    argv = wrap(Sandbox(mode="bwrap", ro=[str(ro)], rw=[str(rw)]),
-                ["/bin/sh", "-c", f"cat {ro}/book.txt > {rw}/copy; touch {ro}/x"], "/")  # fmt: skip
+    argv = wrap(
+        Sandbox(mode="bwrap", ro=[str(ro)], rw=[str(rw)]),
+        ["/bin/sh", "-c", f"cat {ro}/book.txt > {rw}/copy; touch {ro}/x"],
+        "/",
+    )
     done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
     assert (rw / "copy").read_text() == "opening book"
     assert not (ro / "x").exists() and "Read-only" in done.stderr
@@ -245,8 +280,13 @@ def test_grants_are_visible_inside_and_recorded(tmp_path: Path) -> None:
 
 
 def _tournament(base: Path, mode: str, bots: dict[str, list[str]]) -> dict[str, tuple]:
-    lines = ['name = "same"', 'variant = "standard"', 'tc = "20+0.5"', "concurrency = 1",
-             "games_per_pairing = 2"]  # fmt: skip
+    lines = [
+        'name = "same"',
+        'variant = "standard"',
+        'tc = "20+0.5"',
+        "concurrency = 1",
+        "games_per_pairing = 2",
+    ]
     for name, command in bots.items():
         lines += [
             "[[bots]]",
@@ -256,15 +296,32 @@ def _tournament(base: Path, mode: str, bots: dict[str, list[str]]) -> dict[str, 
     path = base / f"{mode}.toml"
     path.write_text("\n".join(lines) + "\n")
     results = base / f"results-{mode}"
-    done = arena("run", str(path), "--results", str(results), "--workers", "1", "-q",
-                 "--no-report", "--sandbox", mode, timeout=120)  # fmt: skip
+    done = arena(
+        "run",
+        str(path),
+        "--results",
+        str(results),
+        "--workers",
+        "1",
+        "-q",
+        "--no-report",
+        "--sandbox",
+        mode,
+        timeout=120,
+    )
     assert done.returncode == 0, done.stderr
     with Store.open_existing(results / "same") as store:
         return {
-            key: (r.players, [a.action for a in r.actions], r.score, r.reason, r.detail,
-                  [s.mode for s in r.sandbox])
+            key: (
+                r.players,
+                [a.action for a in r.actions],
+                r.score,
+                r.reason,
+                r.detail,
+                [s.mode for s in r.sandbox],
+            )
             for key, r in store.items()
-        }  # fmt: skip
+        }
 
 
 @needs_bwrap

@@ -77,28 +77,58 @@ def test_real_messages_validate_against_the_schemas(name: str) -> None:
         if state.is_terminal():
             continue
         player = state.current_player()
-        go = Go(id=5, player=player, position=state.observation_text(player),
-                observation=state.observation(player), history=state.history(player),
-                legal=state.legal_actions(), clock=ClockInfo.from_clock(clock, player))  # fmt: skip
+        go = Go(
+            id=5,
+            player=player,
+            position=state.observation_text(player),
+            observation=state.observation(player),
+            history=state.history(player),
+            legal=state.legal_actions(),
+            clock=ClockInfo.from_clock(clock, player),
+        )
         arena.validate(json.loads(encode_line(go)))
         seen += 1
     assert seen > 50
     start = get_game(name).new_state()
-    for msg in (Hello(id=1, game=name, variant="x"), Ping(id=2), Quit(),
-                GameOver(result="1/2-1/2", reason="adjudicated"), SetOption(name="Hash", value=8),
-                NewGame(id=3, game=name, variant="x", player=1, players=["a", "b"],
-                        position=start.to_text(), time_control="10+0.1")):  # fmt: skip
+    for msg in (
+        Hello(id=1, game=name, variant="x"),
+        Ping(id=2),
+        Quit(),
+        GameOver(result="1/2-1/2", reason="adjudicated"),
+        SetOption(name="Hash", value=8),
+        NewGame(
+            id=3,
+            game=name,
+            variant="x",
+            player=1,
+            players=["a", "b"],
+            position=start.to_text(),
+            time_control="10+0.1",
+        ),
+    ):
         arena.validate(json.loads(encode_line(msg)))
 
 
 def test_bot_messages_validate_and_nulls_are_allowed() -> None:
     bot = validator("bot-to-arena.json")
     spec = OptionSpec(name="Hash", type="int", default=64, min=1, max=1024)
-    for msg in (Identity(id=1, protocol=1, name="x", games=["kamisado"], options=[spec]),
-                Info(id=2, depth=3, score=-12.5, pv=["c1-c5"], nodes=9, text="hi")):  # fmt: skip
+    for msg in (
+        Identity(id=1, protocol=1, name="x", games=["kamisado"], options=[spec]),
+        Info(id=2, depth=3, score=-12.5, pv=["c1-c5"], nodes=9, text="hi"),
+    ):
         bot.validate(json.loads(encode_line(msg)))
-    bot.validate({"type": "identity", "id": 1, "protocol": 1, "name": "x", "games": [],
-                  "author": None, "version": None, "options": None})  # fmt: skip
+    bot.validate(
+        {
+            "type": "identity",
+            "id": 1,
+            "protocol": 1,
+            "name": "x",
+            "games": [],
+            "author": None,
+            "version": None,
+            "options": None,
+        }
+    )
     with pytest.raises(jsonschema.ValidationError):
         bot.validate({"type": "identity", "id": 1, "protocol": 1, "name": "", "games": []})
 
@@ -106,8 +136,11 @@ def test_bot_messages_validate_and_nulls_are_allowed() -> None:
 def test_the_observation_schema_is_not_vacuous() -> None:
     obs = get_game("kamisado").new_state().observation(0)
     validator("kamisado-observation.json").validate(obs)
-    for broken in ({**obs, "round": 0}, {**obs, "required_colour": "teal"},
-                   {k: v for k, v in obs.items() if k != "you"}):  # fmt: skip
+    for broken in (
+        {**obs, "round": 0},
+        {**obs, "required_colour": "teal"},
+        {k: v for k, v in obs.items() if k != "you"},
+    ):
         with pytest.raises(jsonschema.ValidationError):
             validator("kamisado-observation.json").validate(broken)
 

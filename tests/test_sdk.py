@@ -46,13 +46,20 @@ def test_serve_answers_every_request_in_order() -> None:
 
     lines = [
         Hello(id=1, game="kamisado", variant="single"),
-        NewGame(id=2, game="kamisado", variant="single", player=0, players=["a", "b"],
-                position=state.to_text(), time_control="10+0.1"),
+        NewGame(
+            id=2,
+            game="kamisado",
+            variant="single",
+            player=0,
+            players=["a", "b"],
+            position=state.to_text(),
+            time_control="10+0.1",
+        ),
         _go(state, 3),
         Ping(id=4),
         Quit(),
         Ping(id=5),  # never read: quit ends the loop
-    ]  # fmt: skip
+    ]
     stdin = io.BytesIO(b"".join(encode_line(m) for m in lines) + b"not json\n")
     stdout = io.BytesIO()
     assert serve(Last(), stdin, stdout) == 0
@@ -76,8 +83,10 @@ def test_sdk_bots_declare_options_and_receive_setoption() -> None:
 
     class Tuned(Bot):
         name = "tuned"
-        options = (OptionSpec(name="Hash", type="int", default=64, min=1, max=1024),
-                   OptionSpec(name="Style", type="choice", choices=["solid", "wild"]))  # fmt: skip
+        options = (
+            OptionSpec(name="Hash", type="int", default=64, min=1, max=1024),
+            OptionSpec(name="Style", type="choice", choices=["solid", "wild"]),
+        )
 
         def choose(self, request: Request) -> str:
             seen.append(request.options)
@@ -86,17 +95,29 @@ def test_sdk_bots_declare_options_and_receive_setoption() -> None:
     lines = [
         Hello(id=1, game="kamisado", variant="single"),
         SetOption(name="Style", value="wild"),
-        NewGame(id=2, game="kamisado", variant="single", player=0, players=["a", "b"],
-                position=state.to_text(), time_control="10+0.1"),
+        NewGame(
+            id=2,
+            game="kamisado",
+            variant="single",
+            player=0,
+            players=["a", "b"],
+            position=state.to_text(),
+            time_control="10+0.1",
+        ),
         _go(state, 3),
         Quit(),
-    ]  # fmt: skip
+    ]
     stdout = io.BytesIO()
     assert serve(Tuned(), io.BytesIO(b"".join(encode_line(m) for m in lines)), stdout) == 0
     identity = msgspec.json.decode(stdout.getvalue().splitlines()[0])
     assert [o["name"] for o in identity["options"]] == ["Hash", "Style"]
-    assert identity["options"][0] == {"name": "Hash", "type": "int", "default": 64, "min": 1.0,
-                                      "max": 1024.0}  # fmt: skip
+    assert identity["options"][0] == {
+        "name": "Hash",
+        "type": "int",
+        "default": 64,
+        "min": 1.0,
+        "max": 1024.0,
+    }
     assert seen == [{"Hash": 64, "Style": "wild"}]
 
 
@@ -108,8 +129,15 @@ def test_a_bot_importing_the_sdk_does_not_load_trio() -> None:
     import sys
 
     out = subprocess.run(
-        [sys.executable, "-c", "import sys, arena.sdk; print(sorted(m for m in sys.modules"
-         " if m == 'trio' or m.startswith('trio.')))"],
-        capture_output=True, text=True, timeout=60, check=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import sys, arena.sdk; print(sorted(m for m in sys.modules"
+            " if m == 'trio' or m.startswith('trio.')))",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
     assert out.stdout.strip() == "[]"

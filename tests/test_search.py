@@ -197,8 +197,7 @@ async def test_short_clock_never_forfeits_and_uses_a_sane_share(name: str) -> No
         for i in range(2):
             opening = game.random_opening("standard", 2, random.Random(i))
             engines = [bot, other] if i == 0 else [other, bot]
-            record = await play_game(game, opening, engines, [control, control],
-                                     variant="standard")  # fmt: skip
+            record = await play_game(game, opening, engines, [control, control], variant="standard")
             assert record.reason not in FAULT_REASONS, (record.reason, record.detail)
             me = record.players.index(name)
             mine = [a for a in record.actions if a.player == me and not a.forced]
@@ -226,10 +225,10 @@ async def test_builtin_bots_send_scores_in_the_protocols_units(name: str) -> Non
         Engine(EngineConfig(name="greedy", command=resolve_builtin("greedy"))) as other,
     ):
         opening = game.random_opening("single", 2, random.Random(3))
-        record = await play_game(game, opening, [bot, other], [control, control],
-                                 variant="single")  # fmt: skip
-    scores = [a.info["score"] for a in record.actions
-              if a.player == 0 and a.info and "score" in a.info]  # fmt: skip
+        record = await play_game(game, opening, [bot, other], [control, control], variant="single")
+    scores = [
+        a.info["score"] for a in record.actions if a.player == 0 and a.info and "score" in a.info
+    ]
     assert scores and all(abs(s) < 10_000 for s in scores), scores
     if name == "alphabeta" and record.score == 1.0:  # the search proves its win at the end
         assert scores[-1] >= 9000, scores

@@ -15,9 +15,14 @@ from arena.tools.sprt import SprtState
 
 def _record(first: str, second: str, score: float) -> GameRecord:
     return GameRecord(
-        game="kamisado", variant="single", players=[first, second], opening="",
-        actions=[], score=score, reason="home-row",
-    )  # fmt: skip
+        game="kamisado",
+        variant="single",
+        players=[first, second],
+        opening="",
+        actions=[],
+        score=score,
+        reason="home-row",
+    )
 
 
 def test_pairs_are_scored_from_the_tested_bots_side() -> None:
@@ -33,10 +38,27 @@ def test_pairs_are_scored_from_the_tested_bots_side() -> None:
 
 def test_sprt_command_decides_and_resumes_without_playing_more(tmp_path: Path) -> None:
     args = [
-        "sprt", "random", "random", "--elo0", "0", "--elo1", "300", "--model", "logistic",
-        "--variant", "single",
-        "--tc", "10+0.1", "--max-games", "400", "--results", str(tmp_path), "-q", "-j", "1",
-    ]  # fmt: skip
+        "sprt",
+        "random",
+        "random",
+        "--elo0",
+        "0",
+        "--elo1",
+        "300",
+        "--model",
+        "logistic",
+        "--variant",
+        "single",
+        "--tc",
+        "10+0.1",
+        "--max-games",
+        "400",
+        "--results",
+        str(tmp_path),
+        "-q",
+        "-j",
+        "1",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     last = result.output.strip().splitlines()[-1]
@@ -67,10 +89,31 @@ def test_sprt_plays_pairs_from_an_openings_file_in_the_sandbox_mode_given(tmp_pa
     book = Path(__file__).resolve().parent.parent / "examples" / "openings" / "kamisado-single.txt"
     positions = {line for line in book.read_text().splitlines() if not line.startswith("#")}
     args = [
-        "sprt", "random", "random", "--elo0", "0", "--elo1", "300", "--model", "logistic",
-        "--variant", "single", "--openings", str(book), "--tc", "10+0.1", "--max-games", "8",
-        "--results", str(tmp_path), "-q", "-j", "1", "--sandbox", "none",
-    ]  # fmt: skip
+        "sprt",
+        "random",
+        "random",
+        "--elo0",
+        "0",
+        "--elo1",
+        "300",
+        "--model",
+        "logistic",
+        "--variant",
+        "single",
+        "--openings",
+        str(book),
+        "--tc",
+        "10+0.1",
+        "--max-games",
+        "8",
+        "--results",
+        str(tmp_path),
+        "-q",
+        "-j",
+        "1",
+        "--sandbox",
+        "none",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     with Store.open_existing(tmp_path / "sprt-random-1-random-2") as store:
@@ -81,8 +124,18 @@ def test_sprt_plays_pairs_from_an_openings_file_in_the_sandbox_mode_given(tmp_pa
 
 def test_sprt_refuses_an_openings_file_of_another_variant_in_one_line(tmp_path: Path) -> None:
     book = Path(__file__).resolve().parent.parent / "examples" / "openings" / "kamisado-single.txt"
-    args = ["sprt", "random", "random", "--variant", "standard", "--openings", str(book),
-            "--results", str(tmp_path), "-q"]  # fmt: skip
+    args = [
+        "sprt",
+        "random",
+        "random",
+        "--variant",
+        "standard",
+        "--openings",
+        str(book),
+        "--results",
+        str(tmp_path),
+        "-q",
+    ]
     result = CliRunner().invoke(main, args)
     assert result.exit_code != 0
     assert len(result.output.strip().splitlines()) == 1, result.output

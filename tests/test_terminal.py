@@ -102,9 +102,15 @@ def test_quiet_lines_carry_the_running_score(tmp_path: Path) -> None:
 def _record(players: list[str], score: float) -> GameRecord:
     state = get_game("kamisado").new_state("single")
     return GameRecord(
-        game="kamisado", variant="single", players=players, opening=state.to_text(),
-        actions=[], score=score, reason="home-row", final_position=state.to_text(),
-    )  # fmt: skip
+        game="kamisado",
+        variant="single",
+        players=players,
+        opening=state.to_text(),
+        actions=[],
+        score=score,
+        reason="home-row",
+        final_position=state.to_text(),
+    )
 
 
 def test_live_view_shows_running_games_and_last_results(tmp_path: Path) -> None:

@@ -64,11 +64,20 @@ command = ["{sys.executable}", "{bot}", "3"]
 
 def arena_run(toml: Path, results: Path) -> subprocess.Popen[bytes]:
     return subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(results),
-         "--quiet", "--no-report"],
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "run",
+            str(toml),
+            "--results",
+            str(results),
+            "--quiet",
+            "--no-report",
+        ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-    )  # fmt: skip
+    )
 
 
 def stored_count(db: Path) -> int:
@@ -251,8 +260,9 @@ def test_quick_example_runs_and_resumes(tmp_path: Path) -> None:
 
 def test_no_process_of_ours_left(tmp_path: Path) -> None:
     """Sanity for the helpers above: the marker search finds a live process."""
-    child = subprocess.Popen([sys.executable, "-c", "import sys; sys.stdin.read()", str(tmp_path)],
-                             stdin=subprocess.PIPE)  # fmt: skip
+    child = subprocess.Popen(
+        [sys.executable, "-c", "import sys; sys.stdin.read()", str(tmp_path)], stdin=subprocess.PIPE
+    )
     try:
         assert live_with(str(tmp_path)) == [child.pid]
     finally:
@@ -334,8 +344,9 @@ def test_fault_policy_disqualifies_a_crashing_bot(
     path = tmp_path / "dq.toml"
     path.write_text(text)
     for _ in range(2):  # the second run resumes and still skips the disqualified bot
-        t = Tournament(parse_config(text, path), text, results_root=tmp_path, config_path=path,
-                       workers=1)  # fmt: skip
+        t = Tournament(
+            parse_config(text, path), text, results_root=tmp_path, config_path=path, workers=1
+        )
         outcome = trio.run(t.run)
         t.close()
         crashy = outcome.progress.standings["crashy"]

@@ -66,9 +66,13 @@ def make_tournament(tmp_path: Path, name: str, hub: LiveHub, workers: int, games
     config_path.write_text(text)
     config = parse_config(text, str(config_path))
     return Tournament(
-        config, text, results_root=tmp_path / "results", observer=Observers(hub),
-        config_path=config_path, workers=workers,
-    )  # fmt: skip
+        config,
+        text,
+        results_root=tmp_path / "results",
+        observer=Observers(hub),
+        config_path=config_path,
+        workers=workers,
+    )
 
 
 async def sse_events(response: httpx.Response):
@@ -156,9 +160,13 @@ command = ["{sys.executable}", "{bad_bot}", "sleep", "60", "--at", "3"]
     (tmp_path / "mid.toml").write_text(text)
     hub = LiveHub()
     tournament = Tournament(
-        parse_config(text, str(tmp_path / "mid.toml")), text, results_root=tmp_path / "r",
-        observer=Observers(hub), config_path=tmp_path / "mid.toml", workers=1,
-    )  # fmt: skip
+        parse_config(text, str(tmp_path / "mid.toml")),
+        text,
+        results_root=tmp_path / "r",
+        observer=Observers(hub),
+        config_path=tmp_path / "mid.toml",
+        workers=1,
+    )
     site = Site({"mid": tournament.directory.resolve()}, hub=hub, live_name="mid")
     pages: list[dict[str, int]] = [{}, {}]
 
@@ -217,12 +225,14 @@ async def test_stored_pages_are_paged_filtered_and_read_only(tmp_path: Path) -> 
                 page = await client.get("/t/stored")
                 assert page.status_code == 200 and 'id="standings-table"' in page.text
                 for b in report.bot_stats:  # the report's sections, from every record
-                    assert (f'<tr class="bot-stats" data-player="{b.player}" '
-                            f'data-moves="{b.moves}"') in page.text  # fmt: skip
+                    assert (
+                        f'<tr class="bot-stats" data-player="{b.player}" data-moves="{b.moves}"'
+                    ) in page.text
                 for r in report.role_stats:
                     games = ",".join(map(str, r.games))
-                    assert (f'<tr class="role-stats" data-player="{r.player}" '
-                            f'data-games="{games}"') in page.text  # fmt: skip
+                    assert (
+                        f'<tr class="role-stats" data-player="{r.player}" data-games="{games}"'
+                    ) in page.text
                 first = (await client.get("/t/stored/games", params={"limit": 4})).json()
                 rest = (await client.get("/t/stored/games", params={"offset": 4})).json()
                 keys = [g["key"] for g in first["games"] + rest["games"]]

@@ -28,8 +28,11 @@ def start(args: list[str], cwd: Path) -> tuple[subprocess.Popen[str], str]:
     """Start an arena command that serves the web view; return it and its URL."""
     process = subprocess.Popen(
         [sys.executable, "-m", "arena.cli", *args],
-        cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        cwd=cwd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert process.stderr is not None
     for line in process.stderr:
         if line.startswith("web view: "):
@@ -76,10 +79,18 @@ def test_live_page_follows_a_running_tournament(
     slow_tournament: Path,
 ) -> None:
     process, url = start(
-        ["run", str(slow_tournament), "--results", str(tmp_path / "results"), "--quiet",
-         "--no-report", "--web", "127.0.0.1:0"],
+        [
+            "run",
+            str(slow_tournament),
+            "--results",
+            str(tmp_path / "results"),
+            "--quiet",
+            "--no-report",
+            "--web",
+            "127.0.0.1:0",
+        ],
         tmp_path,
-    )  # fmt: skip
+    )
     try:
         with page_at(browser, 1400) as (page, errors):
             page.goto(url)
@@ -173,10 +184,18 @@ def still_live(tmp_path: Path) -> Iterator[str]:
         + "".join(f'[[bots]]\nname = "{n}"\ncommand = {bot!r}\n' for n in "abcd").replace("'", '"')
     )
     process, url = start(
-        ["run", str(toml), "--results", str(tmp_path / "results"), "--quiet",
-         "--no-report", "--web", "127.0.0.1:0"],
+        [
+            "run",
+            str(toml),
+            "--results",
+            str(tmp_path / "results"),
+            "--quiet",
+            "--no-report",
+            "--web",
+            "127.0.0.1:0",
+        ],
         tmp_path,
-    )  # fmt: skip
+    )
     try:
         yield url
     finally:
@@ -293,10 +312,22 @@ args = ["--seed", "9"]
 """
     )
     subprocess.run(
-        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", "results", "-q",
-         "--no-report"],
-        cwd=tmp_path, check=True, capture_output=True, timeout=120,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "arena.cli",
+            "run",
+            str(toml),
+            "--results",
+            "results",
+            "-q",
+            "--no-report",
+        ],
+        cwd=tmp_path,
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
     return tmp_path / "results"
 
 

@@ -196,6 +196,7 @@ class GameActor:
         if mode == "none":
             return "none"
         from arena.engine import sandbox
+
         reason = sandbox.probe()
         if reason is not None and mode == "auto":
             return "none"  # what the engine does with "auto" here (the driver did not decide)
@@ -848,8 +849,9 @@ class RayPool:
                 reason = _reason(exc)
                 if state["lost"] is None:
                     state["lost"] = reason
-                self._requeue([WorkItem(item.task, sorted(n)) for item, n in left.values() if n],
-                              node, reason)  # fmt: skip
+                self._requeue(
+                    [WorkItem(item.task, sorted(n)) for item, n in left.values() if n], node, reason
+                )
                 return
             unfinished = sum(len(n) for _, n in left.values())
             if unfinished:

@@ -119,8 +119,9 @@ class GameSlots:
         self.config = config
         self.slots = slots
         self.game = get_game(config.game)
-        self.controls = {bot.name: TimeControl.parse(config.time_control(bot.name))
-                         for bot in config.bots}  # fmt: skip
+        self.controls = {
+            bot.name: TimeControl.parse(config.time_control(bot.name)) for bot in config.bots
+        }
         self.settings = RefereeSettings(
             max_plies=config.max_plies, newgame_timeout=config.protocol.newgame_timeout
         )

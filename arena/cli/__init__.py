@@ -177,8 +177,10 @@ def show(position: str | None, variant: str | None, game_name: str) -> None:
 
     game, state = _state(game_name, position, variant)
     console = text_console()
-    console.print(render_terminal(game.name, state.observation(max(state.current_player(), 0))),
-                  soft_wrap=True)  # through a pipe, lines stay whole
+    console.print(
+        render_terminal(game.name, state.observation(max(state.current_player(), 0))),
+        soft_wrap=True,
+    )  # through a pipe, lines stay whole
     console.print(f"position: {state.to_text()}", soft_wrap=True)
     actions = state.legal_actions()
     console.print(f"legal actions ({len(actions)}): {' '.join(actions)}", soft_wrap=True)
@@ -189,13 +191,25 @@ def _protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
     ``[protocol]`` settings of a tournament file)."""
     seconds = FiniteFloat(0, 3600, min_open=True)
     options = [
-        click.option("--handshake-timeout", type=seconds, default=None,
-                     help="Seconds a bot has to answer hello (default 10)."),
-        click.option("--newgame-timeout", type=seconds, default=None,
-                     help="Seconds a bot has to answer newgame (default 10)."),
-        click.option("--max-line", type=click.IntRange(1 << 16, 1 << 30), default=None,
-                     help="Longest line a bot may write, in bytes (default 1 MiB)."),
-    ]  # fmt: skip
+        click.option(
+            "--handshake-timeout",
+            type=seconds,
+            default=None,
+            help="Seconds a bot has to answer hello (default 10).",
+        ),
+        click.option(
+            "--newgame-timeout",
+            type=seconds,
+            default=None,
+            help="Seconds a bot has to answer newgame (default 10).",
+        ),
+        click.option(
+            "--max-line",
+            type=click.IntRange(1 << 16, 1 << 30),
+            default=None,
+            help="Longest line a bot may write, in bytes (default 1 MiB).",
+        ),
+    ]
     for option in reversed(options):
         func = option(func)
     return func
@@ -213,17 +227,42 @@ def _confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
     d = Limits()
     options = [
-        click.option("--sandbox", type=click.Choice(MODES), default="auto",
-                     show_default=True, help=_SANDBOX_HELP),
-        click.option("--memory-mb", type=click.IntRange(0), default=d.memory_mb,
-                     show_default=True, help="Address-space limit per bot (0: none)."),
-        click.option("--cpu-seconds", type=click.IntRange(0), default=d.cpu_seconds or 0,
-                     show_default=True, help="CPU-time limit per bot process (0: none)."),
-        click.option("--file-size-mb", type=click.IntRange(0), default=d.file_size_mb,
-                     show_default=True, help="Largest file a bot may write (0: none)."),
-        click.option("--processes", type=click.IntRange(0), default=d.processes or 0,
-                     show_default=True, help="RLIMIT_NPROC, counted per user (0: none)."),
-    ]  # fmt: skip
+        click.option(
+            "--sandbox",
+            type=click.Choice(MODES),
+            default="auto",
+            show_default=True,
+            help=_SANDBOX_HELP,
+        ),
+        click.option(
+            "--memory-mb",
+            type=click.IntRange(0),
+            default=d.memory_mb,
+            show_default=True,
+            help="Address-space limit per bot (0: none).",
+        ),
+        click.option(
+            "--cpu-seconds",
+            type=click.IntRange(0),
+            default=d.cpu_seconds or 0,
+            show_default=True,
+            help="CPU-time limit per bot process (0: none).",
+        ),
+        click.option(
+            "--file-size-mb",
+            type=click.IntRange(0),
+            default=d.file_size_mb,
+            show_default=True,
+            help="Largest file a bot may write (0: none).",
+        ),
+        click.option(
+            "--processes",
+            type=click.IntRange(0),
+            default=d.processes or 0,
+            show_default=True,
+            help="RLIMIT_NPROC, counted per user (0: none).",
+        ),
+    ]
     for option in reversed(options):
         func = option(func)
     return func
@@ -246,8 +285,9 @@ def _confinement(
     return resource_limits(limits), Sandbox(mode=resolve(sandbox))
 
 
-def _protocol_settings(base: Any, handshake: float | None, newgame: float | None,
-                       max_line: int | None) -> Any:  # fmt: skip
+def _protocol_settings(
+    base: Any, handshake: float | None, newgame: float | None, max_line: int | None
+) -> Any:
     """``base`` (a ``ProtocolSettings``) with the command line's values on top."""
     import msgspec
 
@@ -378,8 +418,10 @@ def play(
     )
     # Through the text, as a tournament stores and reads it (so `history` agrees).
     opening = game.state_from_text(opening.to_text())
-    specs = [_bot_command(spec, None if seed is None else seed + i)
-             for i, spec in enumerate((first, second))]  # fmt: skip
+    specs = [
+        _bot_command(spec, None if seed is None else seed + i)
+        for i, spec in enumerate((first, second))
+    ]
     roles = opening.player_names()
     limits, box = _confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
 
@@ -387,9 +429,15 @@ def play(
         from arena.plan.config import program_command
 
         command, cwd = program_command(command, Path.cwd())
-        return EngineConfig(name=name, command=command, cwd=cwd, max_line=settings.max_line,
-                            handshake_timeout=settings.handshake_timeout,
-                            limits=limits, sandbox=box)  # fmt: skip
+        return EngineConfig(
+            name=name,
+            command=command,
+            cwd=cwd,
+            max_line=settings.max_line,
+            handshake_timeout=settings.handshake_timeout,
+            limits=limits,
+            sandbox=box,
+        )
 
     async def start_and_name(engines: list[Engine]) -> None:
         """Start command bots first, to name them after their ``identity``."""
@@ -420,15 +468,22 @@ def play(
         ):
             await start_and_name([a, b])
             if not quiet:
-                click.echo(f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
-                           f"vs {b.name} ({roles[1]})")  # fmt: skip
+                click.echo(
+                    f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
+                    f"vs {b.name} ({roles[1]})"
+                )
                 click.echo(f"opening: {opening.to_text()}")
             record = await play_game(
-                game, opening, [a, b], [control, control], variant=variant,
-                settings=RefereeSettings(max_plies=max_plies,
-                                         newgame_timeout=settings.newgame_timeout),
+                game,
+                opening,
+                [a, b],
+                [control, control],
+                variant=variant,
+                settings=RefereeSettings(
+                    max_plies=max_plies, newgame_timeout=settings.newgame_timeout
+                ),
                 on_action=show_action,
-            )  # fmt: skip
+            )
         if not quiet:
             click.echo(f"final: {record.final_position}")
             for name, box in zip(record.players, record.sandbox, strict=False):
@@ -437,8 +492,7 @@ def play(
         click.echo(f"result {record.result} {record.reason}{detail}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
             if tail and record.faulty is not None:
-                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}",
-                           err=True)
+                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}", err=True)
 
     trio.run(run)
 
@@ -448,17 +502,29 @@ def _confinement_text(box: SandboxRecord) -> str:
     if box.mode != "bwrap":
         return f"{box.mode} (unconfined)"
     user = f"user {box.user}" if box.user else "the arena's user"
-    bound = {"cgroup": "a cgroup (memory and processes of the whole bot)",
-             "rlimit": "rlimits (memory per process, processes per user)"}.get(box.bound, "-")
+    bound = {
+        "cgroup": "a cgroup (memory and processes of the whole bot)",
+        "rlimit": "rlimits (memory per process, processes per user)",
+    }.get(box.bound, "-")
     return f"bwrap, {user}, bounded by {bound}"
 
 
 @main.command("run")
 @click.argument("tournament_file", type=click.Path(dir_okay=False))
-@click.option("--results", "results_root", default="results", show_default=True,
-              help="Folder holding one sub-folder per tournament.")  # fmt: skip
-@click.option("--concurrency", "-j", type=CONCURRENCY, default=None,
-              help="Games at once (default: the file's, else the number of cores).")  # fmt: skip
+@click.option(
+    "--results",
+    "results_root",
+    default="results",
+    show_default=True,
+    help="Folder holding one sub-folder per tournament.",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=CONCURRENCY,
+    default=None,
+    help="Games at once (default: the file's, else the number of cores).",
+)
 @click.option(
     "--force",
     is_flag=True,
@@ -486,12 +552,25 @@ def _confinement_text(box: SandboxRecord) -> str:
 @_protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
-@click.option("--web", "web", default=None, metavar="[HOST:]PORT",
-              help="Also serve a live web view (on 127.0.0.1 unless HOST is given).")  # fmt: skip
-@click.option("--token", default=None, help="Token the web view asks for (made up if HOST is "
-              "not a loopback address and none is given).")  # fmt: skip
-@click.option("--sandbox", type=click.Choice(MODES), default=None,
-              help=_SANDBOX_HELP + " Default: the file's [sandbox] mode, else auto.")  # fmt: skip
+@click.option(
+    "--web",
+    "web",
+    default=None,
+    metavar="[HOST:]PORT",
+    help="Also serve a live web view (on 127.0.0.1 unless HOST is given).",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Token the web view asks for (made up if HOST is "
+    "not a loopback address and none is given).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default=None,
+    help=_SANDBOX_HELP + " Default: the file's [sandbox] mode, else auto.",
+)
 @_friendly_errors
 def run_command(
     tournament_file: str,
@@ -593,10 +672,20 @@ def _announce(url: str) -> None:
 
 @main.command()
 @click.argument("results_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
-@click.option("--listen", "-l", default="127.0.0.1:8080", show_default=True,
-              metavar="[HOST:]PORT", help="Where to serve (port 0: any free port).")  # fmt: skip
-@click.option("--token", default=None, help="Token every request must carry (made up if HOST "
-              "is not a loopback address and none is given).")  # fmt: skip
+@click.option(
+    "--listen",
+    "-l",
+    default="127.0.0.1:8080",
+    show_default=True,
+    metavar="[HOST:]PORT",
+    help="Where to serve (port 0: any free port).",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Token every request must carry (made up if HOST "
+    "is not a loopback address and none is given).",
+)
 @_friendly_errors
 def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None:
     """Serve a web view of stored tournaments (RESULTS_DIRS, default: results/).
@@ -667,10 +756,18 @@ def _parse_anchor(text: str | None) -> tuple[str, float] | None:
 @click.option(
     "--anchor", default=None, help="Fix one bot's rating, e.g. random=0 (default: pool mean 0)."
 )
-@click.option("--latest", type=click.IntRange(0), default=None,
-              help="Games listed and replayed, newest first (default 200).")  # fmt: skip
-@click.option("--faulted", type=click.IntRange(0), default=None,
-              help="Faulted games listed before those (default 200).")  # fmt: skip
+@click.option(
+    "--latest",
+    type=click.IntRange(0),
+    default=None,
+    help="Games listed and replayed, newest first (default 200).",
+)
+@click.option(
+    "--faulted",
+    type=click.IntRange(0),
+    default=None,
+    help="Faulted games listed before those (default 200).",
+)
 @_friendly_errors
 def report(results_dir: str, anchor: str | None, latest: int | None, faulted: int | None) -> None:
     """Write report.md and report.html for RESULTS_DIR and print the standings.
@@ -683,25 +780,54 @@ def report(results_dir: str, anchor: str | None, latest: int | None, faulted: in
 
 @main.command()
 @click.argument("results_dirs", nargs=-1, type=click.Path(exists=True, file_okay=False))
-@click.option("--format", "fmt", type=click.Choice(["table", "json", "csv"]), default="table",
-              show_default=True, help="What to print (ratings.md/.html are written too).")
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="What to print (ratings.md/.html are written too).",
+)
 @click.option("--anchor", default=None, help="Fix one player's rating, e.g. 'random 1=0'.")
-@click.option("--min-games", type=click.IntRange(0), default=0,
-              help="Leave out players with fewer games.")  # fmt: skip
-@click.option("--since", default=None, metavar="DATE",
-              help="Only games from this day on (2026-01-31).")  # fmt: skip
-@click.option("--tc", default=None, type=click.Choice(["bullet", "blitz", "rapid", "classical"]),
-              help="Only games of this time-control class (base + 40 x increment).")  # fmt: skip
-@click.option("--aliases", type=click.Path(dir_okay=False), default=None,
-              help="TOML file merging or splitting players.")  # fmt: skip
-@click.option("--skip-bad", is_flag=True,
-              help="Say which folders cannot be read and rate the rest.")  # fmt: skip
-@click.option("--out", type=click.Path(file_okay=False), default=None,
-              help="Where to write ratings.md/.html (default: the results folder).")  # fmt: skip
+@click.option(
+    "--min-games", type=click.IntRange(0), default=0, help="Leave out players with fewer games."
+)
+@click.option(
+    "--since", default=None, metavar="DATE", help="Only games from this day on (2026-01-31)."
+)
+@click.option(
+    "--tc",
+    default=None,
+    type=click.Choice(["bullet", "blitz", "rapid", "classical"]),
+    help="Only games of this time-control class (base + 40 x increment).",
+)
+@click.option(
+    "--aliases",
+    type=click.Path(dir_okay=False),
+    default=None,
+    help="TOML file merging or splitting players.",
+)
+@click.option(
+    "--skip-bad", is_flag=True, help="Say which folders cannot be read and rate the rest."
+)
+@click.option(
+    "--out",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="Where to write ratings.md/.html (default: the results folder).",
+)
 @_friendly_errors
-def ratings(results_dirs: tuple[str, ...], fmt: str, anchor: str | None, min_games: int,
-            since: str | None, tc: str | None, aliases: str | None, skip_bad: bool,
-            out: str | None) -> None:  # fmt: skip
+def ratings(
+    results_dirs: tuple[str, ...],
+    fmt: str,
+    anchor: str | None,
+    min_games: int,
+    since: str | None,
+    tc: str | None,
+    aliases: str | None,
+    skip_bad: bool,
+    out: str | None,
+) -> None:
     """One rating list over every stored tournament (RESULTS_DIRS, default: results/).
 
     A joint fit per game and match kind; players are the bots' own names and
@@ -709,16 +835,30 @@ def ratings(results_dirs: tuple[str, ...], fmt: str, anchor: str | None, min_gam
     """
     from arena.ratinglist.command import run_ratings
 
-    run_ratings(results_dirs, fmt=fmt, anchor=_parse_anchor(anchor), min_games=min_games,
-                since=since, tc=tc, aliases=aliases, skip_bad=skip_bad, out=out,
-                echo=click.echo)  # fmt: skip
+    run_ratings(
+        results_dirs,
+        fmt=fmt,
+        anchor=_parse_anchor(anchor),
+        min_games=min_games,
+        since=since,
+        tc=tc,
+        aliases=aliases,
+        skip_bad=skip_bad,
+        out=out,
+        echo=click.echo,
+    )
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 @click.option("--game", "game_name", default="kamisado", show_default=True)
-@click.option("--timeout", type=FiniteFloat(0, 3600, min_open=True), default=5.0,
-              show_default=True, help="Seconds per check.")  # fmt: skip
+@click.option(
+    "--timeout",
+    type=FiniteFloat(0, 3600, min_open=True),
+    default=5.0,
+    show_default=True,
+    help="Seconds per check.",
+)
 @click.option(
     "--games",
     type=click.IntRange(0, 100),
@@ -753,8 +893,18 @@ def check_bot(
     get_game(game_name)
     TimeControl.parse(tc)
     limits, box = _confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
-    sys.exit(run_checks(list(command), game=game_name, timeout=timeout, games=games, tc=tc,
-                        echo=click.echo, limits=limits, sandbox=box))  # fmt: skip
+    sys.exit(
+        run_checks(
+            list(command),
+            game=game_name,
+            timeout=timeout,
+            games=games,
+            tc=tc,
+            echo=click.echo,
+            limits=limits,
+            sandbox=box,
+        )
+    )
 
 
 @main.command()
@@ -782,17 +932,25 @@ def bots() -> None:
 @click.option("--game", "game_name", default="kamisado", show_default=True)
 @click.option("--variant", default=None)
 @click.option("--tc", default="10+0.1", show_default=True)
-@click.option("--max-games", type=click.IntRange(2, MAX_GAMES_PER_PAIRING), default=20000,
-              show_default=True)  # fmt: skip
+@click.option(
+    "--max-games", type=click.IntRange(2, MAX_GAMES_PER_PAIRING), default=20000, show_default=True
+)
 @click.option("--opening-plies", type=OPENING_PLIES, default=2, show_default=True)
-@click.option("--openings", "openings_file", type=click.Path(exists=True, dir_okay=False),
-              default=None, help="An openings file (one position text per line) "
-              "instead of random walks: e.g. examples/openings/kamisado-standard.txt.")
-@click.option("--seed", type=click.IntRange(SEED_RANGE[0], SEED_RANGE[1] - 1), default=1,
-              show_default=True)  # fmt: skip
+@click.option(
+    "--openings",
+    "openings_file",
+    type=click.Path(exists=True, dir_okay=False),
+    default=None,
+    help="An openings file (one position text per line) "
+    "instead of random walks: e.g. examples/openings/kamisado-standard.txt.",
+)
+@click.option(
+    "--seed", type=click.IntRange(SEED_RANGE[0], SEED_RANGE[1] - 1), default=1, show_default=True
+)
 @click.option("--concurrency", "-j", type=CONCURRENCY, default=None)
-@click.option("--sandbox", type=click.Choice(MODES), default="auto", show_default=True,
-              help=_SANDBOX_HELP)  # fmt: skip
+@click.option(
+    "--sandbox", type=click.Choice(MODES), default="auto", show_default=True, help=_SANDBOX_HELP
+)
 @click.option("--name", default=None, help="Results folder name (default: sprt-FIRST-SECOND).")
 @click.option("--results", "results_root", default="results", show_default=True)
 @click.option("--quiet", "-q", is_flag=True)
@@ -830,8 +988,9 @@ def sprt(
 
     specs = [_bot_command(first, seed), _bot_command(second, seed + 1)]
     variant_name = variant or get_game(game_name).default_variant
-    (a, a_cmd), (b, b_cmd) = [(_identity_name(spec, game_name, variant_name), spec[1])
-                              for spec in specs]  # fmt: skip
+    (a, a_cmd), (b, b_cmd) = [
+        (_identity_name(spec, game_name, variant_name), spec[1]) for spec in specs
+    ]
     if a == b:
         a, b = f"{a}-1", f"{b}-2"
     state = SprtState(a, elo0, elo1, alpha, beta, model)
@@ -867,9 +1026,14 @@ def sprt(
 
     observer = _observer(quiet)
     tournament = Tournament(
-        config, text, directory=directory, observer=observer, config_path=path,
-        stop_when=decided, sandbox=sandbox,
-    )  # fmt: skip
+        config,
+        text,
+        directory=directory,
+        observer=observer,
+        config_path=path,
+        stop_when=decided,
+        sandbox=sandbox,
+    )
     interrupted = False
     try:
         if state.decision() == "continue":
@@ -918,34 +1082,69 @@ def openings() -> None:
 @openings.command("generate")
 @click.option("--game", "game_name", default="kamisado", show_default=True)
 @click.option("--variant", default=None, help="The book's variant (Kamisado: single|standard|...).")
-@click.option("--plies", type=OPENING_PLIES, default=2, show_default=True,
-              help="Random plies from the start.")  # fmt: skip
+@click.option(
+    "--plies", type=OPENING_PLIES, default=2, show_default=True, help="Random plies from the start."
+)
 @click.option("--count", type=click.IntRange(1, 100_000), default=50, show_default=True)
-@click.option("--bot", default="alphabeta", show_default=True,
-              help="Scoring bot: a built-in name or a command.")  # fmt: skip
-@click.option("--depth", type=click.IntRange(0, 12), default=4, show_default=True,
-              help="No side may win by force within this many plies.")  # fmt: skip
-@click.option("--check-variant", default=None,
-              help="Variant for the forced-win check (default: the game's first, "
-                   "for Kamisado the single round).")  # fmt: skip
-@click.option("--movetime", type=click.FloatRange(0.01, 60), default=0.2, show_default=True,
-              help="Seconds the scoring bot thinks per position.")  # fmt: skip
-@click.option("--max-score", type=click.FloatRange(0), default=60, show_default=True,
-              help="Keep positions the bot scores within +-this (its own units).")  # fmt: skip
-@click.option("--probe-pairs", type=click.IntRange(0, 100), default=0, show_default=True,
-              help="Also play this many pairs of games (colours swapped, in --probe-variant) "
-                   "from each position between two near-equal players, and keep it only if "
-                   "no pair splits 1-1 (the side won both); 0: no probe.")  # fmt: skip
-@click.option("--probe-bot", default=None,
-              help="The probe's first player (default: --bot).")  # fmt: skip
-@click.option("--probe-weak", default=None,
-              help="The probe's second player (default: --probe-bot).")  # fmt: skip
-@click.option("--probe-movetime", type=(click.FloatRange(0.005, 10), click.FloatRange(0.005, 10)),
-              default=(0.1, 0.06), show_default=True,
-              help="Seconds per decision of the first and the second probe player "
-                   "(a little apart: alphabeta is deterministic but for timing).")  # fmt: skip
-@click.option("--probe-variant", default=None,
-              help="Variant the probe games are played in (default: --check-variant).")  # fmt: skip
+@click.option(
+    "--bot",
+    default="alphabeta",
+    show_default=True,
+    help="Scoring bot: a built-in name or a command.",
+)
+@click.option(
+    "--depth",
+    type=click.IntRange(0, 12),
+    default=4,
+    show_default=True,
+    help="No side may win by force within this many plies.",
+)
+@click.option(
+    "--check-variant",
+    default=None,
+    help="Variant for the forced-win check (default: the game's first, "
+    "for Kamisado the single round).",
+)
+@click.option(
+    "--movetime",
+    type=click.FloatRange(0.01, 60),
+    default=0.2,
+    show_default=True,
+    help="Seconds the scoring bot thinks per position.",
+)
+@click.option(
+    "--max-score",
+    type=click.FloatRange(0),
+    default=60,
+    show_default=True,
+    help="Keep positions the bot scores within +-this (its own units).",
+)
+@click.option(
+    "--probe-pairs",
+    type=click.IntRange(0, 100),
+    default=0,
+    show_default=True,
+    help="Also play this many pairs of games (colours swapped, in --probe-variant) "
+    "from each position between two near-equal players, and keep it only if "
+    "no pair splits 1-1 (the side won both); 0: no probe.",
+)
+@click.option("--probe-bot", default=None, help="The probe's first player (default: --bot).")
+@click.option(
+    "--probe-weak", default=None, help="The probe's second player (default: --probe-bot)."
+)
+@click.option(
+    "--probe-movetime",
+    type=(click.FloatRange(0.005, 10), click.FloatRange(0.005, 10)),
+    default=(0.1, 0.06),
+    show_default=True,
+    help="Seconds per decision of the first and the second probe player "
+    "(a little apart: alphabeta is deterministic but for timing).",
+)
+@click.option(
+    "--probe-variant",
+    default=None,
+    help="Variant the probe games are played in (default: --check-variant).",
+)
 @click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--output", "-o", required=True, help="Openings file to write, or - for stdout.")
 @_friendly_errors
@@ -987,10 +1186,13 @@ def openings_generate(
         probe_bot = probe_bot or bot
         probe_weak = probe_weak or probe_bot
         probe = Probe(
-            strong=_bot_command(probe_bot, None)[1], weak=_bot_command(probe_weak, None)[1],
-            variant=probe_variant or check_variant, pairs=probe_pairs,
-            strong_movetime=probe_movetime[0], weak_movetime=probe_movetime[1],
-        )  # fmt: skip
+            strong=_bot_command(probe_bot, None)[1],
+            weak=_bot_command(probe_weak, None)[1],
+            variant=probe_variant or check_variant,
+            pairs=probe_pairs,
+            strong_movetime=probe_movetime[0],
+            weak_movetime=probe_movetime[1],
+        )
         probe_text = (
             f" --probe-pairs {probe_pairs} --probe-bot {probe_bot} --probe-weak {probe_weak} "
             f"--probe-movetime {probe_movetime[0]:g} {probe_movetime[1]:g} "
@@ -1006,11 +1208,23 @@ def openings_generate(
             click.echo(f"\r{kept}/{count} kept, {tries} walks tried", err=True, nl=False)
 
     try:
-        texts = trio.run(lambda: generate(
-            game, variant, plies=plies, count=count, depth=depth, bot=command,
-            check_variant=check_variant, movetime=movetime, max_score=max_score, seed=seed,
-            probe=probe, stats=stats, progress=progress,
-        ))  # fmt: skip
+        texts = trio.run(
+            lambda: generate(
+                game,
+                variant,
+                plies=plies,
+                count=count,
+                depth=depth,
+                bot=command,
+                check_variant=check_variant,
+                movetime=movetime,
+                max_score=max_score,
+                seed=seed,
+                probe=probe,
+                stats=stats,
+                progress=progress,
+            )
+        )
     except EngineError as exc:
         raise UserError(f"scoring bot {bot!r}: {exc.reason}: {exc.detail}") from None
     if sys.stderr.isatty():
@@ -1039,8 +1253,10 @@ def openings_generate(
         err=output == "-",
     )
     if len(texts) < count:
-        raise UserError(f"only {len(texts)} of {count} positions found; try more --plies, "
-                        f"a smaller --depth or a larger --max-score")  # fmt: skip
+        raise UserError(
+            f"only {len(texts)} of {count} positions found; try more --plies, "
+            f"a smaller --depth or a larger --max-score"
+        )
 
 
 if __name__ == "__main__":  # pragma: no cover

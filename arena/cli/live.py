@@ -129,9 +129,7 @@ class RunningElo:
                     fit = joint_fit(results, players=players)
                 except ValueError:
                     return self._ratings
-                self._ratings = {
-                    p: (fit.rating(p).value, fit.rating(p).error) for p in players
-                }  # fmt: skip
+                self._ratings = {p: (fit.rating(p).value, fit.rating(p).error) for p in players}
         return self._ratings
 
 
@@ -149,8 +147,13 @@ def standings_table(
     table.add_column("faults", justify="right")
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
         flag = " (disqualified)" if row.disqualified else ""
-        cells = [str(rank), name + flag, str(row.games), f"{row.points:g}",
-                 f"{100 * row.score:.1f}%"]  # fmt: skip
+        cells = [
+            str(rank),
+            name + flag,
+            str(row.games),
+            f"{row.points:g}",
+            f"{100 * row.score:.1f}%",
+        ]
         if ratings is not None:
             rating = ratings.get(name)
             cells.append(f"{rating[0]:+.0f} ±{rating[1]:.0f}" if rating else "–")
@@ -187,8 +190,13 @@ RECENT = 5
 
 def running_table(running: dict[str, Running]) -> Table:
     table = Table(title="running games", title_justify="left", expand=False)
-    for name, justify in (("game", "left"), ("pairing", "left"), ("ply", "right"),
-                          ("clocks", "right"), ("last", "left")):  # fmt: skip
+    for name, justify in (
+        ("game", "left"),
+        ("pairing", "left"),
+        ("ply", "right"),
+        ("clocks", "right"),
+        ("last", "left"),
+    ):
         table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
     for key, game in list(running.items())[:RUNNING_ROWS]:
         clocks = " / ".join(clock(c) for c in game.clocks) if game.clocks else ""
@@ -288,8 +296,9 @@ class LiveObserver(Observer):
         )
 
     def stopping(self) -> None:
-        self.console.print("[yellow]stopping[/]: running games are abandoned "
-                           "(Ctrl-C again to exit at once)")  # fmt: skip
+        self.console.print(
+            "[yellow]stopping[/]: running games are abandoned (Ctrl-C again to exit at once)"
+        )
 
     def close(self) -> None:
         if self.live is not None:

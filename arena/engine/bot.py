@@ -556,8 +556,14 @@ class Engine:
                 env["HOME"] = SCRATCH
                 cwd = "/"  # bwrap's own --chdir puts the bot in its folder
                 limits, identity = self._confine(limits, pass_fds, join_fds)
-                command = wrap(cfg.sandbox, cfg.command, cfg.cwd, env.get("PATH"),
-                               seccomp_fd=pass_fds[0], identity=identity)  # fmt: skip
+                command = wrap(
+                    cfg.sandbox,
+                    cfg.command,
+                    cfg.cwd,
+                    env.get("PATH"),
+                    seccomp_fd=pass_fds[0],
+                    identity=identity,
+                )
             process = spawn(
                 command,
                 env=env,

@@ -39,6 +39,8 @@ SAFE_FD = 10
 
 CLONE_NEWUSER = 0x10000000
 
+# Aligned by hand: a table reads better in rows.
+# fmt: off
 REFUSED = {
     errno.EPERM: (
         "add_key", "keyctl", "request_key",  # the kernel keyrings
@@ -54,7 +56,8 @@ REFUSED = {
         "clone3", "open_tree", "move_mount", "fsopen", "fsconfig", "fsmount", "fspick",
         "mount_setattr",
     ),
-}  # fmt: skip
+}
+# fmt: on
 
 
 class IdentityError(ValueError):
@@ -97,10 +100,10 @@ def seccomp_program(refuse_memfd: bool) -> bytes:
                 f.add_rule(sc.ERRNO(code), name)
             except (RuntimeError, ValueError, OSError):  # a call this architecture lacks
                 continue
-    f.add_rule(sc.ERRNO(errno.EPERM), "clone",
-               sc.Arg(0, sc.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER))  # fmt: skip
-    f.add_rule(sc.ERRNO(errno.EPERM), "ioctl",
-               sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, termios.TIOCSTI))  # fmt: skip
+    f.add_rule(
+        sc.ERRNO(errno.EPERM), "clone", sc.Arg(0, sc.MASKED_EQ, CLONE_NEWUSER, CLONE_NEWUSER)
+    )
+    f.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, termios.TIOCSTI))
     if refuse_memfd:
         f.add_rule(sc.ERRNO(errno.EPERM), "memfd_create")
     with tempfile.TemporaryFile() as out:

@@ -108,8 +108,11 @@ def spawn(
     ours: list[int] = []
     theirs: list[int] = []
     child: dict[str, int | None] = {}
-    for name, how, child_reads in (("stdin", stdin, True), ("stdout", stdout, False),
-                                   ("stderr", stderr, False)):  # fmt: skip
+    for name, how, child_reads in (
+        ("stdin", stdin, True),
+        ("stdout", stdout, False),
+        ("stderr", stderr, False),
+    ):
         if how == PIPE:
             r, w = os.pipe()
             child[name], parent = (r, w) if child_reads else (w, r)

@@ -94,8 +94,9 @@ class Sandbox(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=T
 
     def record(self, mode: str, user: str = "", bound: str = "") -> SandboxRecord:
         """What the game record keeps: the mode in force, the bot's grants, its user and bound."""
-        return SandboxRecord(mode=mode, ro=list(self.ro), rw=list(self.rw), net=self.net,
-                             user=user, bound=bound)  # fmt: skip
+        return SandboxRecord(
+            mode=mode, ro=list(self.ro), rw=list(self.rw), net=self.net, user=user, bound=bound
+        )
 
 
 # --------------------------------------------------------------------------- availability
@@ -127,8 +128,7 @@ def probe() -> str | None:
         return f"the sandbox cannot be set up: {exc}"
     argv = wrap(Sandbox(mode="bwrap"), [true], None, seccomp_fd=fd, identity=identity)
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=10, check=False,
-                              pass_fds=(fd,))  # fmt: skip
+        done = subprocess.run(argv, capture_output=True, timeout=10, check=False, pass_fds=(fd,))
     except (OSError, subprocess.SubprocessError) as exc:
         return f"bwrap cannot start: {exc}"
     finally:
@@ -170,13 +170,42 @@ def resolve(mode: str, warn: Callable[[str], None] = _warn_stderr) -> Literal["b
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The system runtime, shown read-only (a symlink into ``/usr`` stays one)."""
 ETC = (
-    "alternatives", "ca-certificates", "ca-certificates.conf", "crypto-policies",
-    "debian_version", "fonts", "gai.conf", "group", "host.conf", "hostname", "hosts",
-    "ld.so.cache", "ld.so.conf", "ld.so.conf.d", "locale.alias", "locale.conf", "localtime",
-    "lsb-release", "magic", "mime.types", "nsswitch.conf", "os-release", "passwd", "pki/tls/certs",
-    "pki/ca-trust/extracted", "protocols", "python3", "resolv.conf", "services",
-    "ssl/certs", "ssl/openssl.cnf", "terminfo", "timezone", "xdg", "inputrc",
-)  # fmt: skip
+    "alternatives",
+    "ca-certificates",
+    "ca-certificates.conf",
+    "crypto-policies",
+    "debian_version",
+    "fonts",
+    "gai.conf",
+    "group",
+    "host.conf",
+    "hostname",
+    "hosts",
+    "ld.so.cache",
+    "ld.so.conf",
+    "ld.so.conf.d",
+    "locale.alias",
+    "locale.conf",
+    "localtime",
+    "lsb-release",
+    "magic",
+    "mime.types",
+    "nsswitch.conf",
+    "os-release",
+    "passwd",
+    "pki/tls/certs",
+    "pki/ca-trust/extracted",
+    "protocols",
+    "python3",
+    "resolv.conf",
+    "services",
+    "ssl/certs",
+    "ssl/openssl.cnf",
+    "terminfo",
+    "timezone",
+    "xdg",
+    "inputrc",
+)
 """What a bot sees of ``/etc``: an allow-list of what programs read (the dynamic
 linker's cache, users and groups without their passwords, name service, time
 zone, public certificates, ``alternatives`` symlinks). No ``shadow`` or
@@ -402,8 +431,18 @@ def wrap(
         args += ["--seccomp", str(seccomp_fd)]
     args += [*_system_args(), "--dev", "/dev", "--proc", "/proc"]
     size = str(sandbox.scratch_bytes)
-    args += ["--size", size, "--tmpfs", "/dev/shm", "--perms", "1777", "--size", size,
-             "--tmpfs", SCRATCH]  # fmt: skip
+    args += [
+        "--size",
+        size,
+        "--tmpfs",
+        "/dev/shm",
+        "--perms",
+        "1777",
+        "--size",
+        size,
+        "--tmpfs",
+        SCRATCH,
+    ]
     made: set[str] = set()
     for path in [*shown(command, cwd, path_env), *sandbox.ro, *sandbox.rw]:
         args += _parents(path, made)  # the folders above are the sandbox's own
@@ -422,8 +461,14 @@ def wrap(
     args += ["--remount-ro", "/", "--chdir", cwd or SCRATCH, "--"]
     if identity is not None:
         uid, gid = identity
-        args += [SETPRIV, f"--reuid={uid}", f"--regid={gid}", "--clear-groups",
-                 "--no-new-privs", "--"]  # fmt: skip
+        args += [
+            SETPRIV,
+            f"--reuid={uid}",
+            f"--regid={gid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--",
+        ]
     args += [SHELL, "-c", _INNER, "sh", *command]
     return [SHELL, "-c", _OUTER, "sh", *args]
 

@@ -153,7 +153,7 @@ async def play_game(
                         state.to_text(),
                         (clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)),
                         last.info,
-                    )  # fmt: skip
+                    )
                 )
         else:
             outcome = state.outcome()
@@ -264,8 +264,9 @@ def _identity(engine: Engine) -> dict[str, Any]:
 async def _announce(engines: Sequence[Engine], record: GameRecord) -> None:
     """Tell both bots the game is over; a dead or stuck bot does not delay the arena."""
     winner = {1.0: 0, 0.0: 1}.get(record.score)
-    message = GameOver(result=record.result, reason=record.reason, detail=record.detail,
-                       winner=winner)  # fmt: skip
+    message = GameOver(
+        result=record.result, reason=record.reason, detail=record.detail, winner=winner
+    )
     for engine in engines:
         if engine.running:
             await engine.notify(message)

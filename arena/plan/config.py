@@ -306,7 +306,6 @@ def builtin_function(name: str) -> Callable[..., list[str] | None] | None:
     return getattr(module, name, None)
 
 
-
 @functools.cache
 def _installed_module(name: str) -> ModuleType | None:
     """Top-level package ``name`` as installed, skipping the current folder; not

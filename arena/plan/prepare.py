@@ -56,8 +56,11 @@ NOTICE_AFTER = 2.0
 
 async def _notice() -> None:
     await trio.sleep(NOTICE_AFTER)
-    print("arena: compiling the built-in bots' search (once per machine, about 15 s)...",
-          file=sys.stderr, flush=True)  # fmt: skip
+    print(
+        "arena: compiling the built-in bots' search (once per machine, about 15 s)...",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 async def _run(warm: list[str]) -> str | None:
@@ -65,8 +68,13 @@ async def _run(warm: list[str]) -> str | None:
         with trio.fail_after(PREPARE_TIMEOUT):
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(_notice)
-                done = await trio.run_process(warm, capture_stdout=True, capture_stderr=True,
-                                              check=False, stdin=subprocess.DEVNULL)  # fmt: skip
+                done = await trio.run_process(
+                    warm,
+                    capture_stdout=True,
+                    capture_stderr=True,
+                    check=False,
+                    stdin=subprocess.DEVNULL,
+                )
                 nursery.cancel_scope.cancel()
     except (OSError, trio.TooSlowError) as exc:
         return f"preparing {warm[1] if len(warm) > 1 else warm[0]} failed: {exc or 'too slow'}"

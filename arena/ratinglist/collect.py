@@ -207,8 +207,16 @@ def _cache_path(cache_dir: Path | None, db: Path) -> Path | None:
 
 
 _ARRAYS = ("keys", "p0", "p1", "half", "when", "variant", "tc")
-_COLUMNS = np.dtype([("p0", "<i4"), ("p1", "<i4"), ("half", "i1"), ("when", "<f8"),
-                     ("variant", "<i2"), ("tc", "i1")])  # fmt: skip
+_COLUMNS = np.dtype(
+    [
+        ("p0", "<i4"),
+        ("p1", "<i4"),
+        ("half", "i1"),
+        ("when", "<f8"),
+        ("variant", "<i2"),
+        ("tc", "i1"),
+    ]
+)
 """The cache holds the columns as one record array (one read per store, not six)."""
 
 

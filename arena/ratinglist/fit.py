@@ -196,8 +196,7 @@ class _FitCache:
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
-            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor,
-                                      start=self.start)  # fmt: skip
+            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor, start=self.start)
             got = {
                 "players": list(players),
                 "ratings": list(fit.ratings),
@@ -396,8 +395,10 @@ def _tallies(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str])
         r = {k: v[sel] for k, v in r.items()}
     pair = r["p0"] * n + r["p1"]
     uniq, inv = np.unique(pair, return_inverse=True)
-    out = [np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
-           for h in (2, 0, 1)]  # fmt: skip
+    out = [
+        np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
+        for h in (2, 0, 1)
+    ]
     counts = [x.astype(np.int64) for x in out]
     w, l_, d = (x.tolist() for x in counts)
     tallies = _Tallies(
@@ -463,8 +464,9 @@ def _table(
             acc += np.bincount(me, weights=r["count"] * (mine == h), minlength=n).astype(np.int64)
     tours: dict[int, set[int]] = {}
     last = np.zeros(n)
-    both = np.unique(np.concatenate([r["p0"], r["p1"]]) * len(last_when)
-                     + np.concatenate([r["tour"], r["tour"]]))  # fmt: skip
+    both = np.unique(
+        np.concatenate([r["p0"], r["p1"]]) * len(last_when) + np.concatenate([r["tour"], r["tour"]])
+    )
     player_of, tour_of = np.divmod(both, len(last_when))
     np.maximum.at(last, player_of, last_when[tour_of])
     for p, tour in zip(player_of.tolist(), tour_of.tolist(), strict=True):

@@ -16,10 +16,13 @@ KAMISADO_ROWS = tuple(
 )
 # Colour initials, distinct for colour-blind readers (V: purple/violet, N: brown).
 INITIALS = dict(zip(COLOURS, COLOUR_LETTERS, strict=True))
+# Aligned by hand: a table reads better in rows.
+# fmt: off
 HEX = {
     "orange": "#f28c28", "blue": "#2f6fd6", "purple": "#7b3fa0", "pink": "#f19cbb",
     "yellow": "#f4d03f", "red": "#d63a2f", "green": "#3c9a4a", "brown": "#7b4a26",
-}  # fmt: skip
+}
+# fmt: on
 
 
 def kamisado_terminal(observation: dict[str, Any]) -> Text:

@@ -27,8 +27,21 @@ __all__ = [
     "text_console",
 ]
 
-RIGHT = {"#", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults", "moves",
-         "time/move", "moves with info", "avg depth", "nodes/s"}  # fmt: skip
+RIGHT = {
+    "#",
+    "Elo",
+    "95%",
+    "games",
+    "W-L-D",
+    "score",
+    "LOS next",
+    "faults",
+    "moves",
+    "time/move",
+    "moves with info",
+    "avg depth",
+    "nodes/s",
+}
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
 

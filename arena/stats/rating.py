@@ -234,8 +234,11 @@ def joint_fit(
     m = len(firsts)
     pairing_rows = np.arange(m)
     row_idx = [pairing_rows, pairing_rows, pairing_rows]
-    col_idx = [np.array(firsts, dtype=np.intp), np.array(seconds, dtype=np.intp),
-               np.full(m, n, dtype=np.intp)]  # fmt: skip
+    col_idx = [
+        np.array(firsts, dtype=np.intp),
+        np.array(seconds, dtype=np.intp),
+        np.full(m, n, dtype=np.intp),
+    ]
     values = [np.ones(m), -np.ones(m), np.ones(m)]
     rows_total = m
     if prior_draws > 0:
@@ -277,11 +280,17 @@ def joint_fit(
         wp = w[:m]
         a = np.full(m, n)
         fisher = np.zeros(size * size)
-        for r, c, sign in ((first_idx, first_idx, 1.0), (second_idx, second_idx, 1.0),
-                           (a, a, 1.0), (first_idx, second_idx, -1.0),
-                           (second_idx, first_idx, -1.0), (first_idx, a, 1.0),
-                           (a, first_idx, 1.0), (second_idx, a, -1.0),
-                           (a, second_idx, -1.0)):  # fmt: skip
+        for r, c, sign in (
+            (first_idx, first_idx, 1.0),
+            (second_idx, second_idx, 1.0),
+            (a, a, 1.0),
+            (first_idx, second_idx, -1.0),
+            (second_idx, first_idx, -1.0),
+            (first_idx, a, 1.0),
+            (a, first_idx, 1.0),
+            (second_idx, a, -1.0),
+            (a, second_idx, -1.0),
+        ):
             fisher += np.bincount(r * size + c, weights=sign * wp, minlength=size * size)
         fisher = fisher.reshape(size, size)
         if prior_draws > 0:

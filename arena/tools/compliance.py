@@ -217,8 +217,11 @@ class _Session:
         if ident is not None and not ident.supports(self.game.name, position.variant):
             # A tournament never offers an undeclared variant: nothing to check.
             declared = ", ".join(ident.games) or "none"
-            return Check(position.name, True, f"skipped: {self.game.name}/{position.variant} "
-                                              f"is not declared (games: {declared})")  # fmt: skip
+            return Check(
+                position.name,
+                True,
+                f"skipped: {self.game.name}/{position.variant} is not declared (games: {declared})",
+            )
         state = position.state
         player = state.current_player()
         legal = state.legal_actions()
@@ -374,8 +377,9 @@ async def _options(session: _Session) -> Check:
             try:
                 await session.new_game(start, session.game.default_variant)
             except EngineError as exc:
-                return Check("options", False, f"after setoption {spec.name}={value!r}: "
-                                               f"{_fault(exc)}")  # fmt: skip
+                return Check(
+                    "options", False, f"after setoption {spec.name}={value!r}: {_fault(exc)}"
+                )
             finally:
                 session.engine.use_options([])
             tried += 1
@@ -470,7 +474,7 @@ def run_checks(
             tc=tc,
             limits=limits,
             sandbox=sandbox,
-        )  # fmt: skip
+        )
     )
     for check in checks:
         echo(check.line())

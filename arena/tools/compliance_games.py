@@ -92,17 +92,26 @@ async def play_stage(
         for opponent in opponents(game):
             name = f"games: {variant} vs {opponent}"
             command = [*resolve_builtin(opponent), "--seed", str(seed)]
-            config = EngineConfig(name=opponent if opponent != bot.name else f"{opponent}-2",
-                                  command=command, limits=bot.config.limits,
-                                  sandbox=bot.config.sandbox)  # fmt: skip
+            config = EngineConfig(
+                name=opponent if opponent != bot.name else f"{opponent}-2",
+                command=command,
+                limits=bot.config.limits,
+                sandbox=bot.config.sandbox,
+            )
             wins = losses = draws = late = 0
             async with Engine(config) as other:
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2
                     opening = _opening(game, variant, seed + number)
                     engines = [bot, other] if seat == 0 else [other, bot]
-                    record = await play_game(game, opening, engines, [control, control],
-                                             variant=variant, settings=settings)  # fmt: skip
+                    record = await play_game(
+                        game,
+                        opening,
+                        engines,
+                        [control, control],
+                        variant=variant,
+                        settings=settings,
+                    )
                     if record.faulty == seat:
                         detail = _fault_detail(game, record, opening, seat, number)
                         out.append(StageResult(name, False, detail))
@@ -113,8 +122,13 @@ async def play_stage(
                     draws += mine == 0.5
             seats = "as first and second player" if games > 1 else "as first player"
             extra = f", {late} later rounds opened with a free choice" if late else ""
-            out.append(StageResult(name, True, f"{games} games {seats}, no fault: "
-                                               f"+{wins} -{losses} ={draws}{extra}"))  # fmt: skip
+            out.append(
+                StageResult(
+                    name,
+                    True,
+                    f"{games} games {seats}, no fault: +{wins} -{losses} ={draws}{extra}",
+                )
+            )
     return out
 
 

@@ -100,8 +100,9 @@ def walks(
     return draw
 
 
-async def bot_score(engine: Engine, game: Game, variant: str, state: State,
-                    control: TimeControl) -> float | None:  # fmt: skip
+async def bot_score(
+    engine: Engine, game: Game, variant: str, state: State, control: TimeControl
+) -> float | None:
     """The bot's last ``info`` score for the side to move in ``state`` (``None``: none sent)."""
     player = state.current_player()
     await engine.new_game(
@@ -161,9 +162,12 @@ async def splits(game: Game, state: State, probe: Probe, engines: tuple[Engine, 
         scores = []
         for order in (engines, engines[::-1]):
             record = await play_game(
-                game, state, list(order), [controls[e.name] for e in order],
+                game,
+                state,
+                list(order),
+                [controls[e.name] for e in order],
                 variant=probe.variant,
-            )  # fmt: skip
+            )
             scores.append(record.score)
         if scores[0] == scores[1] != 0.5:
             return True

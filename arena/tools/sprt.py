@@ -107,8 +107,10 @@ class SprtState:
         elo, nelo = stats.elo, stats.nelo
         if not (math.isfinite(elo.value) and math.isfinite(elo.error)):
             return f"score {100 * stats.score:.1f} %"
-        return (f"score {100 * stats.score:.1f} %, Elo {elo.value:+.0f} ± {elo.error:.0f}, "
-                f"nElo {nelo.value:+.0f} ± {nelo.error:.0f}")  # fmt: skip
+        return (
+            f"score {100 * stats.score:.1f} %, Elo {elo.value:+.0f} ± {elo.error:.0f}, "
+            f"nElo {nelo.value:+.0f} ± {nelo.error:.0f}"
+        )
 
 
 def tournament_text(

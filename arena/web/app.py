@@ -52,9 +52,13 @@ def find_tournaments(paths: list[Path]) -> dict[str, Path]:
     database) or a folder of them, such as ``results/``."""
     found: dict[str, Path] = {}
     for path in paths:
-        candidates = [path] if (path / DB_NAME).is_file() else sorted(
-            p for p in path.iterdir() if (p / DB_NAME).is_file()
-        ) if path.is_dir() else []  # fmt: skip
+        candidates = (
+            [path]
+            if (path / DB_NAME).is_file()
+            else sorted(p for p in path.iterdir() if (p / DB_NAME).is_file())
+            if path.is_dir()
+            else []
+        )
         for directory in candidates:
             name, n = directory.name, 2
             while name in found and found[name] != directory.resolve():
@@ -236,8 +240,13 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
         if record is None:
             raise _NotFound(f"no game {key!r} in {request.path_params['name']}")
         out = await trio.to_thread.run_sync(replay_json, record)
-        out.update(key=key, opening=record.opening, detail=record.detail,
-                   result=record.result, reason=record.reason)  # fmt: skip
+        out.update(
+            key=key,
+            opening=record.opening,
+            detail=record.detail,
+            result=record.result,
+            reason=record.reason,
+        )
         return JSONResponse(out)
 
     async def ratings(request: Request) -> Response:

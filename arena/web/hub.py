@@ -93,12 +93,16 @@ def _game_payload(start: GameStarted, last: GameMoved | None) -> dict[str, Any]:
     if last is not None:
         out.update(
             ply=last.ply,
-            last={"player": last.player, "action": last.action, "ms": last.ms,
-                  "forced": last.forced},
+            last={
+                "player": last.player,
+                "action": last.action,
+                "ms": last.ms,
+                "forced": last.forced,
+            },
             clocks=last.clocks,
             info=last.info,
             t=last.t,
-        )  # fmt: skip
+        )
     return out
 
 

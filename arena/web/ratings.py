@@ -79,8 +79,9 @@ def player_context(data: RatingList, player: str) -> dict[str, Any] | None:
             ((b, pg) for (a, b), pg in t.crosstable.items() if a == player),
             key=lambda item: -item[1][1],
         )
-        lists.append({"table": t, "row": row, "history": history_svg(t, [player]),
-                      "opponents": opponents})  # fmt: skip
+        lists.append(
+            {"table": t, "row": row, "history": history_svg(t, [player]), "opponents": opponents}
+        )
     return {"lists": lists} if lists else None
 
 

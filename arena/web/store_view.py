@@ -152,10 +152,19 @@ class SummaryView:
             "SELECT key, player0, player1, score, reason, faulty FROM games ORDER BY rowid"
         )
         for key, p0, p1, score, reason, faulty in rows:
-            yield key, GameRecord(
-                game=game, variant="", players=[p0, p1], opening="", actions=[],
-                score=score, reason=reason, faulty=faulty,
-            )  # fmt: skip
+            yield (
+                key,
+                GameRecord(
+                    game=game,
+                    variant="",
+                    players=[p0, p1],
+                    opening="",
+                    actions=[],
+                    score=score,
+                    reason=reason,
+                    faulty=faulty,
+                ),
+            )
 
 
 def _row(r: tuple) -> dict[str, object]:
