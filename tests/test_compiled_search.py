@@ -15,12 +15,12 @@ import sys
 import time
 from pathlib import Path
 
+import needs
 import numpy as np
 import pytest
 import trio
 from kamisado_helpers import state
 
-from arena.engine import sandbox
 from arena.engine.bot import Engine, EngineConfig
 from arena.engine.sandbox import Sandbox
 from arena.games.kamisado import GAME, KamisadoState
@@ -268,8 +268,7 @@ async def test_a_sandboxed_alphabeta_loads_its_search_from_the_cache() -> None:
     """In bwrap the cache folder is read-only: the bot must still find the
     machine code the arena built before the game, not compile it again (about
     15 s: the handshake would time out)."""
-    if sandbox.probe() is not None:
-        pytest.skip(f"no working bwrap: {sandbox.probe()}")
+    needs.sandbox()
     config = EngineConfig(
         name="alphabeta", command=resolve_builtin("alphabeta"), sandbox=Sandbox(mode="bwrap")
     )

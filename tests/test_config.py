@@ -8,6 +8,7 @@ import sys
 import types
 from pathlib import Path
 
+import needs
 import pytest
 from fake_game import fake_registered  # noqa: F401  (fixture)
 
@@ -153,10 +154,9 @@ command = "{PY}"
 
 
 def test_bare_name_found_on_path(tmp_path: Path) -> None:
-    if shutil.which("sh") is None:
-        pytest.skip("no sh on PATH")
+    sh = needs.tool("sh")
     config = load_config(write(tmp_path, two_bots().replace(f'"{PY} -u', '"sh -u', 1)))
-    assert config.bots[0].command[0] == os.path.abspath(shutil.which("sh") or "")
+    assert config.bots[0].command[0] == os.path.abspath(sh)
 
 
 def test_builtin_bots_resolved_through_bots_package(

@@ -27,9 +27,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
+import needs
 import pytest
 
-ray = pytest.importorskip("ray")
+ray = needs.module("ray", "install the 'ray' extra: pip install -e '.[ray]'", module_level=True)
 
 import trio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
@@ -288,7 +289,7 @@ def test_without_ray_the_backend_is_a_one_line_error(
 
 
 def _cli_has_backend_option() -> bool:
-    from arena.cli import run_command
+    from arena.cli.run import run_command
 
     return any("--backend" in param.opts for param in run_command.params)
 
@@ -384,9 +385,9 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
         assert path.endswith("/bots/hash_bot.py") and not path.startswith(str(project)), path
 
 
-@pytest.mark.skipif(SANDBOX != "bwrap", reason="bwrap does not work on this machine")
 def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
     """The driver chose bwrap; a node without a working bwrap must not play unconfined."""
+    needs.sandbox()  # else the driver chooses no sandbox, and no node is asked for one
     from arena.backends.raypool import GameActor
 
     class NoBwrapActor(GameActor):  # defined here: Ray ships it by value

@@ -22,10 +22,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import needs
 import pytest
 from procs import live_with, wait_none_with
 
-from arena.engine.sandbox import Sandbox, probe, wrap
+from arena.engine.sandbox import Sandbox, wrap
 from arena.match.record import GameRecord
 from arena.storage.store import Store
 
@@ -34,7 +35,13 @@ ESCAPE = HERE / "escape_bot.py"
 EXAMPLES = HERE.parent / "bots" / "examples"
 ARENA = [sys.executable, "-m", "arena.cli"]
 
-needs_bwrap = pytest.mark.skipif(probe() is not None, reason=f"bubblewrap cannot run: {probe()}")
+
+@pytest.fixture
+def working_sandbox() -> None:
+    needs.sandbox()
+
+
+needs_bwrap = pytest.mark.usefixtures("working_sandbox")
 
 
 def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 60):
@@ -72,8 +79,7 @@ class Escapes(msgspec.Struct):
 
 @pytest.fixture(scope="module")
 def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
-    if probe() is not None:
-        pytest.skip(f"bubblewrap cannot run: {probe()}")
+    needs.sandbox()
     base = tmp_path_factory.mktemp("escapes")
     results, home = base / "results", base / "home"
     home.mkdir()
