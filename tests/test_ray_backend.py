@@ -288,13 +288,6 @@ def test_without_ray_the_backend_is_a_one_line_error(
         tournament(toml, tmp_path / "results")
 
 
-def _cli_has_backend_option() -> bool:
-    from arena.cli.run import run_command
-
-    return any("--backend" in param.opts for param in run_command.params)
-
-
-@pytest.mark.skipif(not _cli_has_backend_option(), reason="arena run --backend not wired yet")
 def test_cli_backend_ray_without_ray_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
