@@ -154,9 +154,14 @@ def test_a_second_run_of_the_same_folder_stops_naming_the_first(tmp_path: Path) 
     finally:
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=60)
-    again = run(toml, results)  # the lock died with its holder
-    again.send_signal(signal.SIGINT)
-    _, err = again.communicate(timeout=60)
+    # The lock died with its holder: a third run takes it (its pid in the lock
+    # file, written once it holds the lock) and goes on, until stopped.
+    again = run(toml, results)
+    try:
+        wait_until(lambda: lock.read_text().strip() == str(again.pid), again)
+    finally:
+        again.send_signal(signal.SIGINT)
+        _, err = again.communicate(timeout=60)
     assert "in use" not in err
 
 
