@@ -95,12 +95,12 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
 
 
 def test_a_command_bot_is_named_by_its_identity_for_sprt_too() -> None:
-    from arena.cli import _bot_command, _identity_name
+    from arena.cli.common import bot_command, identity_name
 
-    spec = _bot_command(f"{sys.executable} {AUTHOR_BOT} --name 'plain c/2'", None)
+    spec = bot_command(f"{sys.executable} {AUTHOR_BOT} --name 'plain c/2'", None)
     assert spec[0] != "plain-c-2"
-    assert _identity_name(spec, "kamisado", "standard") == "plain-c-2"
-    assert _identity_name(_bot_command("random", 1), "kamisado", "standard") == "random"
+    assert identity_name(spec, "kamisado", "standard") == "plain-c-2"
+    assert identity_name(bot_command("random", 1), "kamisado", "standard") == "random"
 
 
 def test_play_handshake_timeout_is_the_operators() -> None:

@@ -288,7 +288,7 @@ def test_without_ray_the_backend_is_a_one_line_error(
 
 
 def _cli_has_backend_option() -> bool:
-    from arena.cli import run_command
+    from arena.cli.run import run_command
 
     return any("--backend" in param.opts for param in run_command.params)
 
