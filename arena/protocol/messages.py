@@ -142,7 +142,15 @@ class Go(_ArenaBase, kw_only=True, tag="go"):
     position: str
     observation: dict[str, Any]
     history: list[str]
-    legal: list[str]
+    legal: Annotated[
+        list[str],
+        msgspec.Meta(
+            min_length=1,
+            description="every legal action; a single one only when it is forced by what "
+            "the bot hides (e.g. a Sekigahara pass without a loyalty card): a decision "
+            "forced for both players to see is played by the arena and never asked",
+        ),
+    ]
     clock: ClockInfo
 
 

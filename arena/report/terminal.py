@@ -48,7 +48,7 @@ SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 
 def text_console() -> Console:
     """A console that prints text as it is: no markup, no ``:name:`` emoji codes
-    (a Sekigahara card ``T17:date:s`` must not become a calendar), no highlighting."""
+    (a Sekigahara card ``T18:date:s`` must not become a calendar), no highlighting."""
     return Console(markup=False, emoji=False, highlight=False)
 
 
