@@ -353,9 +353,10 @@ def _roles(game: str, variant: str) -> tuple[str, str]:
         return ("first", "second")
 
 
-def _figures(r: GameRecord) -> dict[str, str]:
+def game_figures(r: GameRecord) -> dict[str, str]:
     """The game's own figures for the final position; none for a record it cannot read
-    (the report of a broken record must still be written)."""
+    (the report of a broken record must still be written). ``arena play`` prints the
+    same at the end of its game."""
     if not r.final_position:
         return {}
     try:
@@ -471,7 +472,7 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         seconds=max(r.ended_at - r.started_at, 0.0),
         opening=r.opening,
         ms=(ms[0], ms[1]),
-        figures=_figures(r),
+        figures=game_figures(r),
         stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
 
