@@ -269,3 +269,34 @@ def test_the_sekigahara_session_of_protocol_section_7_is_what_the_arena_sends() 
     for action in sent[-1]["history"]:
         last.apply_action(action)
     assert answers[-1]["action"] in last.legal_actions()
+
+
+def test_the_kamisado_session_of_protocol_section_7_plays_legal_lines() -> None:
+    """Its go (observation shortened there) lists the position's legal actions, and
+    every info's PV and the answer are legal from that position."""
+    game = get_game("kamisado")
+    text = (ROOT / "protocol.md").read_text(encoding="utf-8")
+    section = text[text.index("## 7. Example transcript") : text.index("### A Sekigahara example")]
+    go = next(line for line in section.splitlines() if line.startswith('> {"type":"go","id":4'))
+    position = re.search(r'"position":"([^"]+)"', go)
+    legal = re.search(r'"legal":(\[[^\]]*\])', go)
+    assert position is not None and legal is not None
+    state = game.state_from_text(position[1])
+    assert json.loads(legal[1]) == state.legal_actions()
+    decoder = json.JSONDecoder()  # raw_decode: some lines end in a comment (← ...)
+    answers = [
+        decoder.raw_decode(line[2:])[0]
+        for line in section.splitlines()
+        if line.startswith('< {"type":')
+    ]
+    answer = next(m["action"] for m in answers if m["type"] == "action" and m["id"] == 4)
+    infos = [m for m in answers if m["type"] == "info" and m["id"] == 4]
+    assert any("playouts" in m for m in infos) and any("nodes" in m for m in infos)
+    for message in infos:
+        replay = state.clone()
+        for action in message.get("pv", []):
+            assert action in replay.legal_actions(), (message, action)
+            replay.apply_action(action)
+        if "pv" in message and "playouts" in message:
+            assert message["depth"] == len(message["pv"])  # a Monte-Carlo depth: the PV's length
+    assert answer in state.legal_actions()

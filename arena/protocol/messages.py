@@ -261,6 +261,13 @@ class Info(_BotBase, kw_only=True, tag="info"):
     score: float | None = None
     pv: list[str] | None = None
     nodes: int | None = None
+    playouts: Annotated[
+        int | None,
+        msgspec.Meta(
+            description="a Monte-Carlo bot's playouts so far, sent instead of nodes "
+            "(reports show playouts/s)"
+        ),
+    ] = None
     text: str | None = None
 
     def as_dict(self) -> dict[str, Any]:

@@ -112,6 +112,7 @@ STATS_HEADERS = [
     "moves with info",
     "avg depth",
     "nodes/s",
+    "playouts/s",
     "last info",
 ]
 
@@ -146,6 +147,7 @@ def stats_cells(b: BotStats) -> list[str]:
         str(b.info_moves),
         depth(b.depth),
         count(b.nodes_per_s),
+        count(b.playouts_per_s),
         info(b.last_info),
     ]
 
