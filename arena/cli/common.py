@@ -1,0 +1,240 @@
+"""What several verbs parse alike: the protocol and confinement options, bot
+names or commands, the observer of a run, the report printed at a run's end."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import click
+
+from arena.cli.app import FiniteFloat, UserError
+from arena.engine.sandbox import MODES, Sandbox
+
+if TYPE_CHECKING:
+    from arena.engine.bot import ResourceLimits
+
+
+def protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--handshake-timeout``, ``--newgame-timeout`` and ``--max-line`` (the
+    ``[protocol]`` settings of a tournament file)."""
+    seconds = FiniteFloat(0, 3600, min_open=True)
+    options = [
+        click.option(
+            "--handshake-timeout",
+            type=seconds,
+            default=None,
+            help="Seconds a bot has to answer hello (default 10).",
+        ),
+        click.option(
+            "--newgame-timeout",
+            type=seconds,
+            default=None,
+            help="Seconds a bot has to answer newgame (default 10).",
+        ),
+        click.option(
+            "--max-line",
+            type=click.IntRange(1 << 16, 1 << 30),
+            default=None,
+            help="Longest line a bot may write, in bytes (default 1 MiB).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+SANDBOX_HELP = (
+    "Confine each bot with bubblewrap: auto (when bwrap works here, else say so and run "
+    "unconfined), bwrap (required) or none."
+)
+
+
+def confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--sandbox`` and the resource limits, with the tournament file's defaults."""
+    from arena.plan.config import Limits
+
+    d = Limits()
+    options = [
+        click.option(
+            "--sandbox",
+            type=click.Choice(MODES),
+            default="auto",
+            show_default=True,
+            help=SANDBOX_HELP,
+        ),
+        click.option(
+            "--memory-mb",
+            type=click.IntRange(0),
+            default=d.memory_mb,
+            show_default=True,
+            help="Address-space limit per bot (0: none).",
+        ),
+        click.option(
+            "--cpu-seconds",
+            type=click.IntRange(0),
+            default=d.cpu_seconds or 0,
+            show_default=True,
+            help="CPU-time limit per bot process (0: none).",
+        ),
+        click.option(
+            "--file-size-mb",
+            type=click.IntRange(0),
+            default=d.file_size_mb,
+            show_default=True,
+            help="Largest file a bot may write (0: none).",
+        ),
+        click.option(
+            "--processes",
+            type=click.IntRange(0),
+            default=d.processes or 0,
+            show_default=True,
+            help="RLIMIT_NPROC, counted per user (0: none).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+def confinement(
+    sandbox: str, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
+) -> tuple[ResourceLimits, Sandbox]:
+    """(ResourceLimits, Sandbox) from the options; the sandbox mode decided once, here."""
+    from arena.backends.slots import resource_limits
+    from arena.engine.sandbox import resolve
+    from arena.plan.config import Limits
+
+    limits = Limits(
+        memory_mb=memory_mb or None,
+        cpu_seconds=cpu_seconds or None,
+        file_size_mb=file_size_mb or None,
+        processes=processes or None,
+    )
+    return resource_limits(limits), Sandbox(mode=resolve(sandbox))
+
+
+def protocol_settings(
+    base: Any, handshake: float | None, newgame: float | None, max_line: int | None
+) -> Any:
+    """``base`` (a ``ProtocolSettings``) with the command line's values on top."""
+    import msgspec
+
+    given = {"handshake_timeout": handshake, "newgame_timeout": newgame, "max_line": max_line}
+    return msgspec.structs.replace(base, **{k: v for k, v in given.items() if v is not None})
+
+
+def identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) -> str:
+    """A command bot's ``identity`` name, made a valid tournament name; a built-in
+    (or a bot that does not answer ``hello``) keeps the name it has."""
+    import re
+
+    import trio
+
+    from arena.engine.bot import Engine, EngineConfig, EngineError
+    from arena.plan.config import NAME_RE
+
+    name, command, builtin = spec
+    if builtin:
+        return name
+
+    async def ask() -> str:
+        async with Engine(EngineConfig(name=name, command=command)) as engine:
+            try:
+                return (await engine.start(game, variant, check_identity=False)).name
+            except EngineError:
+                return name
+
+    wanted = re.sub(r"[^A-Za-z0-9_.+\-]", "-", trio.run(ask))[:64].lstrip("-.+_")
+    return wanted if NAME_RE.match(wanted) else name
+
+
+def shown_name(name: str) -> str:
+    """A bot's self-chosen name as the terminal may show it: no control characters
+    (a name could hold escape sequences), at most 64 characters."""
+    shown = "".join(c if c.isprintable() else "?" for c in name[:64])
+    return shown + ("..." if len(name) > 64 else "")
+
+
+def bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
+    """A built-in bot name (``random`` or ``builtin:random``) or a command line;
+    the flag says whether the name is the built-in's (else it is a placeholder
+    until the bot's ``identity`` names it)."""
+    import shlex
+    from pathlib import Path
+
+    from bots import builtin_names, resolve_builtin
+
+    name = spec.removeprefix("builtin:")
+    if name in builtin_names():
+        command = resolve_builtin(name)
+        if seed is not None:
+            command += ["--seed", str(seed)]
+        return name, command, True
+    try:
+        command = shlex.split(spec)
+    except ValueError as exc:
+        raise UserError(f"bot command {spec!r}: {exc}") from None
+    if not command:
+        raise UserError("empty bot command")
+    import shutil
+
+    exe = command[0]
+    found = Path(exe).is_file() if "/" in exe else shutil.which(exe) is not None
+    if not found:
+        raise UserError(f"bot {spec!r}: executable {exe!r} not found")
+    return Path(exe).stem, command, False
+
+
+def observer_for(quiet: bool):  # noqa: ANN202
+    """The live view on a terminal; plain, ended lines with ``--quiet`` or through a pipe."""
+    from arena.cli.live import LiveObserver, LogObserver
+
+    return LogObserver() if quiet or not sys.stdout.isatty() else LiveObserver()
+
+
+def announce(url: str) -> None:
+    click.echo(f"web view: {url}", err=True)
+
+
+def report_and_standings(
+    directory: object,
+    anchor: tuple[str, float] | None = None,
+    *,
+    write: bool = True,
+    latest: int | None = None,
+    faulted: int | None = None,
+) -> None:
+    """Write report.md and report.html into ``directory`` (unless ``write`` is off)
+    and print the standings, the one table of a run's end."""
+    from pathlib import Path
+
+    from arena.report import print_standings, write_reports
+    from arena.report.summary import build_report
+    from arena.report.terminal import text_console
+    from arena.storage.store import Store
+
+    if write:
+        data = write_reports(  # type: ignore[arg-type]
+            directory, anchor=anchor, list_latest=latest, list_faulted=faulted
+        )
+    else:
+        with Store.open_existing(directory) as store:  # type: ignore[arg-type]
+            data = build_report(store, anchor=anchor, directory=Path(str(directory)))
+    console = text_console()
+    print_standings(data, console)
+    if write:
+        console.print(
+            f"reports: {data.directory}/report.md, {data.directory}/report.html", soft_wrap=True
+        )
+
+
+def parse_anchor(text: str | None) -> tuple[str, float] | None:
+    if text is None:
+        return None
+    name, sep, value = text.rpartition("=")
+    try:
+        return name, float(value)
+    except ValueError:
+        raise UserError(f"--anchor must be NAME=RATING, got {text!r}") from None

@@ -1,0 +1,187 @@
+"""``arena play``: one game between two bots, printed as it goes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from arena.cli.app import OPENING_PLIES, PLIES, SEED, friendly_errors, main
+from arena.cli.common import (
+    bot_command,
+    confinement,
+    confinement_options,
+    protocol_options,
+    protocol_settings,
+    shown_name,
+)
+from arena.games import get_game
+from arena.match.record import SandboxRecord
+from arena.report import fmt
+from arena.report.summary import game_figures
+from arena.report.text import visible
+
+
+@main.command()
+@click.argument("first")
+@click.argument("second")
+@click.option(
+    "--game",
+    "game_name",
+    default="kamisado",
+    show_default=True,
+    help="Game: kamisado or sekigahara.",
+)
+@click.option(
+    "--variant",
+    default=None,
+    help="Variant (kamisado: single|standard|long|marathon, default standard; "
+    "sekigahara: battle|siege, default battle).",
+)
+@click.option("--tc", default="10+0.1", show_default=True, help="Time control, e.g. 10+0.1.")
+@click.option("--seed", type=SEED, default=None, help="Seed for built-in bots and the opening.")
+@click.option(
+    "--opening-plies", type=OPENING_PLIES, default=0, help="Random plies before the game."
+)
+@click.option("--max-plies", type=PLIES, default=1000, show_default=True)
+@protocol_options
+@click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
+@confinement_options
+@friendly_errors
+def play(
+    first: str,
+    second: str,
+    game_name: str,
+    variant: str | None,
+    tc: str,
+    seed: int | None,
+    opening_plies: int,
+    max_plies: int,
+    handshake_timeout: float | None,
+    newgame_timeout: float | None,
+    max_line: int | None,
+    quiet: bool,
+    sandbox: str,
+    memory_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    processes: int,
+) -> None:
+    """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command.
+
+    A command bot is named by the name in its ``identity``. The bots get the
+    opening's position, not the random plies that led to it, exactly as in
+    ``arena run``.
+    """
+    import random
+
+    import msgspec
+    import trio
+
+    from arena.engine.bot import Engine, EngineConfig, EngineError
+    from arena.match.clock import TimeControl
+    from arena.match.referee import MoveEvent, RefereeSettings, play_game
+    from arena.plan.config import ProtocolSettings
+
+    game = get_game(game_name)
+    variant = variant or game.default_variant
+    control = TimeControl.parse(tc)
+    settings = protocol_settings(ProtocolSettings(), handshake_timeout, newgame_timeout, max_line)
+    opening = (
+        game.random_opening(variant, opening_plies, random.Random(seed))
+        if opening_plies or game.deals_openings
+        else game.new_state(variant)
+    )
+    # Through the text, as a tournament stores and reads it (so `history` agrees).
+    opening = game.state_from_text(opening.to_text())
+    specs = [
+        bot_command(spec, None if seed is None else seed + i)
+        for i, spec in enumerate((first, second))
+    ]
+    roles = opening.player_names()
+    limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
+
+    def engine_config(name: str, command: list[str]) -> EngineConfig:
+        from arena.plan.config import program_command
+
+        command, cwd = program_command(command, Path.cwd())
+        return EngineConfig(
+            name=name,
+            command=command,
+            cwd=cwd,
+            max_line=settings.max_line,
+            handshake_timeout=settings.handshake_timeout,
+            limits=limits,
+            sandbox=box,
+        )
+
+    async def start_and_name(engines: list[Engine]) -> None:
+        """Start command bots first, to name them after their ``identity``."""
+        for engine, spec in zip(engines, specs, strict=True):
+            if spec[2]:
+                continue
+            try:
+                ident = await engine.start(game.name, variant)
+            except EngineError:
+                continue  # the referee restarts it and records the fault
+            engine.config = msgspec.structs.replace(engine.config, name=shown_name(ident.name))
+        if engines[0].name == engines[1].name:
+            for i, engine in enumerate(engines):
+                engine.config = msgspec.structs.replace(
+                    engine.config, name=f"{engine.name}-{i + 1}"
+                )
+
+    def show_action(event: MoveEvent) -> None:
+        if quiet:
+            return
+        forced = " (forced)" if event.forced else f" ({event.ms} ms)"
+        click.echo(f"{event.ply:4d}. {roles[event.player]:>8} {event.action}{forced}")
+
+    async def run() -> None:
+        async with (
+            Engine(engine_config(specs[0][0], specs[0][1])) as a,
+            Engine(engine_config(specs[1][0], specs[1][1])) as b,
+        ):
+            await start_and_name([a, b])
+            if not quiet:
+                click.echo(
+                    f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
+                    f"vs {b.name} ({roles[1]})"
+                )
+                click.echo(f"opening: {opening.to_text()}")
+            record = await play_game(
+                game,
+                opening,
+                [a, b],
+                [control, control],
+                variant=variant,
+                settings=RefereeSettings(
+                    max_plies=max_plies, newgame_timeout=settings.newgame_timeout
+                ),
+                on_action=show_action,
+            )
+        if not quiet:
+            click.echo(f"final: {record.final_position}")
+            for name, box in zip(record.players, record.sandbox, strict=False):
+                click.echo(f"sandbox of {visible(name)}: {_confinement_text(box)}")
+        detail = f" ({visible(record.detail)})" if record.detail else ""
+        summary = fmt.figures(game_figures(record), roles)
+        figures = f"; {summary}" if summary else ""
+        click.echo(f"result {record.result} {record.reason}{detail}{figures}")
+        for name, tail in zip(record.players, record.stderr_tails, strict=True):
+            if tail and record.faulty is not None:
+                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}", err=True)
+
+    trio.run(run)
+
+
+def _confinement_text(box: SandboxRecord) -> str:
+    """``bwrap, user nobody, bounded by cgroup``: what held the bot, in one line."""
+    if box.mode != "bwrap":
+        return f"{box.mode} (unconfined)"
+    user = f"user {box.user}" if box.user else "the arena's user"
+    bound = {
+        "cgroup": "a cgroup (memory and processes of the whole bot)",
+        "rlimit": "rlimits (memory per process, processes per user)",
+    }.get(box.bound, "-")
+    return f"bwrap, {user}, bounded by {bound}"

@@ -1,0 +1,64 @@
+"""``arena report`` and ``arena export``: what a stored tournament holds."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from arena.cli.app import friendly_errors, main
+from arena.cli.common import parse_anchor, report_and_standings
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--anchor", default=None, help="Fix one bot's rating, e.g. random=0 (default: pool mean 0)."
+)
+@click.option(
+    "--latest",
+    type=click.IntRange(0),
+    default=None,
+    help="Games listed and replayed, newest first (default 200).",
+)
+@click.option(
+    "--faulted",
+    type=click.IntRange(0),
+    default=None,
+    help="Faulted games listed before those (default 200).",
+)
+@friendly_errors
+def report(results_dir: str, anchor: str | None, latest: int | None, faulted: int | None) -> None:
+    """Write report.md and report.html for RESULTS_DIR and print the standings.
+
+    Every game counts in the tables; the latest games and the faulted ones are
+    listed with replays, so the reports stay small (arena serve shows them all).
+    """
+    report_and_standings(results_dir, parse_anchor(anchor), latest=latest, faulted=faulted)
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
+@click.option(
+    "--output",
+    "-o",
+    default=None,
+    help="Output file, or - for standard output (default: RESULTS_DIR/games.jsonl).",
+)
+@friendly_errors
+def export(results_dir: str, output: str | None) -> None:
+    """Write every stored game of RESULTS_DIR as one JSON line."""
+    from pathlib import Path
+
+    from arena.storage.export import export_jsonl, write_jsonl
+    from arena.storage.store import Store
+
+    with Store.open_existing(results_dir) as store:
+        if output == "-":
+            count = write_jsonl(store, sys.stdout.buffer)
+            sys.stdout.buffer.flush()
+            click.echo(f"{count} games written to standard output", err=True)
+            return
+        out = Path(output) if output else Path(results_dir) / "games.jsonl"
+        count = export_jsonl(store, out)
+    click.echo(f"{count} games written to {out}")

@@ -1,0 +1,168 @@
+"""``arena run``: run or resume a tournament file."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
+from arena.cli.common import (
+    SANDBOX_HELP,
+    announce,
+    observer_for,
+    protocol_options,
+    protocol_settings,
+    report_and_standings,
+)
+from arena.engine.sandbox import MODES
+
+
+@main.command("run")
+@click.argument("tournament_file", type=click.Path(dir_okay=False))
+@click.option(
+    "--results",
+    "results_root",
+    default="results",
+    show_default=True,
+    help="Folder holding one sub-folder per tournament (relative to the current folder).",
+)
+@click.option(
+    "--concurrency",
+    "-j",
+    type=CONCURRENCY,
+    default=None,
+    help="Games at once (default: the file's, else the number of cores).",
+)
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Resume even though the file's schedule changed (replaces the stored config).",
+)
+@click.option(
+    "--workers",
+    type=CONCURRENCY,
+    default=None,
+    help="Worker processes (default: one per core, up to the concurrency; 1: in this process).",
+)
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default=None,
+    help="Where games run: this machine, or a Ray cluster (default: the file's, else local).",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Ray cluster to join with --backend ray (default: the file's ray_address, "
+    "else RAY_ADDRESS, else a local Ray instance).",
+)
+@protocol_options
+@click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
+@click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
+@click.option(
+    "--web",
+    "web",
+    default=None,
+    metavar="[HOST:]PORT",
+    help="Also serve a live web view (on 127.0.0.1 unless HOST is given).",
+)
+@click.option(
+    "--token",
+    default=None,
+    help="Token the web view asks for (made up if HOST is "
+    "not a loopback address and none is given).",
+)
+@click.option(
+    "--sandbox",
+    type=click.Choice(MODES),
+    default=None,
+    help=SANDBOX_HELP + " Default: the file's [sandbox] mode, else auto.",
+)
+@friendly_errors
+def run_command(
+    tournament_file: str,
+    results_root: str,
+    concurrency: int | None,
+    workers: int | None,
+    backend: str | None,
+    address: str | None,
+    force: bool,
+    handshake_timeout: float | None,
+    newgame_timeout: float | None,
+    max_line: int | None,
+    quiet: bool,
+    no_report: bool,
+    web: str | None,
+    token: str | None,
+    sandbox: str | None,
+) -> None:
+    """Run (or resume) the tournament described by TOURNAMENT_FILE."""
+    from pathlib import Path
+
+    import msgspec
+    import trio
+
+    from arena.plan.config import load_config
+    from arena.tournament import Observer, Observers, Tournament
+
+    config = load_config(tournament_file)
+    protocol = protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
+    config = msgspec.structs.replace(config, protocol=protocol)
+    text = Path(tournament_file).read_text(encoding="utf-8")
+    observer: Observer = observer_for(quiet)
+    listen = hub = None
+    if web is not None:
+        from arena.web.hub import LiveHub
+        from arena.web.server import parse_listen
+
+        listen = parse_listen(web, token)
+        hub = LiveHub()
+        observer = Observers(observer, hub)
+    elif token is not None:
+        raise UserError("--token is for --web")
+    if address is not None and (backend or config.backend) != "ray":
+        raise UserError("--address is for --backend ray")
+    tournament = Tournament(
+        config,
+        text,
+        results_root=results_root,
+        force=force,
+        observer=observer,
+        config_path=tournament_file,
+        workers=workers,
+        backend=backend,
+        address=address,
+        concurrency=concurrency,
+        sandbox=sandbox,
+    )
+    try:
+        if listen is None:
+            interrupted = trio.run(tournament.run_until_interrupted)
+        else:
+            from arena.web.app import Site
+            from arena.web.server import run_with_web
+
+            name = tournament.directory.name
+            site = Site({name: tournament.directory.resolve()}, hub=hub, live_name=name)
+            interrupted = trio.run(run_with_web, tournament, site, listen, announce)
+    finally:
+        observer.close()
+        tournament.close()
+    progress = tournament.progress
+    if interrupted:
+        click.echo(
+            f"interrupted: {progress.done} of {progress.total} games stored in "
+            f"{tournament.directory}; run the same command again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    skipped = f" ({progress.skipped} skipped: disqualified bots)" if progress.skipped else ""
+    click.echo(
+        f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
+    )
+    summary = getattr(tournament.pool, "summary", None)
+    if summary is not None:  # the Ray backend: nodes used, nodes and actors lost
+        click.echo(summary())
+    report_and_standings(tournament.directory, write=not no_report)
