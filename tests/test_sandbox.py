@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -393,10 +392,10 @@ def test_sandbox_on_and_off_give_the_same_games(tmp_path: Path) -> None:
         "random": [sys.executable, str(HERE.parent / "bots" / "random_bot.py"), "--seed", "3"],
         "greedy": [sys.executable, str(HERE.parent / "bots" / "greedy_bot.py"), "--seed", "4"],
     }
-    node = shutil.which("node")
+    node = needs.if_present(needs.node)
     if node is not None:
         bots["js"] = [node, str(EXAMPLES / "js" / "kamisado_bot.js"), "--seed", "5"]
-    cc = shutil.which("cc") or shutil.which("gcc")
+    cc = needs.if_present(needs.c_compiler)
     if cc is not None:
         exe = tmp_path / "cbot"
         source = EXAMPLES / "c" / "kamisado_bot.c"
