@@ -47,14 +47,14 @@ def tool(name: str, *alternatives: str, what: str | None = None) -> str:
     missing(f"{what or name} is not installed (not found on PATH)")
 
 
-def if_present(tool: Callable[[], str]) -> str | None:
-    """``tool()`` (e.g. :func:`node`) if this machine has it, else ``None``: for a test
+def if_present(get: Callable[[], str]) -> str | None:
+    """``get()`` (e.g. :func:`node`) if this machine has it, else ``None``: for a test
     that does more with the tool and still something without it. Under the
     switch a missing tool is an error here too: CI must not quietly do less."""
     if required():
-        return tool()
+        return get()
     try:
-        return tool()
+        return get()
     except pytest.skip.Exception:
         return None
 
