@@ -164,7 +164,7 @@ def bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
     import shlex
     from pathlib import Path
 
-    from bots import builtin_names, resolve_builtin
+    from arena.plan.builtins import builtin_names, resolve_builtin
 
     name = spec.removeprefix("builtin:")
     if name in builtin_names():

@@ -48,6 +48,7 @@ from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
 from arena.games import Game, State, get_game
 from arena.match.clock import Clock, TimeControl
+from arena.plan.prepare import prepare
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
@@ -302,6 +303,7 @@ async def check_bot(
     )
     decisions = positions(rules)
     checks: list[Check] = []
+    await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)

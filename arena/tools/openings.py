@@ -31,6 +31,7 @@ from arena.engine.bot import Engine, EngineConfig
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
+from arena.plan.prepare import prepare
 from arena.protocol.messages import ClockInfo, GameOver, Go, NewGame
 
 
@@ -216,6 +217,8 @@ async def generate(
     kept: list[str] = []
     tries = 0
     limit = max_tries if max_tries is not None else 50 * count
+    for command in (bot, *((probe.strong, probe.weak) if probe else ())):
+        await prepare(command)
     async with (
         Engine(EngineConfig(name="scorer", command=bot)) as engine,
         Engine(EngineConfig(name="strong", command=probe.strong if probe else bot)) as strong,
