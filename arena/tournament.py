@@ -16,6 +16,10 @@ Guarantees, and how they are kept:
 
 The runner reports progress through a :class:`Observer`, so the live terminal
 view (``arena/cli/live.py``) and quiet logs are interchangeable.
+
+May import: :mod:`arena.backends` (through their pool protocol), :mod:`arena.plan`,
+:mod:`arena.storage`, :mod:`arena.match`, :mod:`arena.engine` (the sandbox mode, the
+options check), :mod:`arena.games`. Knows nothing of game rules beyond the interface.
 """
 
 from __future__ import annotations
