@@ -38,4 +38,3 @@ def test_the_split_of_games_over_processes(
     concurrency: int, work: int, cpus: int, processes: int | None, expected: tuple[int, int]
 ) -> None:
     assert split(concurrency, work, cpus, processes) == expected
-
