@@ -56,9 +56,10 @@ MAX_REPORT = 1 << 20
 """Longest line the preparation may write (its report names a few dozen files)."""
 STDERR_TAIL = 4096
 """Bytes of the preparation's stderr kept for a one-line error."""
-HASHED = 1 << 20
-"""Files up to this size are fingerprinted by content too (the sources); larger
-ones (the interpreter) by size and modification time alone."""
+HASHED = 64 << 10
+"""Files up to this size are fingerprinted by content too (the sources, the cache's
+indexes); larger ones (compiled code, the interpreter) by size and modification time
+alone, as numba checks its own source: the check stays a few milliseconds."""
 
 _done: dict[tuple[str, ...], str | None] = {}
 _LOCK = trio.Lock()
