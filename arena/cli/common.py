@@ -151,10 +151,11 @@ def identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) ->
 
 
 def shown_name(name: str) -> str:
-    """A bot's self-chosen name as the terminal may show it: no control characters
-    (a name could hold escape sequences), at most 64 characters."""
-    shown = "".join(c if c.isprintable() else "?" for c in name[:64])
-    return shown + ("..." if len(name) > 64 else "")
+    """A bot's self-chosen name as the terminal may show it: control characters as
+    escapes (a name could hold escape sequences), at most 64 characters."""
+    from arena.protocol.text import visible
+
+    return visible(name[:64]) + ("..." if len(name) > 64 else "")
 
 
 def bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:

@@ -17,7 +17,7 @@ from arena.cli.common import (
 )
 from arena.games import get_game
 from arena.match.record import SandboxRecord
-from arena.report.text import visible
+from arena.protocol.text import visible
 
 
 @main.command()
