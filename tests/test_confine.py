@@ -251,3 +251,13 @@ def test_the_sandbox_user_of_the_tournament_file_runs_its_bots(tmp_path: Path) -
         extra='[sandbox]\nuser = "daemon"\n',
     )
     assert {s.user for r in run.records for s in r.sandbox} == {"daemon" if ROOT else ""}
+
+
+def test_no_bot_creates_a_user_namespace(tmp_path: Path) -> None:
+    """Nested user namespaces are attack surface nothing needs: ``unshare`` and a
+    ``clone`` into a new one are refused (the seccomp filter)."""
+    run = tournament(tmp_path, "userns", {"erin": (["userns"], {}), "waiter": (["fork", "0"], {})})
+    tried = attempts(run, "erin")
+    for call in ("unshare", "clone"):
+        lines = [line for line in tried if line.startswith(f"ESCAPE userns {call} ")]
+        assert lines and all("failed: Operation not permitted" in line for line in lines), tried
