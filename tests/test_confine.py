@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,10 +96,14 @@ def attempts(run: Run, bot: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str, socket.socket]]:
+def hostile() -> Iterator[tuple[Run, str, socket.socket]]:
+    """One tournament of hostile entrants, in a folder outside ``/tmp``: every bot's
+    ``/tmp`` is its own, so a folder in the real one would be out of sight anyway,
+    and the allow-list (not the private ``/tmp``) must be what hides the others."""
     if probe() is not None:
         pytest.fail(f"bubblewrap cannot run here: {probe()}")
-    base = tmp_path_factory.mktemp("hostile")
+    base = Path(tempfile.mkdtemp(prefix="arena-hostile-", dir="/var/tmp"))
+    base.chmod(0o755)  # the entrants' own folders are in it, for their users to read
     (base / "bots" / "alice").mkdir(parents=True)
     (base / "bots" / "alice" / "book.txt").write_text("alice's secret opening book\n")
     key = f"arena-test-{uuid.uuid4().hex[:12]}"
@@ -118,6 +123,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str
         yield tournament(base, "hostile", bots), key, server
     finally:
         server.close()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_games_finish_and_record_the_user_and_the_bound(hostile) -> None:
