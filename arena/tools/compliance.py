@@ -290,12 +290,21 @@ async def check_bot(
     for a bot fault: each one becomes a failed :class:`Check`. Raises
     ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
     the bot as a tournament would (the CLI passes the tournament defaults).
+
+    A command relative to the current folder (``python3 mybot.py``, ``./mybot``)
+    is made absolute, and the bot starts in its program's folder, as a
+    tournament's bot without ``cwd`` does: in the sandbox, the current folder is
+    not the bot's (it starts in its private ``/tmp`` otherwise).
     """
+    from arena.plan.config import program_command
+
     rules = get_game(game)
     name = Path(command[0]).name if command else "bot"
+    command, cwd = program_command(list(command), Path.cwd()) if command else (command, None)
     config = EngineConfig(
         name=name,
         command=list(command),
+        cwd=cwd,
         handshake_timeout=timeout,
         quit_timeout=QUIT_TIMEOUT,
         term_timeout=0.5,
