@@ -38,9 +38,15 @@ from typing import Any
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol.messages import NewGame
-from arena.sdk import Bot, Request, log, run
+from arena.sdk import Bot, Request, log
 from bots import timeman
-from bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
+from bots.compiled_search import (
+    TUNABLE,
+    CompiledSearcher,
+    serve_and_leave,
+    set_parameter,
+    warm_up,
+)
 from bots.kamisado_eval import protocol_score
 
 SOLVER_SHARE = 0.2
@@ -130,7 +136,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(AlphaBetaBot(args.seed))
+        serve_and_leave(AlphaBetaBot(args.seed))
 
 
 if __name__ == "__main__":

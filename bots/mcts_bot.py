@@ -30,9 +30,9 @@ from typing import Any
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import REGROUP, Position
-from arena.sdk import Bot, Request, log, run
+from arena.sdk import Bot, Request, log
 from bots import timeman
-from bots.compiled_search import CompiledMcts, warm_up
+from bots.compiled_search import CompiledMcts, serve_and_leave, warm_up
 from bots.kamisado_eval import winning_move
 
 
@@ -113,7 +113,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"mcts: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(MctsBot(args.seed, safe_playouts=args.playouts == "safe"))
+        serve_and_leave(MctsBot(args.seed, safe_playouts=args.playouts == "safe"))
 
 
 if __name__ == "__main__":
