@@ -291,7 +291,7 @@ def test_every_built_in_bot_passes_check_bot_in_the_sandbox(game: str, script: s
     seconds on a loaded machine."""
     done = subprocess.run(
         [*ARENA, "check-bot", "--sandbox", "bwrap", "--game", game, "--games", "0"]
-        + ["--timeout", "30", "--", sys.executable, str(BOTS / script)],
+        + ["--timeout", "12", "--", sys.executable, str(BOTS / script)],
         capture_output=True,
         text=True,
         timeout=300,
