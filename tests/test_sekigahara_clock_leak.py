@@ -244,7 +244,7 @@ def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
     A forced action costs nothing and asks nothing.
     """
     from arena.engine.bot import Engine, EngineConfig
-    from bots import resolve_builtin
+    from arena.plan.builtins import resolve_builtin
 
     def recorded(engine: Engine, log: list[Asked]) -> None:
         go = engine.go

@@ -53,6 +53,7 @@ from arena.engine.sandbox import Sandbox
 from arena.games import Game, State, game_names, get_game
 from arena.match.clock import Clock, TimeControl
 from arena.plan.config import program_command
+from arena.plan.prepare import prepare
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
@@ -62,6 +63,7 @@ from arena.protocol.messages import (
     NewGame,
     SetOption,
 )
+from arena.protocol.text import visible
 from arena.tools.compliance_games import STAGE_TC, play_stage
 
 QUIT_TIMEOUT = 1.0
@@ -84,8 +86,9 @@ class Check:
     detail: str
 
     def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
-        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
+        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
+        characters shown as escapes (a detail quotes what the bot sent)."""
+        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -300,6 +303,7 @@ async def check_bot(
     config = _config(command, timeout, limits, sandbox, cwd)
     decisions = positions(rules)
     checks: list[Check] = []
+    await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)
@@ -353,7 +357,11 @@ async def _handshake(session: _Session) -> list[Check]:
     # Named by its identity from now on, as in every game record of the stage.
     engine.config = msgspec.structs.replace(engine.config, name=ident.name)
     missing = [f for f in ("author", "version") if not getattr(ident, f)]
-    identity = f"name {ident.name!r}, author {ident.author!r}, version {ident.version!r}"
+    # Quoted, not repr'd: the decoder already showed control characters as escapes,
+    # which repr would double.
+    identity = ", ".join(
+        f"{field} {_quoted(getattr(ident, field))}" for field in ("name", "author", "version")
+    )
     if missing:
         identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
     version_ok = ident.protocol == PROTOCOL_VERSION
@@ -380,6 +388,10 @@ async def _handshake(session: _Session) -> list[Check]:
             ),
         ),
     ]
+
+
+def _quoted(text: str | None) -> str:
+    return "None" if text is None else f"'{text}'"
 
 
 async def _options(session: _Session) -> Check:
@@ -505,7 +517,9 @@ async def choose_games(
     that first game, whose ``start`` or ``supports`` check then says what is wrong.
     """
     first = game_names()[0]
-    async with Engine(_config(command, timeout, limits, sandbox, cwd)) as engine:
+    config = _config(command, timeout, limits, sandbox, cwd)
+    await prepare(config.command)
+    async with Engine(config) as engine:
         rules = get_game(first)
         try:
             ident = await engine.start(rules.name, rules.default_variant, check_identity=False)
