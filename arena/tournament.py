@@ -148,7 +148,7 @@ class Observers(Observer):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RunOutcome:
     """What a run did: where the results are and whether every game is stored."""
 
     directory: Path
@@ -267,7 +267,7 @@ class Tournament:
         processes = max(1, min(processes, concurrency))
         return processes, -(-concurrency // processes)
 
-    async def run(self) -> Outcome:
+    async def run(self) -> RunOutcome:
         """Play every game not stored yet; return when all are stored or the run is cancelled."""
         for _key, record in self.store.items():
             self.progress.add(record, stored_before=True)
@@ -284,7 +284,7 @@ class Tournament:
             await self._play(work)
         self.store.check_file()  # deleted after the last game was stored?
         complete = not self.pending()
-        return Outcome(self.directory, self.progress, complete)
+        return RunOutcome(self.directory, self.progress, complete)
 
     async def check_options(self) -> None:
         """Start each bot that has ``options`` once and check them against its
