@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class Standing:
+class Tally:
     """Running totals for one bot, for the live table and the summary."""
 
     games: int = 0
@@ -71,7 +71,7 @@ class Progress:
     skipped: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
-    standings: dict[str, Standing] = field(default_factory=dict)
+    standings: dict[str, Tally] = field(default_factory=dict)
 
     def add(self, record: GameRecord, *, stored_before: bool = False) -> None:
         self.done += 1
@@ -81,7 +81,7 @@ class Progress:
         if record.reason in FAULT_REASONS:
             self.faults[record.reason] += 1
         for player, name in enumerate(record.players):
-            row = self.standings.setdefault(name, Standing())
+            row = self.standings.setdefault(name, Tally())
             row.games += 1
             row.points += record.score if player == 0 else 1 - record.score
             if record.faulty == player:
@@ -101,7 +101,7 @@ class Observer:
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
         pass
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         pass
 
     def stopping(self) -> None:
@@ -130,9 +130,9 @@ class Observers(Observer):
         for o in self.observers:
             o.game_finished(progress, key, record)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         for o in self.observers:
-            o.bot_disqualified(name, standing)
+            o.bot_disqualified(name, tally)
 
     def stopping(self) -> None:
         for o in self.observers:
@@ -419,5 +419,5 @@ def games_per_minute(done: int, seconds: float) -> float:
     return 60.0 * done / seconds if seconds > 0 else math.nan
 
 
-def ordered_standings(progress: Progress) -> Iterable[tuple[str, Standing]]:
+def ordered_standings(progress: Progress) -> Iterable[tuple[str, Tally]]:
     return sorted(progress.standings.items(), key=lambda kv: (-kv[1].score, kv[0]))

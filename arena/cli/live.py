@@ -34,7 +34,7 @@ from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
 from arena.stats.rating import joint_fit
-from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
+from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
 
 
 def plain_console() -> Console:
@@ -96,8 +96,8 @@ class LogObserver(Observer):
         rich would otherwise turn into an emoji."""
         self.console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
-        self._say(f"disqualified {name}: {standing.faults} faults in {standing.games} games")
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
+        self._say(f"disqualified {name}: {tally.faults} faults in {tally.games} games")
 
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
@@ -290,9 +290,9 @@ class LiveObserver(Observer):
         if self.live is not None:
             self.live.refresh()
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         self.console.print(
-            Text.assemble(("disqualified", "red"), f" {name}: {standing.faults} faults")
+            Text.assemble(("disqualified", "red"), f" {name}: {tally.faults} faults")
         )
 
     def stopping(self) -> None:

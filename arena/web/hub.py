@@ -31,7 +31,7 @@ from arena.match.events import GameMoved, GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
 from arena.report.replay import COMPACT, game_view
-from arena.tournament import Observer, Progress, Standing
+from arena.tournament import Observer, Progress, Tally
 
 __all__ = ["LiveHub", "Subscriber", "PROGRESS", "RESULTS", "game_topic"]
 
@@ -191,7 +191,7 @@ class LiveHub(Observer):
         self._publish(game_topic(key))
         self._publish(PROGRESS)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         self.disqualified.append(name)
         self._publish(PROGRESS)
 
