@@ -56,7 +56,7 @@ import msgspec
 import trio
 
 from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
-from arena.backends.slots import GameSlots, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, WorkItem
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ConfigError, TournamentConfig, parse_config
@@ -123,17 +123,9 @@ def require_ray() -> ModuleType:
     return ray
 
 
-class Result(msgspec.Struct, frozen=True, array_like=True):
-    """One finished game as it travels from an actor to the driver."""
-
-    key: str
-    pair_key: str
-    record: GameRecord
-
-
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
-_stream_decoder = msgspec.msgpack.Decoder(tuple[list[Result], list[LiveEvent]])
+_stream_decoder = msgspec.msgpack.Decoder(tuple[list[FinishedGame], list[LiveEvent]])
 
 EVENT_BACKLOG = 1024
 """Live events an actor holds for one batch's stream before dropping new ones."""
@@ -244,7 +236,7 @@ class GameActor:
     def play(self, batch: bytes) -> Iterator[bytes]:
         """Play a batch of work items; yield each finished game at once.
 
-        Each item yielded is a msgpack pair: the list of ``Result`` (the games
+        Each item yielded is a msgpack pair: the list of ``FinishedGame`` (the games
         finished since the last one) and the list of live events since then.
         Usually that is one game; when games end faster than Ray streams them,
         bundling keeps Ray's per-item cost from capping the rate, without ever
@@ -329,7 +321,7 @@ class GameActor:
         self._ready.set()
 
     async def _emit(self, key: str, pair_key: str, record: GameRecord) -> None:
-        data = _encoder.encode(Result(key, pair_key, record))
+        data = _encoder.encode(FinishedGame(key, pair_key, record))
         with self._lock:
             results = self._routes[pair_key]
         results.put(("record", data))
@@ -878,7 +870,7 @@ class RayPool:
                     )
         self.queue.extendleft(reversed(lost))
 
-    async def _deliver(self, result: Result) -> None:
+    async def _deliver(self, result: FinishedGame) -> None:
         if result.key in self.delivered:
             self.duplicates += 1
             return

@@ -38,6 +38,15 @@ class WorkItem(msgspec.Struct, frozen=True):
     numbers: list[int]
 
 
+class FinishedGame(msgspec.Struct, tag="record", frozen=True):
+    """One finished game on its way from where it was played (a worker process, a Ray
+    actor) to the arena process, which alone stores it."""
+
+    key: str
+    pair_key: str
+    record: GameRecord
+
+
 Emit = Callable[[str, str, GameRecord], Awaitable[None]]
 """``emit(game_key, pair_key, record)``: called once per finished game."""
 

@@ -29,7 +29,7 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.backends.slots import GameSlots, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, WorkItem
 from arena.engine.process import child_preexec, spawn
 from arena.match.events import EventSink, GameMoved, GameStarted, LiveEvent
 from arena.match.record import GameRecord
@@ -68,12 +68,6 @@ class End(msgspec.Struct, tag="end", frozen=True):
     """No more work: finish what you have, then exit."""
 
 
-class Result(msgspec.Struct, tag="record", frozen=True):
-    key: str
-    pair_key: str
-    record: GameRecord
-
-
 class PairDone(msgspec.Struct, tag="pair_done", frozen=True):
     key: str
 
@@ -85,7 +79,7 @@ class Usage(msgspec.Struct, tag="usage", frozen=True):
 
 
 ToWorker = Setup | Work | End
-FromWorker = Result | PairDone | Usage | GameStarted | GameMoved
+FromWorker = FinishedGame | PairDone | Usage | GameStarted | GameMoved
 
 _to_worker = msgspec.json.Decoder(ToWorker)
 _from_worker = msgspec.json.Decoder(FromWorker)
@@ -124,7 +118,7 @@ async def worker_main() -> None:
             await stdout.send_all(_line(msg))
 
     async def emit(key: str, pair_key: str, record: GameRecord) -> None:
-        await write(Result(key, pair_key, record))
+        await write(FinishedGame(key, pair_key, record))
 
     async def pair_done(item: WorkItem) -> None:
         await write(PairDone(item.task.key))
@@ -293,7 +287,7 @@ class WorkerPool:
                         self.on_event(msg)
                 elif isinstance(msg, Usage):
                     self.worker_cpu += msg.cpu
-                elif isinstance(msg, Result):
+                elif isinstance(msg, FinishedGame):
                     entry = outstanding.get(msg.pair_key)
                     if entry is not None:
                         entry[1].discard(int(msg.key.rsplit("/", 1)[1]))
