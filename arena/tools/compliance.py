@@ -84,7 +84,7 @@ class Check:
 
 
 @dataclass(frozen=True, slots=True)
-class Position:
+class Decision:
     """A decision to ask for: ``state`` has its decider to move, in ``variant``."""
 
     name: str
@@ -120,16 +120,16 @@ def _random_position(game: Game, variant: str, plies: int, seed: int) -> State:
     return deepest
 
 
-def positions(game: Game) -> list[Position]:
+def decisions(game: Game) -> list[Decision]:
     """The decisions a bot must get right, the game's own tricky cases included."""
     start = game.new_state(game.default_variant)
     second = _advance_to_decision(start.clone())
     if second is not None:
         second.apply_action(second.legal_actions()[0])
         second = _advance_to_decision(second)
-    out = [Position("go: start position", start, game.default_variant)]
+    out = [Decision("go: start position", start, game.default_variant)]
     if second is not None and second.current_player() != start.current_player():
-        out.append(Position("go: second player", second, game.default_variant))
+        out.append(Decision("go: second player", second, game.default_variant))
     if game.name == "kamisado":
         push = game.state_from_text(KAMISADO_PUSH)
         regroup = game.state_from_text(KAMISADO_REGROUP)
@@ -140,13 +140,13 @@ def positions(game: Game) -> list[Position]:
             raise RuntimeError(f"{KAMISADO_REGROUP!r} no longer offers the regroup choice")
         marathon = _random_position(game, "marathon", 150, 2026)
         out += [
-            Position("go: Sumo push available", push, "standard"),
-            Position("go: regroup choice", regroup, "standard"),
-            Position("go: marathon match", marathon, "marathon"),
+            Decision("go: Sumo push available", push, "standard"),
+            Decision("go: regroup choice", regroup, "standard"),
+            Decision("go: marathon match", marathon, "marathon"),
         ]
     else:
         deep = game.variants[-1]
-        out.append(Position(f"go: {deep} game", _random_position(game, deep, 40, 2026), deep))
+        out.append(Decision(f"go: {deep} game", _random_position(game, deep, 40, 2026), deep))
     return out
 
 
@@ -209,25 +209,25 @@ class _Session:
             return error
         return None
 
-    async def decide(self, position: Position) -> Check:
+    async def decide(self, decision: Decision) -> Check:
         """``newgame``, one ``go`` and a ``gameover``; passed if the answer is legal."""
         if (why := await self.ensure_running()) is not None:
-            return Check(position.name, False, why)
+            return Check(decision.name, False, why)
         ident = self.engine.identity
-        if ident is not None and not ident.supports(self.game.name, position.variant):
+        if ident is not None and not ident.supports(self.game.name, decision.variant):
             # A tournament never offers an undeclared variant: nothing to check.
             declared = ", ".join(ident.games) or "none"
             return Check(
-                position.name,
+                decision.name,
                 True,
-                f"skipped: {self.game.name}/{position.variant} is not declared (games: {declared})",
+                f"skipped: {self.game.name}/{decision.variant} is not declared (games: {declared})",
             )
-        state = position.state
+        state = decision.state
         player = state.current_player()
         legal = state.legal_actions()
         clock = Clock(self._control())
         try:
-            await self.new_game(state, position.variant)
+            await self.new_game(state, decision.variant)
             reply = await self.engine.go(
                 Go(
                     player=player,
@@ -240,7 +240,7 @@ class _Session:
                 timeout=clock.budget(player),
             )
         except EngineError as exc:
-            return Check(position.name, False, _fault(exc))
+            return Check(decision.name, False, _fault(exc))
         answer = reply.answer
         assert isinstance(answer, Action)
         if answer.action in legal:
@@ -249,12 +249,12 @@ class _Session:
             await self.engine.stop(graceful=False)  # out of step: start afresh
             shown = " ".join(legal) if len(legal) <= 12 else " ".join(legal[:12]) + " ..."
             return Check(
-                position.name,
+                decision.name,
                 False,
                 f"illegal action {answer.action!r}; legal were: {shown}",
             )
         return Check(
-            position.name,
+            decision.name,
             True,
             f"answered {answer.action!r} in {reply.elapsed_ms} ms "
             f"({len(legal)} legal, {len(state.history(player))} actions of history)",
@@ -300,15 +300,15 @@ async def check_bot(
         limits=limits or ResourceLimits(),
         sandbox=sandbox or Sandbox(),
     )
-    decisions = positions(rules)
+    asked = decisions(rules)
     checks: list[Check] = []
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)
         checks.append(await _ping(session))
         checks.append(await _newgame(session))
-        for position in decisions:
-            checks.append(await session.decide(position))
+        for decision in asked:
+            checks.append(await session.decide(decision))
         if engine.identity is not None and engine.identity.options:
             checks.append(await _options(session))
         if games > 0:
@@ -488,4 +488,4 @@ def run_checks(
     return 0
 
 
-__all__ = ["Check", "Position", "check_bot", "positions", "run_checks"]
+__all__ = ["Check", "Decision", "check_bot", "decisions", "run_checks"]
