@@ -36,7 +36,7 @@ from arena.match.record import GameRecord
 from arena.plan.config import ProtocolSettings, SandboxSettings, parse_config
 from arena.protocol.messages import EndOfStream, LineReader
 
-MAX_LINE = 64 << 20
+MAX_PIPE_LINE = 64 << 20
 """Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
 
 EVENT_BACKLOG = 1024
@@ -101,7 +101,7 @@ async def worker_main() -> None:
     """Serve one parent over stdin/stdout until ``end`` (or until the parent goes)."""
     stdin = trio.lowlevel.FdStream(os.dup(0))
     stdout = trio.lowlevel.FdStream(os.dup(1))
-    reader = LineReader(stdin, MAX_LINE)
+    reader = LineReader(stdin, MAX_PIPE_LINE)
     setup = _to_worker.decode(await reader.receive_line())
     assert isinstance(setup, Setup)
     config = parse_config(setup.config_text, setup.config_path)
@@ -276,7 +276,7 @@ class WorkerPool:
 
             for _ in range(2 * self.setup.slots):  # one queued per slot hides the round trip
                 await dispatch()
-            reader = LineReader(process.stdout, MAX_LINE)
+            reader = LineReader(process.stdout, MAX_PIPE_LINE)
             while True:
                 try:
                     msg = _from_worker.decode(await reader.receive_line())

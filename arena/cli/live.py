@@ -133,7 +133,7 @@ class RunningElo:
         return self._ratings
 
 
-def standings_table(
+def live_standings_table(
     progress: Progress, ratings: dict[str, tuple[float, float]] | None = None, elo: str = "Elo"
 ) -> Table:
     table = Table(title="standings", title_justify="left", expand=False)
@@ -249,7 +249,7 @@ class LiveObserver(Observer):
         if not final:
             resumed = self._progress.done > self._progress.played_now
             elo = "Elo (this run)" if resumed else "Elo"
-            parts.append(standings_table(self._progress, self.elo.ratings(), elo))
+            parts.append(live_standings_table(self._progress, self.elo.ratings(), elo))
         return Group(*parts)
 
     def game_event(self, event: LiveEvent) -> None:
