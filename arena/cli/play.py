@@ -67,7 +67,8 @@ def play(
 
     from arena.engine.bot import Engine, EngineConfig, EngineError
     from arena.match.clock import TimeControl
-    from arena.match.referee import MoveEvent, RefereeSettings, play_game
+    from arena.match.events import GameMoved
+    from arena.match.referee import RefereeSettings, play_game
     from arena.plan.config import ProtocolSettings
 
     game = get_game(game_name)
@@ -118,7 +119,7 @@ def play(
                     engine.config, name=f"{engine.name}-{i + 1}"
                 )
 
-    def show_action(event: MoveEvent) -> None:
+    def show_action(event: GameMoved) -> None:
         if quiet:
             return
         forced = " (forced)" if event.forced else f" ({event.ms} ms)"

@@ -235,7 +235,7 @@ class _Session:
                     observation=state.observation(player),
                     history=state.history(player),
                     legal=legal,
-                    clock=ClockInfo.from_clock(clock, player),
+                    clock=ClockInfo.from_clocks((clock, clock), player),
                 ),
                 timeout=clock.budget(player),
             )
