@@ -151,10 +151,15 @@ def markdown_table(text: str, heading: str) -> list[list[str]]:
     return rows[1:]
 
 
+def stored_results(store: Store) -> list[tuple[str, str, float]]:
+    """``(player 0, player 1, player 0's score)`` of every stored game."""
+    return [(r.players[0], r.players[1], r.score) for r in store.records()]
+
+
 def expected_from_db(directory: Path) -> tuple[dict[str, list[int]], dict[tuple[str, str], list]]:
-    """W/L/D per player and (points, games) per ordered pair, straight from SQL rows."""
+    """W/L/D per player and (points, games) per ordered pair, straight from the stored records."""
     with Store.open_existing(directory) as store:
-        results = store.results()
+        results = stored_results(store)
     wld: dict[str, list[int]] = {}
     cross: dict[tuple[str, str], list] = {}
     for p0, p1, score in results:
@@ -192,7 +197,7 @@ def test_files_written_and_data_matches_the_fit(tournament, written) -> None:
     assert [s.rank for s in written.standings] == [1, 2, 3]
     assert sorted(written.players) == sorted(BOTS)
     with Store.open_existing(directory) as store:
-        fit = joint_fit(store.results())
+        fit = joint_fit(stored_results(store))
     for s in written.standings:
         assert s.rating == pytest.approx(fit.rating(s.player).value, abs=1e-6)
         assert s.error == pytest.approx(fit.rating(s.player).error, abs=1e-6)

@@ -42,12 +42,10 @@ import datetime as _dt
 import errno
 import fcntl
 import functools
-import hashlib
 import os
 import sqlite3
 import threading
-from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
 from typing import ParamSpec, TypeVar
@@ -65,7 +63,6 @@ __all__ = [
     "LOCK_NAME",
     "Store",
     "StoreError",
-    "config_hash",
     "default_directory",
 ]
 
@@ -183,16 +180,6 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
     """``results/<tournament name>``: where a tournament's database lives by default."""
     return Path(root) / name
-
-
-def config_hash(text: str) -> str:
-    """A fallback fingerprint: the hash of a config text with line ends normalised.
-
-    Prefer ``arena.plan.schedule.schedule_fingerprint``, which ignores settings that
-    may change between runs (paths, concurrency) and sees openings-file contents.
-    """
-    canonical = "\n".join(line.rstrip() for line in text.strip().splitlines())
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _now() -> str:
@@ -531,19 +518,6 @@ class Store:
             return self._conn.execute(query).fetchall()
 
     @_sql_errors
-    def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
-        """``(player0, player1, score of player 0)`` per game, in stored order.
-
-        ``exclude_reasons`` drops games that ended for those reasons (for example
-        the fault reasons, to rate only games the bots played out).
-        """
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT player0, player1, score, reason FROM games ORDER BY rowid"
-            ).fetchall()
-        return [(p0, p1, score) for p0, p1, score, reason in rows if reason not in exclude_reasons]
-
-    @_sql_errors
     def pair_results(self) -> list[tuple[str, str, float, float]]:
         """``(a, b, a's score in game 1, a's score in game 2)`` per complete pair.
 
@@ -565,46 +539,6 @@ class Store:
             a, b, s1 = first
             result.append((a, b, s1, 1.0 - second[2]))
         return result
-
-    @_sql_errors
-    def fault_counts(self) -> dict[tuple[str, str], int]:
-        """Faulted games per ``(bot at fault, reason)``, for the fault table."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT CASE faulty WHEN 0 THEN player0 ELSE player1 END, reason, count(*)"
-                " FROM games WHERE faulty IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
-            ).fetchall()
-        return {(bot, reason): n for bot, reason, n in rows}
-
-    @_sql_errors
-    def reason_counts(self) -> Counter[str]:
-        """Games per end reason, faulted or not."""
-        with self._lock:
-            rows = self._conn.execute("SELECT reason, count(*) FROM games GROUP BY reason")
-            return Counter(dict(rows.fetchall()))
-
-    @_sql_errors
-    def export_jsonl(self, out_path: str | os.PathLike[str]) -> int:
-        """Write every game as one JSON line (its record plus ``key`` and
-        ``pair_key``), in stored order; returns the number of games.
-
-        The file is written beside its final name and renamed into place, so a
-        reader never sees half an export.
-        """
-        out_path = Path(out_path)
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, pair_key, record FROM games ORDER BY rowid"
-            ).fetchall()
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        encoder = msgspec.json.Encoder()
-        with tmp.open("wb") as f:
-            for key, pair_key, text in rows:
-                record = msgspec.json.decode(text)
-                f.write(encoder.encode({"key": key, "pair_key": pair_key, **record}))
-                f.write(b"\n")
-        os.replace(tmp, out_path)
-        return len(rows)
 
     @_sql_errors
     def integrity_check(self) -> str:
