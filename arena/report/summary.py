@@ -353,17 +353,6 @@ def _roles(game: str, variant: str) -> tuple[str, str]:
         return ("first", "second")
 
 
-def _figures(r: GameRecord) -> dict[str, str]:
-    """The game's own figures for the final position; none for a record it cannot read
-    (the report of a broken record must still be written)."""
-    if not r.final_position:
-        return {}
-    try:
-        return get_game(r.game).state_from_text(r.final_position).figures()
-    except GameError:
-        return {}
-
-
 def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStats, ...]:
     moves: Counter[str] = Counter()
     ms: Counter[str] = Counter()
@@ -471,7 +460,7 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         seconds=max(r.ended_at - r.started_at, 0.0),
         opening=r.opening,
         ms=(ms[0], ms[1]),
-        figures=_figures(r),
+        figures=r.figures(),
         stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
 
