@@ -57,9 +57,9 @@ import trio
 
 from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
 from arena.backends.slots import FinishedGame, GameSlots, WorkItem
-from arena.match.events import EventSink, LiveEvent
+from arena.match.events import EVENT_BACKLOG, EventSink, LiveEvent
 from arena.match.record import GameRecord
-from arena.plan.config import ConfigError, TournamentConfig, parse_config
+from arena.plan.config import ConfigError, TournamentConfig, one_line, parse_config
 
 __all__ = [
     "EXTRA_HINT",
@@ -126,14 +126,6 @@ def require_ray() -> ModuleType:
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
 _stream_decoder = msgspec.msgpack.Decoder(tuple[list[FinishedGame], list[LiveEvent]])
-
-EVENT_BACKLOG = 1024
-"""Live events an actor holds for one batch's stream before dropping new ones."""
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
 
 # --------------------------------------------------------------------------- actor side
 
@@ -309,7 +301,7 @@ class GameActor:
         try:
             trio.run(main)
         except BaseException as exc:  # noqa: BLE001 - reported to every waiting batch
-            failure = f"game slots on node {self.node} failed: {_one_line(repr(exc))}"
+            failure = f"game slots on node {self.node} failed: {one_line(repr(exc))}"
         else:
             failure = f"game slots on node {self.node} were closed"
         with self._lock:
@@ -627,7 +619,7 @@ class RayPool:
                     )
                 raise RayBackendError(
                     f"cannot connect to the Ray cluster at {self.address}: "
-                    f"{_one_line(str(exc))}{hint}"
+                    f"{one_line(str(exc))}{hint}"
                 ) from None
         else:
             cpus = max(self.processes or 0, os.cpu_count() or 1)
@@ -660,7 +652,7 @@ class RayPool:
         try:
             table = await self._wait(self.ray.nodes)
         except Exception as exc:  # noqa: BLE001 - the head is gone: nothing can go on
-            raise RayBackendError(f"lost the Ray cluster: {_one_line(str(exc))}") from None
+            raise RayBackendError(f"lost the Ray cluster: {one_line(str(exc))}") from None
         for entry in table:
             node_id = entry.get("NodeID", "")
             known = self.cluster.get(node_id)
@@ -716,9 +708,9 @@ class RayPool:
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, BotMissingError):
                 raise RayBackendError(
-                    f"worker on node {node.label} {_one_line(str(exc.cause))}"
+                    f"worker on node {node.label} {one_line(str(exc.cause))}"
                 ) from None
-            raise _ActorLost(_one_line(str(exc.cause))) from None
+            raise _ActorLost(one_line(str(exc.cause))) from None
         except Exception as exc:  # noqa: BLE001 - every Ray failure is a loss
             if isinstance(exc, ray.exceptions.GetTimeoutError):
                 raise _ActorLost(f"not started within {CHECK_TIMEOUT:g} s") from None
@@ -905,4 +897,4 @@ def _reason(exc: BaseException) -> str:
     text = str(cause if isinstance(cause, BaseException) else exc)
     if "node has died" in text or "its node" in text:
         return "its node has died"
-    return _one_line(f"{type(exc).__name__}: {text}")[:300]
+    return one_line(f"{type(exc).__name__}: {text}")[:300]

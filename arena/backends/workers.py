@@ -31,18 +31,13 @@ import trio
 
 from arena.backends.slots import FinishedGame, GameSlots, WorkItem
 from arena.engine.process import child_preexec, spawn
-from arena.match.events import EventSink, GameMoved, GameStarted, LiveEvent
+from arena.match.events import EVENT_BACKLOG, EventSink, GameMoved, GameStarted, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ProtocolSettings, SandboxSettings, parse_config
 from arena.protocol.messages import EndOfStream, LineReader
 
 MAX_PIPE_LINE = 64 << 20
 """Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
-
-EVENT_BACKLOG = 1024
-"""Live events a worker holds for its pipe; past that, new ones are dropped, so a
-parent busy storing games never makes the referee wait (each event carries the
-whole position, so the next one repairs what a dropped one missed)."""
 
 SHUTDOWN_TIMEOUT = 5.0
 """How long a worker may take to kill its bots and exit once told to stop."""

@@ -33,13 +33,9 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
+from arena.report.terminal import text_console
 from arena.stats.rating import joint_fit
 from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
-
-
-def plain_console() -> Console:
-    """Text as it is: no markup, no emoji codes, no highlighting, no wrapping."""
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=True)
 
 
 class PairScores:
@@ -76,7 +72,7 @@ class LogObserver(Observer):
     """Plain lines per finished game, each ended: for ``--quiet``, pipes and CI."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or plain_console()
+        self.console = console or text_console(soft_wrap=True)
         self._start = time.monotonic()
         self.scores = PairScores()
 

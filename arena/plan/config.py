@@ -46,6 +46,7 @@ __all__ = [
     "SandboxSettings",
     "TournamentConfig",
     "load_config",
+    "one_line",
     "parse_config",
     "read_openings_file",
 ]
@@ -223,7 +224,7 @@ def parse_config(text: str | bytes, path: str | os.PathLike[str]) -> TournamentC
     except msgspec.ValidationError as e:
         raise ConfigError(_render_validation(path, str(e), text)) from None
     except msgspec.DecodeError as e:
-        raise ConfigError(f"{path}: TOML syntax error: {_one_line(str(e))}") from None
+        raise ConfigError(f"{path}: TOML syntax error: {one_line(str(e))}") from None
     return _Validator(config, path).run()
 
 
@@ -237,7 +238,9 @@ def read_openings_file(path: str | os.PathLike[str]) -> list[str]:
 # -- error rendering ------------------------------------------------------------------
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as single spaces: an error the
+    arena shows is one line, whatever a library or a bot put in it."""
     return " ".join(text.split())
 
 
@@ -258,7 +261,7 @@ def _render_validation(path: Path, message: str, text: str | bytes) -> str:
     if msg.startswith("invalid enum value") and key in _CHOICES:
         msg += f" (expected one of: {', '.join(map(repr, _CHOICES[key]))})"
     key = _name_bots(key, text)
-    return f"{path}: {key}: {_one_line(msg)}" if key else f"{path}: {_one_line(msg)}"
+    return f"{path}: {key}: {one_line(msg)}" if key else f"{path}: {one_line(msg)}"
 
 
 def _name_bots(key: str, text: str | bytes) -> str:
@@ -338,7 +341,7 @@ class _Validator:
         self.base = path.resolve().parent
 
     def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(_one_line(f"{self.path}: {key}: {message}"))
+        return ConfigError(one_line(f"{self.path}: {key}: {message}"))
 
     def run(self) -> TournamentConfig:
         c = self.config

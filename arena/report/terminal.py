@@ -46,10 +46,11 @@ SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
 
 
-def text_console() -> Console:
+def text_console(*, soft_wrap: bool = False) -> Console:
     """A console that prints text as it is: no markup, no ``:name:`` emoji codes
-    (a Sekigahara card ``T17:date:s`` must not become a calendar), no highlighting."""
-    return Console(markup=False, emoji=False, highlight=False)
+    (a Sekigahara card ``T17:date:s`` must not become a calendar), no highlighting;
+    ``soft_wrap`` for log lines, which a narrow terminal must not break."""
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=soft_wrap)
 
 
 def _title(data: ReportData) -> str:
