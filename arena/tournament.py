@@ -294,7 +294,7 @@ class Tournament:
         from arena.engine.bot import Engine, EngineError
         from arena.engine.options import OptionError, check_options
 
-        variant = self.config.variant or self.game.default_variant
+        variant = self.config.variant
         for index, bot in enumerate(self.config.bots):
             if not bot.options:
                 continue
