@@ -7,7 +7,7 @@ therefore starts ``python -m arena.backends.workers`` processes, each running
 the same framing as the bot protocol): it hands out work items, a few at a
 time, and receives each finished game record, which it alone stores. That keeps
 one writer of the results database, and a pair task a plain value in and a
-plain record out, as a cluster backend will need.
+plain record out, as the Ray backend (``arena/backends/raypool.py``) has them too.
 
 Failure handling: a worker that dies loses only its unfinished games; their work
 items go back on the queue for the other workers. Workers run in their own

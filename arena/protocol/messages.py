@@ -333,7 +333,8 @@ def encode_line(msg: msgspec.Struct) -> bytes:
 def decode_bot_message(line: bytes | str) -> BotMessage:
     """Decode one line written by a bot; raise :class:`ProtocolError` naming the field.
 
-    No other exception can come out of it, whatever the bytes (``tests/test_fuzz.py``).
+    No other exception can come out of it, whatever the bytes
+    (``tests/test_robust_decoding.py`` fuzzes it).
     """
     return _decode(_bot_decoder, line, "bot")
 
