@@ -1,7 +1,9 @@
-"""Game registry: every subpackage of ``arena.games`` that exports ``GAME`` is a game.
+"""Game registry: the games found by package scan and by entry point.
 
-Discovery is by package scan, so adding a game means adding a folder here and
-nothing else.
+Every subpackage of ``arena.games`` that exports ``GAME`` is a game, and so is
+every ``Game`` an installed distribution declares in the entry-point group
+``arena.games`` (``arena/games/base.py`` shows the declaration). Either way,
+adding a game means adding its folder and nothing else.
 """
 
 from __future__ import annotations
@@ -9,9 +11,11 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
+from importlib.metadata import entry_points
 
 from arena.games.base import (
     TERMINAL,
+    CheckCase,
     Game,
     GameError,
     IllegalAction,
@@ -20,7 +24,9 @@ from arena.games.base import (
 )
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "TERMINAL",
+    "CheckCase",
     "Game",
     "GameError",
     "IllegalAction",
@@ -29,6 +35,8 @@ __all__ = [
     "get_game",
     "game_names",
 ]
+
+ENTRY_POINT_GROUP = "arena.games"
 
 
 @cache
@@ -41,6 +49,15 @@ def _registry() -> dict[str, Game]:
         game = getattr(module, "GAME", None)
         if isinstance(game, Game):
             games[game.name] = game
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"the {ENTRY_POINT_GROUP} entry point {point.name} = {point.value!r}"
+        try:
+            game = point.load()
+        except Exception as exc:  # noqa: BLE001 - a broken game package is one line
+            raise GameError(f"cannot load {where}: {type(exc).__name__}: {exc}") from None
+        if not isinstance(game, Game):
+            raise GameError(f"{where} is not a Game but a {type(game).__name__}")
+        games.setdefault(game.name, game)  # an installed game never replaces a built-in one
     return games
 
 

@@ -1,7 +1,9 @@
-"""Reports: terminal tables, Markdown and HTML, and the board pictures they use.
+"""Reports: terminal tables, Markdown and HTML with every listed game's replay.
 
-The entry points are imported lazily so that ``arena show``, which only needs
-``arena.report.boards``, does not pay for numpy, scipy and jinja2.
+Each game draws its own boards (``arena.games.show``); a report embeds them. The
+entry points are imported lazily so that a command that only needs
+``arena.report.terminal`` or ``arena.report.text`` does not pay for numpy, scipy
+and jinja2.
 """
 
 from __future__ import annotations

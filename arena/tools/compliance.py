@@ -11,15 +11,15 @@ real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament se
 * ``ping``: ``pong`` with the right id;
 * ``newgame``: ``ready``;
 * ``go: ...``: decisions in chosen positions, each answered with a legal
-  action: the start position, the second player's first move, and for Kamisado
-  a position with a Sumo push among the legal actions, a pending regroup choice
-  (``left``/``right``) and a marathon match well advanced (long history, high
-  Sumo ranks);
+  action: the start position, the second player's first move, and the game's
+  own tricky cases (``Game.check_cases``: for Kamisado a position with a Sumo
+  push among the legal actions, a pending regroup choice (``left``/``right``)
+  and a marathon match well advanced, with a long history and high Sumo ranks);
 * ``options`` (only for a bot that declares engine options): the declarations
   are coherent and every sample value (default, bounds, each choice) is taken
   with a ``setoption`` before a ``newgame`` that is answered;
 * ``games: VARIANT vs OPPONENT`` (``games > 0``): whole games in every declared
-  variant against ``random`` and the strongest built-in bot, seats alternating
+  variant against ``random`` and the game's strongest built-in bot, seats alternating
   (``arena/tools/compliance_games.py``), reporting the first fault with its position;
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
@@ -33,7 +33,6 @@ started at all fails everything after ``start``.
 
 from __future__ import annotations
 
-import random
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -46,7 +45,8 @@ import trio
 from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
 from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
-from arena.games import Game, State, get_game
+from arena.games import CheckCase, Game, State, get_game
+from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
@@ -61,13 +61,6 @@ from arena.tools.compliance_games import STAGE_TC, play_stage
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
-
-# Hand-built Kamisado positions (see protocol.md and arena/games/kamisado/notation.py).
-KAMISADO_PUSH = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 2 -"
-"""Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
-KAMISADO_PUSH_ACTION = "d4-d5"
-KAMISADO_REGROUP = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"
-"""Black won the round and must choose how to regroup: ``left`` or ``right``."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,61 +85,31 @@ class Decision:
     variant: str
 
 
-def _advance_to_decision(state: State) -> State | None:
-    """Play the actions the referee plays itself (``State.forced_action``) until a
-    decision it asks a bot for."""
-    while not state.is_terminal():
-        forced = state.forced_action()
-        if forced is None:
-            return state
-        state.apply_action(forced)
-    return None
-
-
-def _random_position(game: Game, variant: str, plies: int, seed: int) -> State:
-    """A deterministic decision up to ``plies`` random actions into ``variant``:
-    the deepest one seen, so games shorter than ``plies`` still give one."""
-    rng = random.Random(seed)
-    state = game.new_state(variant)
-    deepest = _advance_to_decision(state.clone())
-    for _ in range(plies):
-        if state.is_terminal():
-            break
-        state.apply_action(rng.choice(state.legal_actions()))
-        if not state.is_terminal() and state.forced_action() is None:
-            deepest = state.clone()
-    if deepest is None:
-        raise RuntimeError(f"{game.name}/{variant} offers no decision at all")
-    return deepest
+def _case(game: Game, case: CheckCase, seed: int) -> Decision:
+    """The decision ``case`` describes, checked to be what its name claims."""
+    if case.position is None:
+        state = game.random_decision(case.variant, case.plies, seed)
+        if state is None:
+            raise RuntimeError(f"{game.name}/{case.variant} offers no decision at all")
+    else:
+        state = game.state_from_text(case.position)
+        legal = state.legal_actions()
+        if case.offers is not None and (case.offers not in legal or len(legal) < 2):
+            raise RuntimeError(f"{case.position!r} no longer offers {case.offers!r} ({case.name})")
+    return Decision(f"go: {case.name}", state, case.variant)
 
 
 def decisions(game: Game) -> list[Decision]:
     """The decisions a bot must get right, the game's own tricky cases included."""
     start = game.new_state(game.default_variant)
-    second = _advance_to_decision(start.clone())
+    second = advance_to_decision(start.clone())
     if second is not None:
         second.apply_action(second.legal_actions()[0])
-        second = _advance_to_decision(second)
+        second = advance_to_decision(second)
     out = [Decision("go: start position", start, game.default_variant)]
     if second is not None and second.current_player() != start.current_player():
         out.append(Decision("go: second player", second, game.default_variant))
-    if game.name == "kamisado":
-        push = game.state_from_text(KAMISADO_PUSH)
-        regroup = game.state_from_text(KAMISADO_REGROUP)
-        # Self-checks of the hand-built texts: they must test what they claim to.
-        if KAMISADO_PUSH_ACTION not in push.legal_actions() or len(push.legal_actions()) < 2:
-            raise RuntimeError(f"{KAMISADO_PUSH!r} no longer offers the push")
-        if regroup.legal_actions() != ["left", "right"]:
-            raise RuntimeError(f"{KAMISADO_REGROUP!r} no longer offers the regroup choice")
-        marathon = _random_position(game, "marathon", 150, 2026)
-        out += [
-            Decision("go: Sumo push available", push, "standard"),
-            Decision("go: regroup choice", regroup, "standard"),
-            Decision("go: marathon match", marathon, "marathon"),
-        ]
-    else:
-        deep = game.variants[-1]
-        out.append(Decision(f"go: {deep} game", _random_position(game, deep, 40, 2026), deep))
+    out += [_case(game, case, 2026) for case in game.check_cases()]
     return out
 
 

@@ -4,8 +4,9 @@ Single requests miss what only a whole match exercises: a move list that
 overflows at the 102 moves of a free choice, state kept wrongly across rounds,
 a regroup followed by the loser's free opening, time management over a game. So
 the bot plays seeded games in every variant it declares, as first and as second
-player, against ``random`` and against the strongest built-in bot for the game
-(which wins rounds, so the bot must regroup and open later rounds itself), at a
+player, against ``random`` and against the game's strongest built-in bot
+(``Game.strongest_bot``, which wins rounds of Kamisado, so the bot must regroup
+and open later rounds itself), at a
 short time control through the real referee. The first game the bot loses by a
 fault ends the stage with the game, the ply and the position it faced.
 """
@@ -13,6 +14,7 @@ fault ends the stage with the game, the ply and the position it faced.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
 from arena.engine.bot import Engine, EngineConfig
@@ -20,9 +22,8 @@ from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
+from arena.plan.config import builtin_function
 
-STRONGEST = {"kamisado": "alphabeta", "sekigahara": "battle-greedy"}
-"""The strongest built-in bot per game; ``random`` for any other game."""
 STAGE_TC = "2+0.05"
 MAX_PLIES = 800
 
@@ -37,7 +38,7 @@ class StageResult:
 
 
 def opponents(game: Game) -> list[str]:
-    return list(dict.fromkeys(["random", STRONGEST.get(game.name, "random")]))
+    return list(dict.fromkeys(["random", game.strongest_bot]))
 
 
 def _opening(game: Game, variant: str, seed: int) -> State:
@@ -47,18 +48,18 @@ def _opening(game: Game, variant: str, seed: int) -> State:
     return game.state_from_text(state.to_text())
 
 
-def later_free_openings(game: Game, record: GameRecord, opening: State, seat: int) -> int:
-    """How often the bot had to open a later round with a free choice (Kamisado's
-    round > 1 and no required colour), replayed from the record."""
+def notable_decisions(game: Game, record: GameRecord, opening: State, seat: int) -> Counter[str]:
+    """The notable decisions (``Game.notable_decision``) the bot made, by kind,
+    replayed from the record."""
     state = opening.clone()
-    count = 0
+    kinds: Counter[str] = Counter()
     for action in record.actions:
         if action.player == seat and not action.forced:
-            obs = state.observation(seat)
-            free = "required_colour" in obs and obs["required_colour"] is None
-            count += free and obs.get("round", 1) > 1 and obs.get("phase") == "play"
+            kind = game.notable_decision(state)
+            if kind is not None:
+                kinds[kind] += 1
         state.apply_action(action.action)
-    return count
+    return kinds
 
 
 def _fault_detail(game: Game, record: GameRecord, opening: State, seat: int, number: int) -> str:
@@ -83,8 +84,9 @@ async def play_stage(
     tc: str = STAGE_TC,
 ) -> list[StageResult]:
     """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
-    from bots import resolve_builtin
-
+    resolve_builtin = builtin_function("resolve_builtin")
+    if resolve_builtin is None:
+        return [StageResult("games", False, "not run: the built-in bots are not installed")]
     control = TimeControl.parse(tc)
     settings = RefereeSettings(max_plies=MAX_PLIES)
     out: list[StageResult] = []
@@ -98,7 +100,8 @@ async def play_stage(
                 limits=bot.config.limits,
                 sandbox=bot.config.sandbox,
             )
-            wins = losses = draws = late = 0
+            wins = losses = draws = 0
+            notable: Counter[str] = Counter()
             async with Engine(config) as other:
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2
@@ -116,12 +119,12 @@ async def play_stage(
                         detail = _fault_detail(game, record, opening, seat, number)
                         out.append(StageResult(name, False, detail))
                         return out
-                    late += later_free_openings(game, record, opening, seat)
+                    notable += notable_decisions(game, record, opening, seat)
                     mine = record.score if seat == 0 else 1.0 - record.score
                     wins, losses = wins + (mine == 1.0), losses + (mine == 0.0)
                     draws += mine == 0.5
             seats = "as first and second player" if games > 1 else "as first player"
-            extra = f", {late} later rounds opened with a free choice" if late else ""
+            extra = "".join(f", {n} {kind}" for kind, n in notable.items())
             out.append(
                 StageResult(
                     name,
@@ -132,4 +135,4 @@ async def play_stage(
     return out
 
 
-__all__ = ["STAGE_TC", "STRONGEST", "StageResult", "later_free_openings", "opponents", "play_stage"]
+__all__ = ["STAGE_TC", "StageResult", "notable_decisions", "opponents", "play_stage"]

@@ -26,8 +26,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from arena.games import game_names
 from arena.report import fmt
-from arena.report.html import asset, board_assets, embed_json, section_context
+from arena.report.html import asset, embed_json, picture_assets, section_context
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.storage.store import DB_NAME, StoreError
@@ -152,10 +153,12 @@ def _sse(event: str, data: bytes) -> bytes:
 
 def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
     env = _environment()
-    assets = board_assets()
+    # Every installed game's pictures: a served folder may hold tournaments of any game.
+    pictures = picture_assets(game_names())
+    assets = {"pictures": pictures["pictures"], "picture_script": pictures["picture_script"]}
     scripts = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
-    scripts["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
-    style = asset("report.css") + _static("site.css")
+    scripts["replay.js"] = asset("replay.js")  # the report's replay viewer
+    style = asset("report.css") + pictures["picture_css"] + _static("site.css")
 
     def page(template: str, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(
