@@ -22,6 +22,7 @@ from arena.stats.rating import JointFit, joint_fit
 from arena.storage.store import Store
 
 __all__ = [
+    "RatedRow",
     "BotStats",
     "CrossCell",
     "GameRow",
@@ -33,13 +34,13 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class Standing:
-    """One line of the standings.
+class RatedRow:
+    """What every rated table's row has: a report's standings, a rating list's rows.
 
     ``rating``/``error`` are the joint fit's Elo and the half-width of its 95 %
     interval (``None`` when no game could be rated). ``los_next`` is the
     likelihood that this player is stronger than the next-ranked one (``None``
-    for the last). ``faults`` counts the games this player lost by a fault.
+    for the last).
     """
 
     rank: int
@@ -50,7 +51,6 @@ class Standing:
     wins: int
     losses: int
     draws: int
-    faults: int
     los_next: float | None
 
     @property
@@ -61,6 +61,14 @@ class Standing:
     def score_pct(self) -> float | None:
         """Points per game in percent; ``None`` without games (not 0: nothing is known)."""
         return None if self.games == 0 else 100.0 * self.points / self.games
+
+
+@dataclass(frozen=True, slots=True)
+class Standing(RatedRow):
+    """One line of a report's standings; ``faults`` counts the games this player
+    lost by a fault."""
+
+    faults: int
 
 
 @dataclass(frozen=True, slots=True)
