@@ -59,10 +59,11 @@ def test_round_trip(tmp_path: Path) -> None:
         assert store.game("r1:alpha:beta/1") == rec
         assert store.game("missing") is None
         assert list(store.records()) == [rec]
-        assert store.tournament_name == "cup"
-        assert store.config_text == CONFIG
-        assert store.arena_version == arena.__version__
-        assert store.created_at
+        info = store.tournament
+        assert info.name == "cup"
+        assert info.config_text == CONFIG
+        assert info.arena_version == arena.__version__
+        assert info.created_at
     assert (tmp_path / DB_NAME).is_file()
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -98,7 +99,7 @@ def test_config_mismatch_detected(tmp_path: Path) -> None:
     with pytest.raises(ConfigMismatchError, match="tournament 'cup', not 'other'"):
         Store.open(tmp_path, name="other", config_text=CONFIG, fingerprint="f1")
     with open_store(tmp_path, "f2", force=True) as store:
-        assert store.fingerprint == "f2"
+        assert store.tournament.fingerprint == "f2"
     open_store(tmp_path, "f2").close()  # the forced config is now the tournament's
 
 

@@ -327,11 +327,12 @@ def build_report(
     fault_reasons = tuple(r for r in FAULT_REASONS if r in present) + tuple(
         sorted(present - set(FAULT_REASONS))
     )
+    info = store.tournament
     return ReportData(
-        tournament=store.tournament_name,
-        created_at=store.created_at,
+        tournament=info.name,
+        created_at=info.created_at,
         generated_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        arena_version=store.arena_version,
+        arena_version=info.arena_version,
         games=len(results),
         players=tuple(order),
         standings=tuple(standings),

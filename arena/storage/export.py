@@ -27,7 +27,7 @@ EXPORT_SCHEMA = 1
 def export_lines(store: Store) -> Iterator[bytes]:
     """One encoded line (with its newline) per stored game, in stored order."""
     encoder = msgspec.json.Encoder()
-    tournament = store.tournament_name
+    tournament = store.tournament.name
     for key, pair_key, record in store.pair_items():
         line: dict[str, Any] = {
             "schema": EXPORT_SCHEMA,

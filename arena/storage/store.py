@@ -48,7 +48,7 @@ import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from types import TracebackType
-from typing import ParamSpec, TypeVar
+from typing import NamedTuple, ParamSpec, TypeVar
 
 import msgspec
 
@@ -63,6 +63,7 @@ __all__ = [
     "LOCK_NAME",
     "Store",
     "StoreError",
+    "TournamentInfo",
     "default_directory",
 ]
 
@@ -100,6 +101,17 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE INDEX IF NOT EXISTS games_pair ON games (pair_key);
 """
+
+
+class TournamentInfo(NamedTuple):
+    """The tournament a store holds: its name, its file's text as stored, the
+    schedule's fingerprint, and the arena version and time that created it."""
+
+    name: str
+    config_text: str
+    fingerprint: str
+    arena_version: str
+    created_at: str
 
 
 class StoreError(RuntimeError):
@@ -282,10 +294,11 @@ class Store:
             raise
         return cls(path, conn)
 
-    def _tournament_row(self) -> tuple[str, str, str, str, str] | None:
-        return self._conn.execute(
+    def _tournament_row(self) -> TournamentInfo | None:
+        row = self._conn.execute(
             "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
         ).fetchone()
+        return None if row is None else TournamentInfo(*row)
 
     def _init_tournament(self, name: str, config_text: str, fingerprint: str, force: bool) -> None:
         try:
@@ -351,27 +364,9 @@ class Store:
     # -- tournament ---------------------------------------------------------------------
 
     @property
-    def tournament_name(self) -> str:
-        return self._info()[0]
-
-    @property
-    def config_text(self) -> str:
-        return self._info()[1]
-
-    @property
-    def fingerprint(self) -> str:
-        return self._info()[2]
-
-    @property
-    def arena_version(self) -> str:
-        return self._info()[3]
-
-    @property
-    def created_at(self) -> str:
-        return self._info()[4]
-
     @_sql_errors
-    def _info(self) -> tuple[str, str, str, str, str]:
+    def tournament(self) -> TournamentInfo:
+        """What the store says of its tournament (read anew: ``--force`` replaces it)."""
         with self._lock:
             row = self._tournament_row()
         if row is None:
