@@ -57,23 +57,10 @@ from arena.protocol.messages import (
     NewGame,
     SetOption,
 )
-from arena.tools.compliance_games import STAGE_TC, play_stage
+from arena.tools.compliance_games import STAGE_TC, Check, play_stage
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One verdict: ``detail`` says what was seen (or why it failed)."""
-
-    name: str
-    passed: bool
-    detail: str
-
-    def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
-        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -359,8 +346,7 @@ async def _games(session: _Session, games: int, tc: str) -> list[Check]:
         return [Check("games", False, f"not run: the bot declares no variant of {rules.name}")]
     if (why := await session.ensure_running()) is not None:
         return [Check("games", False, why)]
-    results = await play_stage(session.engine, rules, variants, games=games, tc=tc)
-    return [Check(r.name, r.passed, r.detail) for r in results]
+    return await play_stage(session.engine, rules, variants, games=games, tc=tc)
 
 
 async def _ping(session: _Session) -> Check:

@@ -29,12 +29,18 @@ MAX_PLIES = 800
 
 
 @dataclass(frozen=True, slots=True)
-class StageResult:
-    """One (variant, opponent) series: passed, or the first fault with where it happened."""
+class Check:
+    """One verdict of ``arena check-bot``: ``detail`` says what was seen (or why it
+    failed). Here, one (variant, opponent) series: passed, or the first fault with
+    where it happened."""
 
     name: str
     passed: bool
     detail: str
+
+    def line(self) -> str:
+        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
+        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
 
 
 def opponents(game: Game) -> list[str]:
@@ -82,14 +88,14 @@ async def play_stage(
     games: int,
     seed: int = 2026,
     tc: str = STAGE_TC,
-) -> list[StageResult]:
+) -> list[Check]:
     """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
     resolve_builtin = builtin_function("resolve_builtin")
     if resolve_builtin is None:
-        return [StageResult("games", False, "not run: the built-in bots are not installed")]
+        return [Check("games", False, "not run: the built-in bots are not installed")]
     control = TimeControl.parse(tc)
     settings = RefereeSettings(max_plies=MAX_PLIES)
-    out: list[StageResult] = []
+    out: list[Check] = []
     for variant in variants:
         for opponent in opponents(game):
             name = f"games: {variant} vs {opponent}"
@@ -117,7 +123,7 @@ async def play_stage(
                     )
                     if record.faulty == seat:
                         detail = _fault_detail(game, record, opening, seat, number)
-                        out.append(StageResult(name, False, detail))
+                        out.append(Check(name, False, detail))
                         return out
                     notable += notable_decisions(game, record, opening, seat)
                     mine = record.score if seat == 0 else 1.0 - record.score
@@ -126,7 +132,7 @@ async def play_stage(
             seats = "as first and second player" if games > 1 else "as first player"
             extra = "".join(f", {n} {kind}" for kind, n in notable.items())
             out.append(
-                StageResult(
+                Check(
                     name,
                     True,
                     f"{games} games {seats}, no fault: +{wins} -{losses} ={draws}{extra}",
@@ -135,4 +141,4 @@ async def play_stage(
     return out
 
 
-__all__ = ["STAGE_TC", "StageResult", "notable_decisions", "opponents", "play_stage"]
+__all__ = ["STAGE_TC", "Check", "notable_decisions", "opponents", "play_stage"]
