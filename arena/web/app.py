@@ -156,7 +156,9 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
     # Every installed game's pictures: a served folder may hold tournaments of any game.
     pictures = picture_assets(game_names())
     assets = {"pictures": pictures["pictures"], "picture_script": pictures["picture_script"]}
-    scripts = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
+    scripts = {
+        name: _static(name) for name in ("live.js", "games.js", "tournament.js", "player.js")
+    }
     scripts["replay.js"] = asset("replay.js")  # the report's replay viewer
     style = asset("report.css") + pictures["picture_css"] + _static("site.css")
 
