@@ -46,6 +46,7 @@ import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, ParamSpec, TypeVar
@@ -309,7 +310,7 @@ class Store:
     def _init_tournament_rows(
         self, name: str, config_text: str, fingerprint: str, force: bool
     ) -> None:
-        with self._lock, self._transaction():
+        with self._lock, _transaction(self._conn):
             row = self._tournament_row()
             now = _now()
             if row is None:
@@ -340,9 +341,6 @@ class Store:
                 " arena_version = ?, updated_at = ? WHERE id = 1",
                 (name, config_text, fingerprint, arena.__version__, now),
             )
-
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn)
 
     def close(self) -> None:
         self._conn.close()
@@ -401,7 +399,7 @@ class Store:
         )
         with self._lock:
             moved = self._file_id != _file_id(self.path)
-            with self._transaction():
+            with _transaction(self._conn):
                 cursor = self._conn.execute(
                     "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason,"
                     " faulty, plies, started_at, ended_at, stored_at, record)"
@@ -543,26 +541,17 @@ class Store:
         return "; ".join(row[0] for row in rows)
 
 
-class _Transaction:
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).
 
     IMMEDIATE takes the write lock at the start, so a concurrent writer fails
     fast with "database is locked" instead of halfway through.
     """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self._conn.execute("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
