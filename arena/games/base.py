@@ -173,9 +173,10 @@ class Game(ABC):
     def show(self) -> Show:
         """How this game is drawn in the terminal, reports and web pages.
 
-        Games override this to return their own ``arena.games.show.Show``
-        subclass, imported here, lazily: drawing needs rich and friends, the
-        rules do not. The default lists an observation's fields as text.
+        Games override this to return their own ``arena.games.show.Show`` from a
+        module of their folder, imported here, lazily: drawing needs rich and
+        friends, the rules do not. The default lists an observation's fields as
+        text.
         """
         from arena.games.show import Show
 

@@ -10,8 +10,8 @@ Every picture is drawn from a state's public ``observation`` (or the merged view
 of both players, for reports written after the game), never from a game's
 internals, so what a page shows is what the protocol documents.
 
-This base class draws any game as its observation's fields in text; a game
-overrides what it draws better:
+A ``Show`` with no arguments draws any game as its observation's fields in
+text; a game gives what it draws better:
 
 * ``terminal``: the picture ``arena show`` prints (a rich ``Text``, colours
   allowed: every square also carries a letter, so it reads without them);
@@ -27,6 +27,7 @@ overrides what it draws better:
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
@@ -34,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from rich.text import Text
 
-__all__ = ["PageAssets", "Show", "package_text"]
+__all__ = ["PageAssets", "Show", "fields_text", "package_text"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,31 +51,38 @@ class PageAssets:
     data: dict[str, Any] = field(default_factory=dict)
 
 
+def fields_text(observation: dict[str, Any]) -> Text:
+    """An observation's fields as text, one per line: any game's terminal picture."""
+    from rich.text import Text
+
+    return Text(
+        "\n".join(
+            f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in observation.items()
+        )
+    )
+
+
+def _same(view: dict[str, Any]) -> dict[str, Any]:
+    return view
+
+
+def _no_page() -> PageAssets | None:
+    return None
+
+
+@dataclass(frozen=True, slots=True)
 class Show:
-    """The generic presentation: the observation's fields, one per line."""
+    """How one game is drawn; the defaults list an observation's fields as text."""
 
     picture: str = "text"
     """The name the page script registers this game's picture under (``"text"``:
     the built-in field listing, which needs no script)."""
-
-    def terminal(self, observation: dict[str, Any]) -> Text:
-        """The picture of one player's view for a terminal."""
-        from rich.text import Text
-
-        return Text(
-            "\n".join(
-                f"{key}: {json.dumps(value, ensure_ascii=False)}"
-                for key, value in observation.items()
-            )
-        )
-
-    def frame(self, view: dict[str, Any]) -> dict[str, Any]:
-        """A report view (both players' observations merged) as a replay frame."""
-        return view
-
-    def page(self) -> PageAssets | None:
-        """What a page needs to draw this game's frames; ``None``: the field listing."""
-        return None
+    terminal: Callable[[dict[str, Any]], Text] = fields_text
+    """The picture of one player's observation for a terminal."""
+    frame: Callable[[dict[str, Any]], dict[str, Any]] = _same
+    """A report view (both players' observations merged) as a replay frame."""
+    page: Callable[[], PageAssets | None] = _no_page
+    """What a page needs to draw this game's frames; ``None``: the field listing."""
 
 
 def package_text(package: str, name: str) -> str:

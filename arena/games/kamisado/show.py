@@ -198,33 +198,23 @@ def kamisado_svg(observation: dict[str, Any] | None = None, *, css_class: str = 
     return "".join(parts)
 
 
-class KamisadoShow(Show):
-    """The board: coloured squares and towers, in the terminal and in the browser."""
-
-    picture = "kamisado"
-
-    def terminal(self, observation: dict[str, Any]) -> Text:
-        return kamisado_terminal(observation)
-
-    def frame(self, view: dict[str, Any]) -> dict[str, Any]:
-        return kamisado_frame(view)
-
-    def page(self) -> PageAssets:
-        """The empty board the script clones for each replay, and the geometry and
-        colours it draws the towers with."""
-        style = {
-            **KAMISADO_SVG,
-            "hex": HEX,
-            "colours": {initial: colour for colour, initial in INITIALS.items()},
-            "owner_fill": OWNER_FILL,
-            "owner_text": OWNER_TEXT,
-        }
-        return PageAssets(
-            script=package_text(__package__, "show.js"),
-            css=package_text(__package__, "show.css"),
-            templates={"kamisado-board": kamisado_svg()},
-            data={"kamisado-style": style},
-        )
+def kamisado_page() -> PageAssets:
+    """What a page needs to draw boards: the empty board its script (``show.js``)
+    clones for each replay, and the geometry and colours it draws the towers with."""
+    style = {
+        **KAMISADO_SVG,
+        "hex": HEX,
+        "colours": {initial: colour for colour, initial in INITIALS.items()},
+        "owner_fill": OWNER_FILL,
+        "owner_text": OWNER_TEXT,
+    }
+    return PageAssets(
+        script=package_text(__package__, "show.js"),
+        css=package_text(__package__, "show.css"),
+        templates={"kamisado-board": kamisado_svg()},
+        data={"kamisado-style": style},
+    )
 
 
-SHOW = KamisadoShow()
+SHOW = Show("kamisado", kamisado_terminal, kamisado_frame, kamisado_page)
+"""The board: coloured squares and towers, in the terminal and in the browser."""

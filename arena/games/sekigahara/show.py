@@ -15,7 +15,7 @@ from rich.text import Text
 
 from arena.games.show import PageAssets, Show, package_text
 
-__all__ = ["SHOW", "SekigaharaShow", "battle_frame", "battle_terminal"]
+__all__ = ["SHOW", "battle_frame", "battle_page", "battle_terminal"]
 
 ROLES = ("attacker", "defender")
 
@@ -108,22 +108,13 @@ def battle_terminal(observation: dict[str, Any]) -> Text:
     return Text("\n".join(lines))
 
 
-class SekigaharaShow(Show):
-    """The two armies: text in the terminal, impact bars and blocks in the browser."""
-
-    picture = "sekigahara"
-
-    def terminal(self, observation: dict[str, Any]) -> Text:
-        return battle_terminal(observation)
-
-    def frame(self, view: dict[str, Any]) -> dict[str, Any]:
-        return battle_frame(view)
-
-    def page(self) -> PageAssets:
-        return PageAssets(
-            script=package_text(__package__, "show.js"),
-            css=package_text(__package__, "show.css"),
-        )
+def battle_page() -> PageAssets:
+    """The script (``show.js``) that draws the armies of each frame, and its CSS."""
+    return PageAssets(
+        script=package_text(__package__, "show.js"),
+        css=package_text(__package__, "show.css"),
+    )
 
 
-SHOW = SekigaharaShow()
+SHOW = Show("sekigahara", battle_terminal, battle_frame, battle_page)
+"""The two armies: text in the terminal, impact bars and blocks in the browser."""
