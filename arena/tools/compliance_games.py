@@ -17,7 +17,7 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig, EngineError
 from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
@@ -68,6 +68,17 @@ def notable_decisions(game: Game, record: GameRecord, opening: State, seat: int)
     return kinds
 
 
+async def _plays(opponent: Engine, game: Game, variant: str) -> bool:
+    """Whether the built-in ``opponent`` declares ``game``/``variant`` (a game of
+    its own package has no built-in bot; ``random`` plays Kamisado and Sekigahara).
+    One that does not start is left to the games, which record why."""
+    try:
+        identity = await opponent.start(game.name, variant, check_identity=False)
+    except EngineError:
+        return True
+    return identity.supports(game.name, variant)
+
+
 def _fault_detail(game: Game, record: GameRecord, opening: State, seat: int, number: int) -> str:
     role = opening.player_names()[seat]
     try:
@@ -109,6 +120,10 @@ async def play_stage(
             wins = losses = draws = 0
             notable: Counter[str] = Counter()
             async with Engine(config) as other:
+                if not await _plays(other, game, variant):
+                    why = f"skipped: the built-in {opponent} does not play {game.name}/{variant}"
+                    out.append(Check(name, True, why))
+                    continue
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2
                     opening = _opening(game, variant, seed + number)
