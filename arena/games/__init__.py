@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from functools import cache
-from importlib.metadata import entry_points
 
 from arena.games.base import (
     TERMINAL,
@@ -40,7 +39,8 @@ ENTRY_POINT_GROUP = "arena.games"
 
 
 @cache
-def _registry() -> dict[str, Game]:
+def _packaged() -> dict[str, Game]:
+    """The games under ``arena/games/``."""
     games: dict[str, Game] = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.ispkg:
@@ -49,6 +49,19 @@ def _registry() -> dict[str, Game]:
         game = getattr(module, "GAME", None)
         if isinstance(game, Game):
             games[game.name] = game
+    return games
+
+
+@cache
+def _registry() -> dict[str, Game]:
+    """Every game: the packaged ones and those installed under the entry point
+    group (a packaged game's name is never taken by an installed one)."""
+    # Imported here: importlib.metadata and its scan of every installed
+    # distribution cost a bot's start-up a tenth of a second, and a bot only
+    # needs them for a game of another package.
+    from importlib.metadata import entry_points
+
+    games = dict(_packaged())
     for point in entry_points(group=ENTRY_POINT_GROUP):
         where = f"the {ENTRY_POINT_GROUP} entry point {point.name} = {point.value!r}"
         try:
@@ -57,7 +70,7 @@ def _registry() -> dict[str, Game]:
             raise GameError(f"cannot load {where}: {type(exc).__name__}: {exc}") from None
         if not isinstance(game, Game):
             raise GameError(f"{where} is not a Game but a {type(game).__name__}")
-        games.setdefault(game.name, game)  # an installed game never replaces a built-in one
+        games.setdefault(game.name, game)
     return games
 
 
@@ -66,6 +79,9 @@ def game_names() -> list[str]:
 
 
 def get_game(name: str) -> Game:
+    packaged = _packaged()
+    if name in packaged:
+        return packaged[name]
     try:
         return _registry()[name]
     except KeyError:
