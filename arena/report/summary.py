@@ -136,7 +136,9 @@ class BotStats:
     ``moves`` counts the decisions it was asked for (forced ones, played by the
     referee, are left out); ``ms_per_move`` is its mean thinking time. ``depth``
     averages over the moves whose ``info`` gave a depth, and ``nodes_per_s`` is
-    total nodes over the thinking time of the moves that reported nodes.
+    total nodes over the thinking time of the moves that reported nodes;
+    ``playouts_per_s`` the same of a Monte-Carlo bot's ``playouts`` (protocol.md
+    §2), kept apart because a playout is a whole simulated game, not a node.
     ``None`` means the bot never said.
     """
 
@@ -146,6 +148,7 @@ class BotStats:
     info_moves: int
     depth: float | None
     nodes_per_s: float | None
+    playouts_per_s: float | None = None
     last_info: dict[str, object] | None = None
     """The last ``info`` it sent in the tournament: a sample of what it reports."""
 
@@ -367,8 +370,8 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
     ms: Counter[str] = Counter()
     infos: Counter[str] = Counter()
     depths: dict[str, list[int]] = {p: [] for p in order}
-    nodes: Counter[str] = Counter()
-    node_ms: Counter[str] = Counter()
+    counts = {key: Counter[str]() for key in ("nodes", "playouts")}
+    count_ms = {key: Counter[str]() for key in ("nodes", "playouts")}
     last: dict[str, dict[str, object]] = {}
     for r in records:
         for a in r.actions:
@@ -385,10 +388,11 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             depth = info.get("depth")
             if isinstance(depth, int) and not isinstance(depth, bool):
                 depths.setdefault(name, []).append(depth)
-            n = info.get("nodes")
-            if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
-                nodes[name] += n
-                node_ms[name] += a.ms
+            for key, total in counts.items():
+                n = info.get(key)
+                if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                    total[name] += n
+                    count_ms[key][name] += a.ms
     out = []
     for p in order:
         d = depths.get(p) or []
@@ -399,11 +403,16 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 ms_per_move=ms[p] / moves[p] if moves[p] else None,
                 info_moves=infos[p],
                 depth=sum(d) / len(d) if d else None,
-                nodes_per_s=1000.0 * nodes[p] / node_ms[p] if node_ms[p] > 0 else None,
+                nodes_per_s=_per_second(counts["nodes"][p], count_ms["nodes"][p]),
+                playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
                 last_info=last.get(p),
             )
         )
     return tuple(out)
+
+
+def _per_second(count: int, ms: int) -> float | None:
+    return 1000.0 * count / ms if ms > 0 else None
 
 
 def _pair(text: str) -> tuple[int, int] | None:

@@ -35,6 +35,7 @@ RIGHT = {h for h in fmt.RATED_HEADERS if h != "player"} | {
     "moves with info",
     "avg depth",
     "nodes/s",
+    "playouts/s",
 }
 """The columns of numbers, right-aligned."""
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
@@ -43,7 +44,7 @@ SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 
 def text_console(*, soft_wrap: bool = False) -> Console:
     """A console that prints text as it is: no markup, no ``:name:`` emoji codes
-    (a Sekigahara card ``T17:date:s`` must not become a calendar), no highlighting;
+    (a Sekigahara card ``T18:date:s`` must not become a calendar), no highlighting;
     ``soft_wrap`` for log lines, which a narrow terminal must not break."""
     return Console(markup=False, emoji=False, highlight=False, soft_wrap=soft_wrap)
 
@@ -104,7 +105,8 @@ def _search_rows(data: ReportData) -> list[list[str]]:
 
 
 def search_table(data: ReportData) -> Table:
-    """Per bot: moves, time per move and, from its ``info`` lines, depth and nodes/s."""
+    """Per bot: moves, time per move and, from its ``info`` lines, depth, nodes/s and
+    (Monte-Carlo bots) playouts/s."""
     table = Table(title="search (from info lines)")
     for name in SEARCH_HEADERS:
         table.add_column(name, justify="right" if name in RIGHT else "left", overflow="fold")
