@@ -28,15 +28,9 @@ __all__ = [
     "text_console",
 ]
 
-RIGHT = {h for h in fmt.RATED_HEADERS if h != "player"} | {
-    "faults",
-    "moves",
-    "time/move",
-    "moves with info",
-    "avg depth",
-    "nodes/s",
-    "playouts/s",
-}
+TEXT_COLUMNS = {"player", "last info"}
+
+RIGHT = {h for h in [*fmt.STANDING_HEADERS, *fmt.STATS_HEADERS] if h not in TEXT_COLUMNS}
 """The columns of numbers, right-aligned."""
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
