@@ -4,6 +4,9 @@ Every subpackage of ``arena.games`` that exports ``GAME`` is a game, and so is
 every ``Game`` an installed distribution declares in the entry-point group
 ``arena.games`` (``arena/games/base.py`` shows the declaration). Either way,
 adding a game means adding its folder and nothing else.
+
+May import: nothing else of the arena (the rules are pure: no I/O, processes or clocks;
+a game's pictures, in its ``show.py``, use rich but no part of the arena either).
 """
 
 from __future__ import annotations

@@ -22,7 +22,6 @@ from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
-from arena.plan.config import builtin_function
 
 STAGE_TC = "2+0.05"
 MAX_PLIES = 800
@@ -101,9 +100,9 @@ async def play_stage(
     tc: str = STAGE_TC,
 ) -> list[Check]:
     """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
-    resolve_builtin = builtin_function("resolve_builtin")
-    if resolve_builtin is None:
-        return [Check("games", False, "not run: the built-in bots are not installed")]
+    from arena.plan.builtins import resolve_builtin
+    from arena.plan.prepare import prepare
+
     control = TimeControl.parse(tc)
     settings = RefereeSettings(max_plies=MAX_PLIES)
     out: list[Check] = []
@@ -120,6 +119,7 @@ async def play_stage(
             by_seat = [[0, 0, 0], [0, 0, 0]]  # per seat: wins, losses, draws
             notable: Counter[str] = Counter()
             roles: tuple[str, str] = ("player 0", "player 1")
+            await prepare(command)
             async with Engine(config) as other:
                 if not await _plays(other, game, variant):
                     why = f"skipped: the built-in {opponent} does not play {game.name}/{variant}"
