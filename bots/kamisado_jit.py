@@ -854,7 +854,7 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
 )
 def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
     """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
-    ``ctl[C_STOP]`` is raised (:mod:`arena.bots.solver`'s proof, compiled).
+    ``ctl[C_STOP]`` is raised.
 
     Two cuts keep late rounds tiny: a side with a move onto the goal row wins
     at once, and a move after which the opponent has one is refuted without a
