@@ -305,7 +305,11 @@ async def _handshake(session: _Session) -> list[Check]:
     # Named by its identity from now on, as in every game record of the stage.
     engine.config = msgspec.structs.replace(engine.config, name=ident.name)
     missing = [f for f in ("author", "version") if not getattr(ident, f)]
-    identity = f"name {ident.name!r}, author {ident.author!r}, version {ident.version!r}"
+    # Quoted, not repr'd: the decoder already showed control characters as escapes,
+    # which repr would double.
+    identity = ", ".join(
+        f"{field} {_quoted(getattr(ident, field))}" for field in ("name", "author", "version")
+    )
     if missing:
         identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
     version_ok = ident.protocol == PROTOCOL_VERSION
@@ -332,6 +336,10 @@ async def _handshake(session: _Session) -> list[Check]:
             ),
         ),
     ]
+
+
+def _quoted(text: str | None) -> str:
+    return "None" if text is None else f"'{text}'"
 
 
 async def _options(session: _Session) -> Check:

@@ -22,6 +22,7 @@ from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
+from arena.protocol.text import visible
 
 STAGE_TC = "2+0.05"
 MAX_PLIES = 800
@@ -38,8 +39,9 @@ class Check:
     detail: str
 
     def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
-        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
+        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
+        characters shown as escapes (a detail quotes what the bot sent)."""
+        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
 
 
 def opponents(game: Game) -> list[str]:
