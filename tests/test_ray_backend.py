@@ -499,11 +499,13 @@ def kill_node_processes(node: Any) -> None:
 
 
 def remove_a_worker(cluster: Any, pool: RayPool, node_id: str | None = None) -> str:
-    """Kill a worker node (``node_id``, else one hosting an actor), every process of
-    it at once; its label."""
+    """Kill a worker node (``node_id``, else one hosting an actor now, else one whose
+    actor already retired: near the end of a run none may be left), every process
+    of it at once; its label."""
     workers = {node.node_id: node for node in cluster.worker_nodes}
     if node_id is None:
-        node_id = next(n.id for n in pool.cluster.values() if n.actors and n.id in workers)
+        played = [n for n in pool.cluster.values() if n.id in workers and n.label in pool.nodes]
+        node_id = max(played, key=lambda n: n.actors > 0).id
     kill_node_processes(workers[node_id])
     cluster.remove_node(workers[node_id], allow_graceful=False)  # reaps, and forgets the node
     return pool.cluster[node_id].label
