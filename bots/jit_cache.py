@@ -9,10 +9,13 @@ cache files are copied to a private writable folder (the sandbox's own
 (``arena`` builds it before the first game, see ``arena/plan/prepare.py``) is used
 inside, and a stale or missing one is rebuilt privately.
 
-numba checks a cached function against the source of its own file only;
-the kernels also freeze the rules core's board tables (``board.py``) into
-their machine code, so a cache built from another ``board.py`` is dropped
-(:func:`drop_stale`).
+Two files hold kernels: the bots' search (``kamisado_jit.py``) and the rules
+package's move generation and round solver (``arena/games/kamisado/solver.py``),
+which the search calls. Both caches are copied. numba checks a cached
+function against the source of its own file only, and the search's machine
+code holds the solver kernels it calls, so a cache of ``kamisado_jit.py``
+built from another ``solver.py`` is dropped (:func:`drop_stale`); ``solver.py``
+itself pins the board tables it freezes.
 
 This module must run before :mod:`bots.kamisado_jit` is imported: numba
 picks a function's cache folder when it is decorated.
@@ -21,6 +24,7 @@ picks a function's cache folder when it is decorated.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -29,13 +33,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena.games.kamisado import board
-
 _HERE = Path(__file__).resolve().parent
 SOURCE = _HERE / "kamisado_jit.py"
 IN_TREE = _HERE / "__pycache__"
-TABLES = Path(board.__file__)
-"""The other source frozen into the compiled code."""
+TABLES = Path(str(importlib.util.find_spec("arena.games.kamisado.solver").origin)).resolve()
+"""The other source compiled into the search's machine code (found, not
+imported: importing it would load its kernels before numba's cache is placed)."""
+SOURCES = (SOURCE, TABLES)
+"""Every file whose kernels a bot loads."""
 PRIVATE = "kamisado-arena-numba"
 _prepared = False
 
@@ -78,19 +83,23 @@ def prepare() -> None:
     _prepared = True
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    if writable(IN_TREE):
+    if all(writable(source.parent / "__pycache__") for source in SOURCES):
         drop_stale(IN_TREE)
         return
     import numba
     from numba.core.caching import _CacheLocator
 
     root = Path(tempfile.gettempdir()) / PRIVATE
-    target = root / _CacheLocator.get_suitable_cache_subpath(str(SOURCE))
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        drop_stale(target)
-        if _stamp(IN_TREE) == tables_digest():
-            for f in _cache_files(IN_TREE):
+        for source in SOURCES:
+            target = root / _CacheLocator.get_suitable_cache_subpath(str(source))
+            target.mkdir(parents=True, exist_ok=True)
+            tree = source.parent / "__pycache__"
+            if source == SOURCE:
+                drop_stale(target)
+                if _stamp(tree) != tables_digest():
+                    continue  # the tree's search cache was built from another solver.py
+            for f in _cache_files(tree, source):
                 if not (target / f.name).exists():
                     shutil.copyfile(f, target / f.name)
     except OSError:
@@ -109,13 +118,13 @@ def _stamp(folder: Path) -> str | None:
         return None
 
 
-def _cache_files(folder: Path) -> list[Path]:
-    return list(folder.glob(f"{SOURCE.stem}.*.nb[ic]"))
+def _cache_files(folder: Path, source: Path = SOURCE) -> list[Path]:
+    return list(folder.glob(f"{source.stem}.*.nb[ic]"))
 
 
 def drop_stale(folder: Path) -> None:
-    """Delete the kernels' cache in ``folder`` unless it was built from this
-    ``board.py``, and record the one it will be built from."""
+    """Delete the search's cache in ``folder`` unless it was built with this
+    ``solver.py``, and record the one it will be built with."""
     digest = tables_digest()
     if _stamp(folder) == digest:
         return

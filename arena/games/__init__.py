@@ -16,6 +16,7 @@ from arena.games.base import (
     GameError,
     IllegalAction,
     Outcome,
+    Solution,
     State,
 )
 
@@ -25,6 +26,7 @@ __all__ = [
     "GameError",
     "IllegalAction",
     "Outcome",
+    "Solution",
     "State",
     "get_game",
     "game_names",

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from typing import Any
+import time
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from arena.games.base import TERMINAL, Game, GameError, IllegalAction, Outcome, State
+from arena.games.base import TERMINAL, Game, GameError, IllegalAction, Outcome, Solution, State
 from arena.games.kamisado.board import (
     COLOURS,
     MATCH_KINDS,
@@ -21,6 +22,9 @@ from arena.games.kamisado.notation import (
 )
 from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
+
+if TYPE_CHECKING:
+    from arena.games.kamisado.solver import Solver
 
 
 class KamisadoState(State):
@@ -127,6 +131,10 @@ class Kamisado(Game):
     default_variant = "standard"
     description = "Kamisado: single round, standard, long and marathon matches"
     observation_type = KamisadoObservation
+    solves: ClassVar[str | None] = "round"
+
+    def __init__(self) -> None:
+        self._solver: Solver | None = None
 
     def new_state(self, variant: str | None = None) -> KamisadoState:
         variant = variant or self.default_variant
@@ -158,3 +166,42 @@ class Kamisado(Game):
 
     def start_text(self, variant: str | None = None) -> str:
         return START_TEXT.format(kind=variant or self.default_variant)
+
+    def solver(self, table_bits: int | None = None) -> Solver:
+        """The process's round solver (its table kept across calls: entries are
+        facts about positions, true in every game); a new one for another size.
+
+        Imported on first use: loading the compiled kernels costs a fraction of a
+        second that only analysis and the solving bots should pay.
+        """
+        from arena.games.kamisado.solver import TABLE_BITS, Solver
+
+        bits = table_bits or TABLE_BITS
+        if self._solver is None or self._solver.keys.shape[0] != 1 << bits:
+            self._solver = None  # free the old table before taking the new one
+            self._solver = Solver(bits)
+        return self._solver
+
+    def solve(self, state: State, budget_ms: float, *, max_nodes: int = 0) -> Solution | None:
+        """The round's exact value: who wins the round being played by force
+        (Sumo pushes, deadlocks and ranks as in play; the match score does not
+        change who wins a round). Between rounds, the round just ended."""
+        assert isinstance(state, KamisadoState)
+        pos = state.pos
+        if pos.phase != PLAY:
+            winner = pos.last_winner if pos.last_winner >= 0 else None
+            return Solution(winner, 0, None, pos.round, pos.side)
+        deadline = time.monotonic() + budget_ms / 1000
+        value = self.solver().solve(
+            pos.at,
+            pos.square_of,
+            pos.rank,
+            pos.side,
+            pos.required,
+            deadline=deadline,
+            max_nodes=max_nodes,
+        )
+        winner = {1: pos.side, 0: pos.side ^ 1}.get(value.result)
+        return Solution(
+            winner, value.distance, move_to_text(value.move), pos.round, pos.side, value.nodes
+        )
