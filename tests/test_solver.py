@@ -12,65 +12,21 @@ itself keep the value.
 from __future__ import annotations
 
 import random
+import re
 import time
 
 import numpy as np
 import pytest
+from click.testing import CliRunner
+from plain_search import TooBig, plain_value
 from test_compiled_search import DEADLOCKS
 
+from arena.cli import main
 from arena.games import GameError, get_game
 from arena.games.kamisado import GAME
 from arena.games.kamisado import solver as S
 from arena.games.kamisado.notation import text_to_move
 from arena.games.kamisado.position import OVER, PLAY, Position
-
-
-class TooBig(Exception):
-    pass
-
-
-Seen = dict[str, int]
-
-
-def wins_within(pos: Position, attacker: int, plies: int, budget: list[int], seen: Seen) -> bool:
-    """Whether ``attacker`` wins the round within ``plies`` plies whatever the
-    other side plays: plain depth-first search over the rules core, no table,
-    stopping only at the first winning move. ``budget[0]`` nodes, then ``TooBig``;
-    ``seen`` counts the pushes and deadlocks met."""
-    budget[0] -= 1
-    if budget[0] < 0:
-        raise TooBig
-    if plies <= 0:
-        return False
-    mover = pos.side
-    for m in pos.legal_moves():
-        seen["push"] += m & 63 != m >> 6 and pos.at[m >> 6] >= 0
-        pos.make(m)
-        try:
-            if pos.phase != PLAY:
-                seen["deadlock"] += pos.last_reason == "deadlock"
-                won = pos.last_winner == attacker
-            else:
-                won = wins_within(pos, attacker, plies - 1, budget, seen)
-        finally:
-            pos.unmake()
-        if won and mover == attacker:
-            return True
-        if not won and mover != attacker:
-            return False
-    return mover != attacker
-
-
-def plain_value(pos: Position, budget: int, seen: Seen | None = None) -> tuple[int, int]:
-    """``(winner, distance)`` of the round: the first depth at which either side
-    wins whatever the other plays is the quickest win and the longest defence."""
-    seen = {"push": 0, "deadlock": 0} if seen is None else seen
-    left = [budget]
-    for plies in range(1, 200):
-        for player in (pos.side, pos.side ^ 1):
-            if wins_within(pos, player, plies, left, seen):
-                return player, plies
-    raise TooBig
 
 
 def careful_move(pos: Position, rng: random.Random) -> int:
@@ -233,3 +189,33 @@ def test_the_board_tables_are_pinned() -> None:
     """The kernels freeze board.py's tables; the digest in solver.py must follow
     them (the module refuses to load otherwise, see its docstring)."""
     assert S.board_digest() == S.BOARD_DIGEST
+
+
+def test_arena_solve_prints_who_wins_in_how_many_plies() -> None:
+    late = "1v+2g+1y1/4r3/n1V2b2/B7/5G+1N+/7o+/p7/R2Y+1PO1 g b long 3-3 7 -"
+    result = CliRunner().invoke(main, ["solve", "-p", late, "--hash-mb", "16"])
+    assert result.exit_code == 0, result.output
+    assert "black wins the round within 3 plies with best play" in result.output
+    assert "gold to move, best move f6-f5" in result.output
+    assert re.search(r"^nodes [\d,]+ in [\d.]+ s", result.output, re.M)
+
+
+def test_arena_solve_gives_up_at_its_time_limit() -> None:
+    result = CliRunner().invoke(main, ["solve", "--time", "0.2", "--hash-mb", "16"])
+    assert result.exit_code == 3  # not an error: no verdict
+    assert "unknown: no round win within" in result.output and "--time ran out" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--game", "sekigahara"], "sekigahara: no exact solver: hidden information"),
+        (["--time", "0"], "'--time'"),
+        (["-p", "7n/8/8/8/8/8/8/O7 b - single 0-0 1 -"], ""),
+    ],
+)
+def test_arena_solve_bad_input_is_one_line(args: list[str], message: str) -> None:
+    result = CliRunner().invoke(main, ["solve", *args])
+    assert result.exit_code not in (0, 3)
+    assert result.output.strip().count("\n") == 0 and "Traceback" not in result.output
+    assert message in result.output

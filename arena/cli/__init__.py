@@ -14,6 +14,7 @@ from arena.cli import (  # noqa: F401  (each module registers its verbs)
     rules,
     run,
     serve,
+    solve,
     sprt,
 )
 from arena.cli.app import main

@@ -220,9 +220,19 @@ class Game(ABC):
                 return state
         raise GameError(f"{self.name}: no non-terminal opening of {plies} plies found")
 
-    def solve(self, state: State, budget_ms: float, *, max_nodes: int = 0) -> Solution | None:
+    def solve(
+        self,
+        state: State,
+        budget_ms: float | None,
+        *,
+        max_nodes: int = 0,
+        max_depth: int | None = None,
+        table_mb: int | None = None,
+    ) -> Solution | None:
         """The exact value of the part of the game ``state`` is in, searched for at
-        most ``budget_ms`` milliseconds (and ``max_nodes`` positions, 0: no limit);
-        ``None`` when nothing is left to solve (the game is over). Unknown is a
-        legitimate answer. Optional: a game without a solver raises ``GameError``."""
+        most ``budget_ms`` milliseconds (``None``: no limit), ``max_nodes`` positions
+        (0: no limit) and ``max_depth`` plies; ``table_mb`` sizes the solver's
+        memory. ``None`` when nothing is left to solve (the game is over).
+        Unknown is a legitimate answer. Optional: a game without a solver raises
+        ``GameError``."""
         raise GameError(f"{self.name}: {self.no_solver}")

@@ -717,7 +717,12 @@ class Watchdog:
 
 
 TABLE_BITS = 20
-"""Default table: 2**20 entries of 16 bytes."""
+"""Default table: 2**20 entries of 16 bytes (16 MiB)."""
+
+
+def table_bits(megabytes: int) -> int:
+    """The largest table (as a power of two) within ``megabytes`` MiB, at least 2**10."""
+    return max(10, (max(megabytes, 1) * (1 << 20) // 16).bit_length() - 1)
 
 
 class Solver:
@@ -725,9 +730,12 @@ class Solver:
     a fact about a position (ranks included), true in any game, so a game's
     positions analysed in order reuse each other's proofs."""
 
-    def __init__(self, table_bits: int = TABLE_BITS) -> None:
-        self.keys = np.zeros(1 << table_bits, dtype=np.int64)
-        self.data = np.zeros(1 << table_bits, dtype=np.int64)
+    max_depth = MAX_PLY - 2
+    """The deepest proof the kernels can hold."""
+
+    def __init__(self, bits: int = TABLE_BITS) -> None:
+        self.keys = np.zeros(1 << bits, dtype=np.int64)
+        self.data = np.zeros(1 << bits, dtype=np.int64)
         self.moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
         self.scores = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
         self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
