@@ -6,6 +6,7 @@ Importing the package registers every verb on :data:`main`.
 """
 
 from arena.cli import (  # noqa: F401  (each module registers its verbs)
+    analyze,
     check,
     openings,
     play,

@@ -37,6 +37,7 @@ def write_reports(
     ``list_latest`` games and the ``list_faulted`` latest faulted ones before
     them are listed (and replayed in report.html), so a report stays small.
     """
+    from arena.analysis.store import AnalysisStore
     from arena.report.html import write_html
     from arena.report.markdown import write_markdown
     from arena.report.summary import LIST_FAULTED, LIST_LATEST, build_report
@@ -44,13 +45,19 @@ def write_reports(
 
     directory = Path(store_dir)
     with Store.open_existing(directory) as store:
-        data = build_report(
-            store,
-            anchor=anchor,
-            directory=directory,
-            list_latest=LIST_LATEST if list_latest is None else list_latest,
-            list_faulted=LIST_FAULTED if list_faulted is None else list_faulted,
-        )
+        analysis = AnalysisStore.open_readonly(directory)
+        try:
+            data = build_report(
+                store,
+                anchor=anchor,
+                directory=directory,
+                list_latest=LIST_LATEST if list_latest is None else list_latest,
+                list_faulted=LIST_FAULTED if list_faulted is None else list_faulted,
+                analysis=analysis,
+            )
+        finally:
+            if analysis is not None:
+                analysis.close()
         write_markdown(data, directory / MARKDOWN_NAME)
         listed = ((row.key, store.game(row.key)) for row in data.game_list)
         write_html(data, ((k, r) for k, r in listed if r is not None), directory / HTML_NAME)

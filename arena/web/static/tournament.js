@@ -14,6 +14,16 @@
     const td = document.createElement("td"); td.textContent = text; if (cls) td.className = cls; row.appendChild(td); return td;
   }
 
+  // The analysis column: a game's blunders and missed wins (arena analyze), if analysed.
+  function mistakes(g) {
+    if (g.blunders === undefined || g.blunders === null) return "";
+    const parts = [];
+    if (g.blunders) parts.push(g.blunders + (g.blunders > 1 ? " blunders" : " blunder"));
+    const missed = g.missed - g.blunders;
+    if (missed > 0) parts.push(missed + (missed > 1 ? " missed wins" : " missed win"));
+    return parts.join(", ");
+  }
+
   async function load() {
     const q = new URLSearchParams(new FormData(form));
     q.set("offset", offset); q.set("limit", LIMIT);
@@ -25,6 +35,7 @@
       const tr = document.createElement("tr"); tr.className = "game"; tr.dataset.key = g.key;
       cell(tr, g.index, "num"); cell(tr, g.key); cell(tr, g.players[0]); cell(tr, g.players[1]); cell(tr, g.result);
       cell(tr, g.reason + (g.faulty ? " (" + g.faulty + ")" : "")); cell(tr, g.plies, "num"); cell(tr, g.seconds.toFixed(1) + "s", "num");
+      cell(tr, mistakes(g), "analysis");
       const b = document.createElement("button"); b.type = "button"; b.className = "open"; b.textContent = "replay";
       cell(tr, "").appendChild(b);
       b.addEventListener("click", () => toggle(tr, g.key, b));
@@ -41,7 +52,7 @@
     const next = tr.nextElementSibling;
     if (next && next.classList.contains("replay-row")) { next.remove(); b.textContent = "replay"; return; }
     const row = document.createElement("tr"); row.className = "replay-row";
-    const td = document.createElement("td"); td.colSpan = 9; row.appendChild(td);
+    const td = document.createElement("td"); td.colSpan = 10; row.appendChild(td);
     tr.after(row); b.textContent = "close";
     const reply = await fetch(base + "/replay?key=" + encodeURIComponent(key));
     if (!reply.ok) { td.textContent = await reply.text(); td.className = "error"; return; }

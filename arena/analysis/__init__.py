@@ -1,0 +1,5 @@
+"""Game analysis with the games' exact solvers: every stored position's value,
+where each part (a Kamisado round) was decided, and each bot's blunders and
+missed wins. ``values`` solves a record's positions, ``figures`` reads them,
+``store`` keeps them in ``analysis.sqlite`` beside the games, ``run`` drives
+the worker processes (``arena analyze``)."""
