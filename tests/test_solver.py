@@ -155,6 +155,18 @@ def test_a_budget_gives_an_unknown_value_with_the_depth_proven() -> None:
     )
     assert v.result == S.UNKNOWN
     assert time.monotonic() - start < 1.0
+    # One alarm thread serves every call of a solver: a deadline already past
+    # stops at once, and a later call is not stopped by an earlier deadline.
+    solver = S.Solver(16)
+    args = (pos.at, pos.square_of, pos.rank, pos.side, pos.required)
+    assert solver.solve(*args, deadline=time.monotonic() - 1).result == S.UNKNOWN
+    for _ in range(50):
+        solver.solve(*args, deadline=time.monotonic() + 0.0005)
+    late, _ = late_positions(1, 2, 9, 2000)[0][:2]
+    value = solver.solve(
+        late.at, late.square_of, late.rank, late.side, late.required, deadline=time.monotonic() + 60
+    )
+    assert value.result != S.UNKNOWN
 
 
 def test_game_solve_speaks_actions_and_players() -> None:

@@ -716,6 +716,46 @@ class Watchdog:
             self.timer.cancel()
 
 
+class Alarm:
+    """One thread per solver that raises the stop flag at the armed deadline.
+
+    Analysis solves many positions in a row, most of them in microseconds; a
+    new timer thread per position (:class:`Watchdog`) cost more than that.
+    Arming and firing take one lock, so a deadline that passes while a search
+    is being closed never stops the next one.
+    """
+
+    def __init__(self, ctl: np.ndarray) -> None:
+        self.ctl = ctl
+        self.cond = threading.Condition()
+        self.deadline: float | None = None
+        self.thread = threading.Thread(target=self._run, name="solver-alarm", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        with self.cond:
+            while True:
+                if self.deadline is None:
+                    self.cond.wait()
+                    continue
+                left = self.deadline - time.monotonic()
+                if left <= 0:
+                    self.ctl[C_STOP] = 1
+                    self.deadline = None
+                else:
+                    self.cond.wait(left)
+
+    def arm(self, deadline: float | None) -> None:
+        with self.cond:
+            self.ctl[C_STOP] = 0
+            self.deadline = deadline
+            self.cond.notify()
+
+    def disarm(self) -> None:
+        with self.cond:
+            self.deadline = None
+
+
 TABLE_BITS = 20
 """Default table: 2**20 entries of 16 bytes (16 MiB)."""
 
@@ -739,6 +779,7 @@ class Solver:
         self.moves = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
         self.scores = np.zeros((MAX_PLY + 1, MAX_MOVES), dtype=np.int64)
         self.ctl = np.zeros(CTL_SIZE, dtype=np.int64)
+        self.alarm: Alarm | None = None
 
     def clear(self) -> None:
         self.keys.fill(0)
@@ -764,9 +805,25 @@ class Solver:
         k = np.array(rank, dtype=np.int64)
         self.ctl[:] = 0
         self.ctl[C_MAX_NODES] = max_nodes
-        with Watchdog(self.ctl, deadline):
+        if self.alarm is None and deadline is not None:
+            self.alarm = Alarm(self.ctl)
+        if self.alarm is not None:
+            self.alarm.arm(deadline)  # after the reset: a deadline already past stops at once
+        try:
             result, distance, move = solve_kernel(
-                a, s, k, side, required, max_depth, self.keys, self.data,
-                self.moves, self.scores, self.ctl,
-            )  # fmt: skip
+                a,
+                s,
+                k,
+                side,
+                required,
+                max_depth,
+                self.keys,
+                self.data,
+                self.moves,
+                self.scores,
+                self.ctl,
+            )
+        finally:
+            if self.alarm is not None:
+                self.alarm.disarm()
         return RoundValue(int(result), int(distance), int(move), int(self.ctl[C_NODES]))
