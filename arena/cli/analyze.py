@@ -60,7 +60,7 @@ def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None
             share = 100 * outcome.proven / outcome.positions if outcome.positions else 0.0
             click.echo(
                 f"\ranalysing: {outcome.analysed + outcome.skipped} of {outcome.games} games,"
-                f" {share:.1f} % of positions proven",
+                f" {share:.1f}% of positions proven",
                 err=True,
                 nl=False,
             )
@@ -82,7 +82,7 @@ def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None
         click.echo(f"arena: warning: {directory}: {line}", err=True)
     if outcome.games == 0:
         raise UserError(f"{directory}: no games stored yet; nothing to analyse")
-    share = f"{100 * outcome.proven / outcome.positions:.1f} %" if outcome.positions else "-"
+    share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"
     click.echo(
         f"analysed {outcome.analysed} games ({outcome.skipped} already done) in"
         f" {outcome.seconds:.1f} s with {count} worker{'s' if count > 1 else ''} at"
