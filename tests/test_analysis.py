@@ -149,13 +149,12 @@ def test_definitions_on_hand_made_values() -> None:
     assert [(p.end, p.decided) for p in unfinished.parts] == [(None, None)]
 
 
-@pytest.mark.parametrize("signum", [signal.SIGKILL, signal.SIGINT])
-def test_a_killed_analysis_resumes_and_never_changes_the_games(
-    tmp_path: Path, signum: signal.Signals
-) -> None:
-    """Killed (SIGKILL) or interrupted (SIGINT, a terminal's Ctrl-C): its workers
-    go with it, the games it finished are kept, a rerun does the rest, and the
-    games' database is byte for byte what it was."""
+@pytest.mark.parametrize("kill", ["SIGKILL", "SIGINT", "a worker"])
+def test_a_killed_analysis_resumes_and_never_changes_the_games(tmp_path: Path, kill: str) -> None:
+    """Killed (SIGKILL), interrupted (SIGINT, a terminal's Ctrl-C) or losing a
+    worker (SIGKILL to one): its workers go with it, the games it finished are
+    kept, a rerun does the rest, and the games' database is byte for byte what
+    it was."""
     toml = tmp_path / "t.toml"
     toml.write_text(
         """
@@ -198,11 +197,16 @@ command = "builtin:random"
     assert 0 < analysed < 8
     workers = children_with(process.pid, "multiprocessing")
     assert workers  # the worker processes (and multiprocessing's resource tracker)
-    os.kill(process.pid, signum)
+    if kill == "a worker":
+        os.kill(children_with(process.pid, "spawn_main")[0], signal.SIGKILL)
+    else:
+        os.kill(process.pid, getattr(signal, kill))
     _, err = process.communicate(timeout=60)
-    if signum == signal.SIGINT:
-        assert process.returncode == 130
-        assert err.decode().strip().splitlines()[-1].startswith("interrupted: ")
+    last = (err.decode().strip().splitlines() or [""])[-1]
+    if kill == "SIGINT":
+        assert process.returncode == 130 and last.startswith("interrupted: ")
+    elif kill == "a worker":
+        assert process.returncode == 1 and "a worker process died" in last, err
     deadline = time.monotonic() + 30
     while any(Path(f"/proc/{pid}").exists() for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -20,6 +20,7 @@ import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import msgspec
@@ -128,6 +129,12 @@ def analyse(
         with AnalysisStore.open(directory) as store:
             done = store.done()
             todo = _todo(reader, done, budget_ms, outcome)
+            digests: dict[str, str] = {}
+
+            def tasks() -> Iterator[Task]:
+                for key, text in todo:
+                    digests[key] = digest(text)
+                    yield game.name, key, text, budget_ms
 
             def keep(result: Done) -> None:
                 key, encoded, blunders, missed, error = result
@@ -142,13 +149,6 @@ def analyse(
                 outcome.seconds = time.monotonic() - start
                 if on_game is not None:
                     on_game(outcome)
-
-            digests: dict[str, str] = {}
-
-            def tasks() -> Iterator[Task]:
-                for key, text in todo:
-                    digests[key] = digest(text)
-                    yield game.name, key, text, budget_ms
 
             count = workers or os.cpu_count() or 1
             if count <= 1:
@@ -180,20 +180,31 @@ def _run_pool(
     pool = ProcessPoolExecutor(
         workers, mp_context=context, initializer=_worker_init, initargs=(game_name,)
     )
-    pending: set[Future[Done]] = set()
     try:
-        for task in tasks:
-            pending.add(pool.submit(analyse_one, task))
-            if len(pending) >= 2 * workers:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for f in finished:
-                    keep(f.result())
-        while pending:
+        _feed(pool, tasks, workers, keep)
+    except BrokenProcessPool:
+        raise AnalysisError(
+            "a worker process died (out of memory?); the games analysed so far are kept: "
+            "run the same command again to resume"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _feed(
+    pool: ProcessPoolExecutor, tasks: Iterator[Task], workers: int, keep: Callable[[Done], None]
+) -> None:
+    pending: set[Future[Done]] = set()
+    for task in tasks:
+        pending.add(pool.submit(analyse_one, task))
+        if len(pending) >= 2 * workers:
             finished, pending = wait(pending, return_when=FIRST_COMPLETED)
             for f in finished:
                 keep(f.result())
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+    while pending:
+        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for f in finished:
+            keep(f.result())
 
 
 def default_workers(concurrency: int | None = None) -> int:
