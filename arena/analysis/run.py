@@ -44,7 +44,7 @@ class AnalysisError(StoreError):
 
 
 @dataclass(slots=True)
-class Outcome:
+class AnalysisRun:
     """What one run did."""
 
     games: int = 0
@@ -112,11 +112,11 @@ def analyse(
     budget_ms: float = DEFAULT_BUDGET_MS,
     *,
     workers: int | None = None,
-    on_game: Callable[[Outcome], None] | None = None,
-) -> Outcome:
+    on_game: Callable[[AnalysisRun], None] | None = None,
+) -> AnalysisRun:
     """Analyse every stored game of ``directory`` not yet analysed at ``budget_ms``."""
     check_budget(budget_ms)
-    outcome = Outcome()
+    outcome = AnalysisRun()
     start = time.monotonic()
     with GamesReader(directory) as reader:
         try:
@@ -161,7 +161,7 @@ def analyse(
 
 
 def _todo(
-    reader: GamesReader, done: dict[str, tuple[str, float]], budget_ms: float, outcome: Outcome
+    reader: GamesReader, done: dict[str, tuple[str, float]], budget_ms: float, outcome: AnalysisRun
 ) -> Iterator[tuple[str, str]]:
     for key, text in reader.rows():
         previous = done.get(key)
@@ -218,7 +218,7 @@ __all__ = [
     "MAX_BUDGET_MS",
     "MIN_BUDGET_MS",
     "AnalysisError",
-    "Outcome",
+    "AnalysisRun",
     "analyse",
     "check_budget",
     "default_workers",
