@@ -262,7 +262,13 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     with sqlite3.connect(other / ANALYSIS_NAME) as conn:
         conn.execute("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         conn.execute("INSERT INTO meta VALUES ('schema_version', '99')")
+    before = (other / ANALYSIS_NAME).read_bytes()
     one_line_error(["analyze", str(other)], ANALYSIS_NAME, "delete it")
+    assert (other / ANALYSIS_NAME).read_bytes() == before  # not touched
+    busy = tmp_path / "busy"
+    fake_store(busy, "kamisado")
+    with AnalysisStore.open(busy):  # another arena analyze of the same folder
+        one_line_error(["analyze", str(busy)], "being written by another arena analyze")
 
 
 @pytest.mark.parametrize("workers", [1])

@@ -16,6 +16,7 @@ budget than asked is analysed again; one solved with a larger budget is kept.
 from __future__ import annotations
 
 import datetime as _dt
+import fcntl
 import hashlib
 import os
 import sqlite3
@@ -62,6 +63,13 @@ _encoder = msgspec.json.Encoder()
 def digest(record_text: str) -> str:
     """A record's fingerprint (its stored JSON text)."""
     return hashlib.blake2b(record_text.encode(), digest_size=12).hexdigest()
+
+
+def _other_version(path: Path, found: str) -> str:
+    return (
+        f"{path}: written by another arena version (analysis schema {found}, this arena's "
+        f"is {ANALYSIS_SCHEMA}); delete it to analyse again"
+    )
 
 
 def _ro_uri(path: Path) -> str:
@@ -147,12 +155,43 @@ class AnalysisStore:
         self.path = path
         self._conn = conn
         self._lock = threading.Lock()
+        self._lock_fd: int | None = None
 
     @classmethod
     def open(cls, directory: str | os.PathLike[str]) -> AnalysisStore:
+        """Open (or create) the analysis to write it; one writer at a time: a second
+        ``arena analyze`` of the same folder stops at once (an ``flock`` on the file)."""
         path = Path(directory) / ANALYSIS_NAME
         try:
+            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as exc:
+            raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(lock)
+            raise StoreError(
+                f"{path} is being written by another arena analyze; wait for it to end"
+            ) from None
+        try:
+            store = cls._open(path)
+        except BaseException:
+            os.close(lock)
+            raise
+        store._lock_fd = lock
+        return store
+
+    @classmethod
+    def _open(cls, path: Path) -> AnalysisStore:
+        try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            try:
+                row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            except sqlite3.OperationalError:
+                row = None  # a new file
+            if row is not None and row[0] != str(ANALYSIS_SCHEMA):
+                conn.close()
+                raise StoreError(_other_version(path, row[0]))
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=NORMAL")
             conn.executescript(_SCHEMA)
@@ -185,14 +224,13 @@ class AnalysisStore:
         row = self._conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or row[0] != str(ANALYSIS_SCHEMA):
             self._conn.close()
-            found = "none" if row is None else row[0]
-            raise StoreError(
-                f"{self.path}: written by another arena version (analysis schema {found}, "
-                f"this arena's is {ANALYSIS_SCHEMA}); delete it to analyse again"
-            )
+            raise StoreError(_other_version(self.path, "none" if row is None else row[0]))
 
     def close(self) -> None:
         self._conn.close()
+        if self._lock_fd is not None:
+            os.close(self._lock_fd)
+            self._lock_fd = None
 
     def __enter__(self) -> AnalysisStore:
         return self
