@@ -265,6 +265,12 @@ def test_bad_input_is_one_line(tmp_path: Path) -> None:
     before = (other / ANALYSIS_NAME).read_bytes()
     one_line_error(["analyze", str(other)], ANALYSIS_NAME, "delete it")
     assert (other / ANALYSIS_NAME).read_bytes() == before  # not touched
+    battle_file = Path(__file__).resolve().parents[1] / "examples" / "battle.toml"
+    one_line_error(  # before any game is played
+        ["run", str(battle_file), "--analyze", "--results", str(tmp_path / "r")],
+        "--analyze: sekigahara games cannot be analysed",
+    )
+    assert not (tmp_path / "r").exists()
     busy = tmp_path / "busy"
     fake_store(busy, "kamisado")
     with AnalysisStore.open(busy):  # another arena analyze of the same folder

@@ -133,6 +133,12 @@ def run_command(
         raise UserError("--token is for --web")
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
+    if analyze:
+        from arena.games import get_game
+
+        game = get_game(config.game)
+        if game.solves is None:  # said before any game is played
+            raise UserError(f"--analyze: {game.name} games cannot be analysed: {game.no_solver}")
     tournament = Tournament(
         config,
         text,
