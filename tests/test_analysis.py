@@ -17,7 +17,7 @@ import pytest
 from click.testing import CliRunner
 from procs import children_with
 
-from arena.analysis.figures import Mistake, game_calls
+from arena.analysis.figures import Figures, Mistake, game_calls
 from arena.analysis.store import ANALYSIS_NAME, AnalysisStore
 from arena.analysis.values import UNKNOWN, PlyValue
 from arena.cli import main
@@ -132,19 +132,32 @@ def test_definitions_on_hand_made_values() -> None:
         ply(1, U, part=2),  # 8: round 2, B to move, unknown
         ply(0, 0, part=2),  # 9: A proven won...
         ply(1, 1, part=2),  # 10: ...A's move made it B's: a blunder
-        PlyValue(2, 1, 1, 0, "", 0),  # 11: round 2 over, B won
+        PlyValue(2, 1, 1, 0, "", 0),  # 11: round 2 over, B won (B's regroup choice)
+        ply(0, U, part=3),  # 12: round 3, nothing proven...
+        ply(1, U, part=3),  # 13
+        PlyValue(3, 0, 0, 0, "", 0),  # 14: ...until A won it
     ]
-    record = record_of([0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 1], forced={5})
+    record = record_of([0, 1, 1, 0, 0, 1, 0, 0, 1, 0, 1, 1, 0, 1], forced={5})
     calls = game_calls(record, values)
     assert calls.mistakes == [Mistake(2, 1, False, "x"), Mistake(9, 0, True, "x")]
     assert (calls.blunders, calls.missed) == (1, 2)  # every blunder is a missed win too
-    assert calls.decisions == [5, 4]  # ply 5 was forced, ply 7 a regroup
+    assert calls.decisions == [6, 5]  # ply 5 was forced, plies 7 and 11 regroups
     assert calls.proven_decisions == [3, 3]
-    round1, round2 = calls.parts
+    round1, round2, round3 = calls.parts
     assert (round1.first, round1.end, round1.winner) == (0, 7, 0)
     assert (round1.decided, round1.decisive) == (4, 3)
     assert (round2.first, round2.end, round2.winner) == (8, 11, 1)
     assert (round2.decided, round2.decisive) == (10, 9)
+    assert (round3.winner, round3.decided, round3.decisive) == (0, 14, 13)
+    figures = Figures()
+    figures.add(record, calls, values)
+    a, b = figures.bots["A"], figures.bots["B"]
+    # Each was proven to win a round it then lost, and won one from a lost position;
+    # A's round 3, never proven before it ended, is not a proven-won round.
+    assert (a.parts_won_proven, a.converted, a.wins_from_lost) == (2, 1, 1)
+    assert (b.parts_won_proven, b.converted, b.wins_from_lost) == (2, 1, 1)
+    assert (a.blunders, a.missed, b.blunders, b.missed) == (1, 1, 0, 1)
+    assert (figures.parts, figures.decided_at_start, figures.plies_after_decision) == (3, 0, 4)
     unfinished = game_calls(record_of([0, 1, 1]), values[:4])
     assert [(p.end, p.decided) for p in unfinished.parts] == [(None, None)]
 

@@ -217,7 +217,7 @@ class Figures:
             self.parts += 1
             self.decided_at_start += part.decided == part.first
             self.plies_after_decision += part.end - part.decided
-            span = values[part.first : part.end + 1]
+            span = values[part.first : part.end]  # in play: not the part's end
             for p, bot in enumerate(bots):
                 if any(v.winner == p for v in span):
                     bot.parts_won_proven += 1
