@@ -10,9 +10,9 @@ fresh process each time, so no solver table carries over between budgets.
 
     python bench/analysis.py [--games 20] [--budgets 5,20,100] [--keep DIR]
 
-Playing the games is not timed and may run anywhere; the analysis is the
-measurement: run it under the machine's CPU lock (``flock /work/cpu.lock``)
-with the games kept from an earlier run (``--keep DIR``, generated once).
+Playing the games is not timed; the analysis is the measurement: on a shared
+machine, play the games once (``--keep DIR``), then run the measurement alone
+(under whatever lock the machine's users share) with the same ``--keep DIR``.
 """
 
 from __future__ import annotations
