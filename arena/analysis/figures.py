@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from arena.analysis.values import UNKNOWN, PlyValue
-from arena.match.record import GameRecord
+from arena.match.record import ActionRecord, GameRecord
 
 
 @dataclass(frozen=True, slots=True)
@@ -105,7 +105,7 @@ def game_calls(record: GameRecord, values: list[PlyValue]) -> GameCalls:
     )
 
 
-def _parts(values: list[PlyValue], actions: list) -> list[PartCall]:  # noqa: ANN001
+def _parts(values: list[PlyValue], actions: list[ActionRecord]) -> list[PartCall]:
     out: list[PartCall] = []
     i = 0
     n = len(values)

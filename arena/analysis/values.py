@@ -13,7 +13,7 @@ import time
 
 import msgspec
 
-from arena.games import Game, GameError
+from arena.games import Game, GameError, State
 from arena.match.record import GameRecord
 
 UNKNOWN = -1
@@ -84,7 +84,7 @@ def solve_game(game: Game, record: GameRecord, budget_ms: float) -> GameValues:
     return GameValues(values, budget_ms, round(time.monotonic() - start, 3))
 
 
-def _value(game: Game, state, budget_ms: float) -> PlyValue:  # noqa: ANN001
+def _value(game: Game, state: State, budget_ms: float) -> PlyValue:
     solution = game.solve(state, budget_ms)
     player = max(state.current_player(), 0)
     if solution is None:

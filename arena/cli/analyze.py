@@ -49,13 +49,13 @@ def analyze(results_dir: str, budget_ms: float, workers: int | None, no_report: 
 
 def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None:
     """Analyse ``directory`` with a progress line on a terminal, then one summary line."""
-    from arena.analysis.run import analyse, check_budget, default_workers
+    from arena.analysis.run import AnalysisRun, analyse, check_budget, default_workers
 
     check_budget(budget_ms)
     count = workers or default_workers()
     live = sys.stderr.isatty()
 
-    def on_game(outcome) -> None:  # noqa: ANN001
+    def on_game(outcome: AnalysisRun) -> None:
         if live:
             share = 100 * outcome.proven / outcome.positions if outcome.positions else 0.0
             click.echo(

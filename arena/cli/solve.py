@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from arena.cli.app import FiniteFloat, UserError, friendly_errors, main
-from arena.games import get_game
+from arena.games import Game, State, get_game
 
 TABLE_MB = click.IntRange(1, 1 << 16)
 
@@ -110,7 +110,10 @@ def solve(
         write_book(game, state, book_path, leaf_plies, hash_mb, progress)
 
 
-def write_book(game, state, path: Path, leaf_plies: int, hash_mb: int, progress: bool) -> None:  # noqa: ANN001
+def write_book(
+    game: Game, state: State, path: Path, leaf_plies: int, hash_mb: int, progress: bool
+) -> None:
+    """Write the proof from ``state`` as a book (games that have one: Kamisado)."""
     make = getattr(game, "proof_book", None)
     if make is None:
         raise UserError(f"{game.name} writes no proof books")
