@@ -22,6 +22,7 @@ from arena.analysis.store import ANALYSIS_NAME, AnalysisStore
 from arena.analysis.values import UNKNOWN, PlyValue
 from arena.cli import main
 from arena.match.record import ActionRecord, GameRecord
+from arena.report import fmt
 from arena.storage.store import Store
 
 TESTS = Path(__file__).resolve().parent
@@ -65,6 +66,12 @@ command = "builtin:alphabeta"
         + ["--analyze", "--budget-ms", "500"]
     )
     assert "analysed 2 games" in output
+    # Through a pipe the standings end with the analysis as plain lines.
+    lines = output.splitlines()
+    lead = next(i for i, line in enumerate(lines) if line.startswith("analysis: 2 of 2 games"))
+    assert " ".join(lines[lead + 1].split()) == " ".join(fmt.ANALYSIS_HEADERS)
+    scripted = next(line for line in lines[lead + 2 :] if line.startswith("scripted"))
+    assert scripted.split()[3] == "1"  # its blunder
     return tmp_path / "results" / "blunder"
 
 
