@@ -5,14 +5,14 @@ about 130 k nodes a second; an outside program compiled to machine code does
 tens of times that, and in a single round depth is most of strength. numba
 compiles these functions with LLVM from wheels, so ``pip install -e .`` needs
 no compiler, and ``cache=True`` keeps the machine code beside this file (see
-:mod:`bots.jit_cache` for where the cache lives inside the sandbox).
+:mod:`arena.bots.jit_cache` for where the cache lives inside the sandbox).
 
 Move generation, make/unmake and the exact round solver belong to the rules
 package (:mod:`arena.games.kamisado.solver`, whose kernels the arena's game
 analysis uses too); the kernels here call them. numba checks a cached
 function against the source of its own file only, while a caller's machine
 code holds the kernels it calls (and the board tables they freeze), so
-:mod:`bots.jit_cache` drops this file's cache when ``solver.py`` changes.
+:mod:`arena.bots.jit_cache` drops this file's cache when ``solver.py`` changes.
 
 The search works within one round, with the rules core's semantics (tested
 against it move for move): a round end is a terminal whose value is the

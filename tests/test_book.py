@@ -28,7 +28,7 @@ from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_po
 from arena.games.kamisado.position import PLAY, Position
 from arena.match.clock import TimeControl
 from arena.match.referee import play_game
-from bots import resolve_builtin
+from arena.plan.builtins import resolve_builtin
 
 BOOK = Path(__file__).resolve().parents[1] / "bots" / "books" / "kamisado-single.txt"
 BLACK = 0
