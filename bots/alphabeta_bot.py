@@ -41,7 +41,13 @@ from pathlib import Path
 from typing import Any
 
 from arena.bots import timeman
-from arena.bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
+from arena.bots.compiled_search import (
+    TUNABLE,
+    CompiledSearcher,
+    serve_and_leave,
+    set_parameter,
+    warm_up,
+)
 from arena.bots.kamisado_eval import protocol_score
 
 from arena.games.base import GameError
@@ -49,7 +55,7 @@ from arena.games.kamisado.book import book_key, in_book_scope, parse_book
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol.messages import NewGame
-from arena.sdk import Bot, Request, log, run
+from arena.sdk import Bot, Request, log
 
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""
@@ -159,7 +165,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(AlphaBetaBot(args.seed, None if args.no_book else load_book()))
+        serve_and_leave(AlphaBetaBot(args.seed, None if args.no_book else load_book()))
 
 
 if __name__ == "__main__":

@@ -80,13 +80,13 @@ def test_arena_serve_shows_the_analysis(browser, analysed: Path, tmp_path: Path)
             with page_at(browser, width) as (page, errors):
                 page.goto(url + "t/blunder")
                 page.wait_for_function(
-                    "document.getElementById('page-info').dataset.total === '2'",
+                    "() => document.getElementById('page-info').dataset.total === '2'",
                     timeout=20_000,
                 )
                 assert page.locator("#analysis-table tr.bot-analysis").count() == 2
                 page.check("input[name=blunder]")
                 page.wait_for_function(
-                    "document.getElementById('page-info').dataset.total === '1'",
+                    "() => document.getElementById('page-info').dataset.total === '1'",
                     timeout=20_000,
                 )
                 row = page.locator("#games-paged tbody tr.game").first

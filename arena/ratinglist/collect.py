@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 import numpy as np
 
+from arena.protocol.text import visible
 from arena.storage.store import DB_NAME
 
 __all__ = [
@@ -40,7 +41,8 @@ __all__ = [
 ]
 
 CACHE_DIR = ".ratings-cache"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
+"""3: identity names and versions with control characters shown as escapes."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -193,9 +195,11 @@ def _options_by_entry(config_text: str) -> dict[str, str]:
 def _identity_label(ident: object, options: str) -> str | None:
     if not isinstance(ident, dict) or not isinstance(ident.get("name"), str):
         return None
-    name = " ".join(ident["name"].split())[:64]
+    # An older arena stored a bot's words as it wrote them: shown as escapes here,
+    # so no list, terminal table or ratings.md carries an escape sequence.
+    name = visible(" ".join(ident["name"].split()))[:64]
     version = ident.get("version")
-    label = f"{name} {version}" if isinstance(version, str) and version else name
+    label = f"{name} {visible(version)}" if isinstance(version, str) and version else name
     return f"{label} ({options})" if options else label
 
 
