@@ -103,6 +103,8 @@ def test_a_thrown_away_round_is_a_blunder_at_its_ply(tmp_path: Path) -> None:
     report = (results / "report.md").read_text()
     assert "## Analysis" in report
     assert "ply 1" in report and BLUNDER in report
+    assert "2 rounds ended, 1 of them decided from their first position" in report
+    assert "1 blunder, 1 missed win." in report
 
 
 def ply(player: int, winner: int, best: str = "x", choices: int = 3, part: int = 1) -> PlyValue:

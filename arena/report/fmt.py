@@ -235,14 +235,23 @@ def analysis_lead(a: AnalysisSection) -> str:
     low, high = a.budgets
     budget = f"{low:g} ms" if low == high else f"{low:g}–{high:g} ms"
     share = pct(None if a.proven_share is None else 100 * a.proven_share)
-    after = "" if a.plies_after is None else f"{a.plies_after:.1f}"
+    after = (
+        ""
+        if a.plies_after is None
+        else f"; on average a {a.solves} went on {a.plies_after:.1f} plies after it was decided"
+    )
     return (
         f"{a.games} of {a.total} games analysed by the exact {a.solves} solver at {budget} "
-        f"a position: {share} of {a.positions:,} positions proven. {a.parts} {a.solves}s "
-        f"ended, {a.decided_at_start} of them decided from their first position; on average "
-        f"a {a.solves} went on {after} plies after it was decided. {a.blunders} blunders, "
-        f"{a.missed} missed wins."
+        f"a position: {share} of {a.positions:,} positions proven. "
+        f"{plural(a.parts, a.solves)} ended, {a.decided_at_start} of them decided from their "
+        f"first position{after}. {plural(a.blunders, 'blunder')}, "
+        f"{plural(a.missed, 'missed win')}."
     )
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 blunder``, ``2 blunders``, ``0 rounds``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
 
 
 def mistake_text(m: MistakeRow) -> str:
