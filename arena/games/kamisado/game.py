@@ -6,7 +6,16 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from arena.games.base import TERMINAL, Game, GameError, IllegalAction, Outcome, Solution, State
+from arena.games.base import (
+    TERMINAL,
+    CheckCase,
+    Game,
+    GameError,
+    IllegalAction,
+    Outcome,
+    Solution,
+    State,
+)
 from arena.games.kamisado.board import (
     COLOURS,
     MATCH_KINDS,
@@ -26,6 +35,13 @@ from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Positio
 
 if TYPE_CHECKING:
     from arena.games.kamisado.solver import Solver
+    from arena.games.show import Show
+
+# Hand-built positions for check-bot (see protocol.md and notation.py).
+PUSH_CHECK = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 2 -"
+"""Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
+REGROUP_CHECK = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"
+"""Black won the round and must choose how to regroup: ``left`` or ``right``."""
 
 
 class KamisadoState(State):
@@ -133,6 +149,30 @@ class Kamisado(Game):
     description = "Kamisado: single round, standard, long and marathon matches"
     observation_type = KamisadoObservation
     solves: ClassVar[str | None] = "round"
+    strongest_bot = "alphabeta"
+
+    def show(self) -> Show:
+        from arena.games.kamisado.show import SHOW
+
+        return SHOW
+
+    def check_cases(self) -> list[CheckCase]:
+        """A Sumo push among the legal actions, a pending regroup choice and a marathon
+        match well advanced (a long history, high Sumo ranks)."""
+        return [
+            CheckCase("Sumo push available", "standard", PUSH_CHECK, offers="d4-d5"),
+            CheckCase("regroup choice", "standard", REGROUP_CHECK, offers="left"),
+            CheckCase("marathon match", "marathon", plies=150),
+        ]
+
+    def notable_decision(self, state: State) -> str | None:
+        """A later round opened with a free choice (no required colour): the loser of
+        a round opens the next among a hundred moves, from a board regrouped."""
+        assert isinstance(state, KamisadoState)
+        pos = state.pos
+        if pos.phase == PLAY and pos.required == FREE and pos.round > 1:
+            return "later rounds opened with a free choice"
+        return None
 
     def __init__(self) -> None:
         self._solver: Solver | None = None
