@@ -1,46 +1,60 @@
 """Reading every stored tournament for the rating list: read-only, and incremental.
 
 A tournament's ``games.sqlite`` is opened through SQLite's read-only URI
-(``mode=ro``), never through :class:`arena.storage.store.Store`, which creates tables and
-sets pragmas on open: the rating list must never change a tournament's file.
+(``mode=ro``), never through :class:`arena.storage.store.Store`'s writer, which
+creates tables, migrates and sets pragmas: the rating list must never change a
+tournament's file.
 
-What the list needs of a game is small (who played, as which bot, the score,
-when, the variant and the time control), so each store is reduced once to a few
-numpy columns and kept in ``<results>/.ratings-cache/`` beside the results. The
-cache is keyed by the file's device, inode, size and mtime (and its WAL's), so a
-store that grew is read again from its last rowid on, and one replaced by
-another file (another inode, or another tournament) is read again whole. The
-cache is safe to delete; a cache that cannot be written is simply not kept.
+What the list needs of a game is small (who played, as which bot, the score, the
+day, the variant and the time control), and a tournament's games share those
+values in a few hundred combinations, so SQLite groups them (``GROUP BY``) and
+the list keeps one row per group with its count. A store of schema version 2
+answers that query from its ``games_rating`` index alone (a covering index:
+about 160 bytes a game instead of the 3 KB record); a version-1 store, which
+has only the records, is read once through ``json_extract`` (slow, but then
+cached) and never migrated here.
+
+The groups are kept in ``<results>/.ratings-cache/`` beside the results, one
+file per store (a JSON header line, then the raw rows: one read and
+``np.frombuffer``). A file is keyed by the store's device, inode, size and
+mtime (and its WAL's), so a store that grew is read again from its last rowid
+on, and one replaced by another file (another inode, or another tournament) is
+read again whole. The cache is safe to delete; a cache that cannot be written
+is simply not kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sqlite3
 import tomllib
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
 
-from arena.storage.store import DB_NAME
+from arena.storage.store import DB_NAME, SCHEMA_VERSION
 
 __all__ = [
     "CACHE_DIR",
+    "GROUPS",
     "TC_CLASSES",
     "RatingInputError",
     "StoreGames",
     "find_stores",
+    "grouped_query",
     "read_store",
     "tc_class",
+    "without_copies",
 ]
 
 CACHE_DIR = ".ratings-cache"
-CACHE_VERSION = 2
+CACHE_VERSION = 3
+CACHE_SUFFIX = ".groups"
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -51,9 +65,53 @@ fastchess estimate it: bullet under 3 minutes, blitz under 8, rapid under 25,
 classical from 25 on. A handicap game takes the class of its slower control."""
 _TC_LIMITS = (180.0, 480.0, 1500.0)
 
+DAY = 86400
+"""Seconds in a day: games are grouped by the UTC day they started (``--since``
+takes a date)."""
+
+GROUPS = np.dtype(
+    [
+        ("p0", "<i4"),
+        ("p1", "<i4"),
+        ("half", "i1"),
+        ("variant", "<i2"),
+        ("tc", "i1"),
+        ("day", "<i4"),
+        ("count", "<i4"),
+        ("first", "<f8"),
+        ("last", "<f8"),
+    ]
+)
+"""One row per group of a store's games: the players (``p0`` moved first), player
+0's score in half points, the variant and time-control class, the UTC day they
+started, how many games, and the first and last start (Unix seconds)."""
+
+_FIELDS_V2 = "identity0, identity1, game, variant, time_control"
+_FIELDS_V1 = ", ".join(
+    f"json_extract(record, '{path}')"
+    for path in ("$.identities[0]", "$.identities[1]", "$.game", "$.variant", "$.time_control")
+)
+_DAY = f"CAST(started_at / {DAY} AS INTEGER)"
+
 
 class RatingInputError(ValueError):
     """A results folder, store or option the rating list cannot use (one line)."""
+
+
+def grouped_query(version: int, where: str = "") -> str:
+    """The rating list's query on a store of schema ``version``, with an optional
+    ``WHERE`` clause. On version 2 with no clause it reads only ``games_rating``
+    (in its order: no sort); a clause on ``rowid`` (the games stored since the
+    last read) reads just those rows of the table (``NOT INDEXED``: the planner
+    would scan the whole index to filter it). Version 1 stores parse every
+    record read (SQLite parses a record once for its five fields)."""
+    fields = _FIELDS_V2 if version >= 2 else _FIELDS_V1
+    source = "games NOT INDEXED" if where and version >= 2 else "games"
+    return (
+        f"SELECT player0, player1, {fields}, score, {_DAY}, count(*),"
+        f" min(started_at), max(started_at) FROM {source} {where}"
+        f" GROUP BY player0, player1, {fields}, score, {_DAY}"
+    )
 
 
 def tc_class(text: str) -> str:
@@ -97,12 +155,11 @@ def find_stores(paths: list[Path]) -> list[Path]:
 
 @dataclass
 class StoreGames:
-    """One store reduced to what the list needs; the columns are per game.
+    """One store reduced to what the list needs: its games in groups.
 
-    ``p0``/``p1`` index ``labels`` (the players as this store names them, before
-    aliases), ``entries[i]`` is the entry name behind ``labels[i]``; ``half`` is
-    player 0's score in half points (0, 1, 2); ``when`` is the game's start (Unix
-    seconds); ``variant`` and ``tc`` index ``variants`` and ``TC_CLASSES``
+    ``groups["p0"]``/``["p1"]`` index ``labels`` (the players as this store names
+    them, before aliases), ``entries[i]`` is the entry name behind ``labels[i]``;
+    ``groups["variant"]`` indexes ``variants``, ``groups["tc"]`` ``TC_CLASSES``
     (``len(TC_CLASSES)`` for unknown).
     """
 
@@ -118,31 +175,19 @@ class StoreGames:
     labels: list[str]
     entries: list[str]
     variants: list[str]
-    key_array: np.ndarray | None
-    """The game keys, read from the cache only when asked (only copies need them)."""
-    p0: np.ndarray
-    p1: np.ndarray
-    half: np.ndarray
-    when: np.ndarray
-    variant: np.ndarray
-    tc: np.ndarray
+    groups: np.ndarray
     last_rowid: int = 0
+    version: int = SCHEMA_VERSION
+    """The store's schema version (1: read through its records)."""
     sides: list[tuple[str, str]] = field(default_factory=list)
     """Per label: the ``(entry, identity label)`` it was made of (for splitting)."""
-
-    key_file: Path | None = None
-
-    @property
-    def keys(self) -> np.ndarray:
-        if self.key_array is None:
-            assert self.key_file is not None
-            with np.load(self.key_file, allow_pickle=False) as z:
-                self.key_array = z["keys"]
-        return self.key_array
+    meta: dict = field(default_factory=dict, repr=False)
+    """The cache header it was built from (to read a part of the store again)."""
 
     @property
     def count(self) -> int:
-        return len(self.p0)
+        """Games in the store (up to ``last_rowid``)."""
+        return int(self.groups["count"].sum())
 
 
 def _stat_key(db: Path) -> list[int]:
@@ -160,7 +205,7 @@ def _stat_key(db: Path) -> list[int]:
 def _connect(db: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(db.resolve()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT)
+        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
         conn.execute("SELECT 1 FROM games LIMIT 1").fetchall()
     except sqlite3.OperationalError as exc:
         text = str(exc)
@@ -172,6 +217,19 @@ def _connect(db: Path) -> sqlite3.Connection:
     except sqlite3.DatabaseError as exc:
         raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
     return conn
+
+
+def _schema_version(conn: sqlite3.Connection, db: Path) -> int:
+    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+    try:
+        version = int(row[0]) if row is not None else 1
+    except (TypeError, ValueError):
+        version = -1
+    if version not in (1, SCHEMA_VERSION):
+        raise RatingInputError(
+            f"{db}: schema version {row[0] if row else '?'}, this arena reads {SCHEMA_VERSION}"
+        )
+    return version
 
 
 def _options_by_entry(config_text: str) -> dict[str, str]:
@@ -190,66 +248,70 @@ def _options_by_entry(config_text: str) -> dict[str, str]:
     return out
 
 
-def _identity_label(ident: object, options: str) -> str | None:
+def _identity_label(text: object) -> str | None:
+    """``name version`` of an identity stored as JSON, or None (none, or unreadable)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        ident = json.loads(text)
+    except ValueError:
+        return None
     if not isinstance(ident, dict) or not isinstance(ident.get("name"), str):
         return None
     name = " ".join(ident["name"].split())[:64]
     version = ident.get("version")
-    label = f"{name} {version}" if isinstance(version, str) and version else name
-    return f"{label} ({options})" if options else label
+    return f"{name} {version}" if isinstance(version, str) and version else name
 
 
 def _cache_path(cache_dir: Path | None, db: Path) -> Path | None:
     if cache_dir is None:
         return None
     digest = hashlib.blake2b(str(db.resolve()).encode(), digest_size=10).hexdigest()
-    return cache_dir / f"{digest}.npz"
+    return cache_dir / f"{digest}{CACHE_SUFFIX}"
 
 
-_ARRAYS = ("keys", "p0", "p1", "half", "when", "variant", "tc")
-_COLUMNS = np.dtype(
-    [
-        ("p0", "<i4"),
-        ("p1", "<i4"),
-        ("half", "i1"),
-        ("when", "<f8"),
-        ("variant", "<i2"),
-        ("tc", "i1"),
-    ]
-)
-"""The cache holds the columns as one record array (one read per store, not six)."""
-
-
-def _load_cache(path: Path | None, *, keys: bool) -> tuple[dict, dict] | None:
-    if path is None or not path.is_file():
+def _load_cache(path: Path | None) -> tuple[dict, np.ndarray] | None:
+    if path is None:
         return None
     try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            cols = z["cols"]
-            arrays = {k: cols[k] for k in _COLUMNS.names}
-            if keys:
-                arrays["keys"] = z["keys"]
-    except (OSError, ValueError, KeyError):
+        data = path.read_bytes()
+        end = data.index(b"\n")
+        meta = json.loads(data[:end])
+        if not isinstance(meta, dict) or meta.get("version") != CACHE_VERSION:
+            return None
+        groups = np.frombuffer(data, GROUPS, offset=end + 1)
+    except (OSError, ValueError):
         return None
-    if meta.get("version") != CACHE_VERSION:
-        return None
-    return meta, arrays
+    return meta, groups
 
 
-def _save_cache(path: Path | None, meta: dict, arrays: dict[str, np.ndarray]) -> None:
+def _save_cache(path: Path | None, meta: dict, groups: np.ndarray) -> None:
     if path is None:
         return
-    cols = np.empty(len(arrays["p0"]), _COLUMNS)
-    for k in _COLUMNS.names:
-        cols[k] = arrays[k]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, meta=np.array(json.dumps(meta)), cols=cols, keys=arrays["keys"])
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+        tmp.write_bytes(json.dumps(meta).encode() + b"\n" + groups.tobytes())
         os.replace(tmp, path)
     except OSError:
         pass  # a read-only results folder: rate without a cache
+
+
+def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict) -> dict:
+    return {
+        "version": CACHE_VERSION,
+        "tournament": name,
+        "created_at": created_at,
+        "uid": uid,
+        "schema": version,
+        "options": options,
+        "game": "",
+        "identified": False,
+        "raw": [],
+        "variants": [],
+        "tcs": {},
+        "last_rowid": 0,
+    }
 
 
 def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
@@ -259,175 +321,172 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
         raise RatingInputError(f"{directory}: no results database ({DB_NAME})")
     stat = _stat_key(db)
     cache = _cache_path(cache_dir, db)
-    cached = _load_cache(cache, keys=False)
-    if cached is not None and cached[0]["stat"] == stat:
-        return _from_parts(directory, *cached, key_file=cache)
-    if cached is not None:
-        cached = _load_cache(cache, keys=True)  # it may grow: its keys are needed
+    cached = _load_cache(cache)
+    if cached is not None and cached[0].get("stat") == stat:
+        return _from_parts(directory, *cached)
 
     conn = _connect(db)
     try:
         try:
+            conn.execute("BEGIN")  # one snapshot: the last rowid and the rows agree
             row = conn.execute("SELECT name, config_toml, created_at FROM tournament").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
-        if row is None:
-            raise RatingInputError(f"{db}: holds no tournament")
-        name, config_text, created_at = row
-        first = conn.execute("SELECT key, started_at FROM games ORDER BY rowid LIMIT 1").fetchone()
-        uid = hashlib.blake2b(
-            f"{name}\0{created_at}\0{first!r}".encode(), digest_size=12
-        ).hexdigest()
-        meta: dict
-        arrays: dict[str, np.ndarray]
-        start = 0
-        if (
-            cached is not None
-            and cached[0]["uid"] == uid
-            and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
-            and (conn.execute("SELECT max(rowid) FROM games").fetchone()[0] or 0)
-            >= cached[0]["last_rowid"]  # not put back to an older copy of itself
-        ):
-            meta, arrays = cached
-            start = meta["last_rowid"]
-        else:
-            meta = {
-                "version": CACHE_VERSION,
-                "tournament": name,
-                "created_at": created_at,
-                "uid": uid,
-                "game": "",
-                "identified": False,
-                "labels": [],
-                "sides": [],
-                "variants": [],
-                "last_rowid": 0,
-                "raw": {},
-            }
-            arrays = {
-                "keys": np.zeros(0, dtype="U1"),
-                "p0": np.zeros(0, np.int32),
-                "p1": np.zeros(0, np.int32),
-                "half": np.zeros(0, np.int8),
-                "when": np.zeros(0, np.float64),
-                "variant": np.zeros(0, np.int16),
-                "tc": np.zeros(0, np.int8),
-            }
-        options = _options_by_entry(config_text)
-        try:
-            rows = conn.execute(
-                # One JSON parse per record for the four fields (not one each).
-                "SELECT rowid, key, player0, player1, score, started_at,"
-                " json_extract(record, '$.game', '$.variant', '$.time_control', '$.identities')"
-                " FROM games WHERE rowid > ? ORDER BY rowid",
-                (start,),
-            ).fetchall()
+            if row is None:
+                raise RatingInputError(f"{db}: holds no tournament")
+            version = _schema_version(conn, db)
+            name, config_text, created_at = row
+            first = conn.execute(
+                "SELECT key, started_at FROM games ORDER BY rowid LIMIT 1"
+            ).fetchone()
+            last_rowid = conn.execute("SELECT max(rowid) FROM games").fetchone()[0] or 0
+            uid = hashlib.blake2b(
+                f"{name}\0{created_at}\0{first!r}".encode(), digest_size=12
+            ).hexdigest()
+            if (
+                cached is not None
+                and cached[0]["uid"] == uid
+                and cached[0]["schema"] == version
+                and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
+                and last_rowid >= cached[0]["last_rowid"]  # not put back to an older copy
+            ):
+                meta, old = cached
+                meta = dict(meta)
+                where, args = "WHERE rowid > ?", (meta["last_rowid"],)
+            else:
+                meta = _new_meta(name, created_at, uid, version, _options_by_entry(config_text))
+                old = np.zeros(0, GROUPS)
+                where, args = "", ()
+            rows = conn.execute(grouped_query(version, where), args).fetchall()
         except sqlite3.OperationalError as exc:
             raise RatingInputError(f"{db}: cannot be read ({exc})") from None
         except sqlite3.DatabaseError as exc:
             raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
     finally:
         conn.close()
-    _append(meta, arrays, rows, options)
+    groups = _merge(old, _groups(meta, rows)) if len(old) else _groups(meta, rows)
+    meta["last_rowid"] = last_rowid
     meta["stat"] = stat
-    _save_cache(cache, meta, arrays)
-    return _from_parts(directory, meta, arrays)
+    _save_cache(cache, meta, groups)
+    return _from_parts(directory, meta, groups)
 
 
-def _append(meta: dict, arrays: dict[str, np.ndarray], rows: list[tuple], options: dict) -> None:
-    """Reduce new rows into the columns. A side's raw player is ``entry\\0identity``;
-    which raw players become which labels is decided in :func:`_from_parts`, once
-    every game of the store is known."""
-    raw: dict[str, int] = meta["raw"]
+def _groups(meta: dict, rows: Iterable[tuple]) -> np.ndarray:
+    """SQL groups as :data:`GROUPS` rows. A side's raw player is ``(entry, identity
+    label)``, coded in ``meta["raw"]``; which raw players become which labels is
+    decided in :func:`_from_parts`, once every game of the store is known. Equal
+    texts (the same bots, variant, clock) are decoded once per call."""
+    raw = {(e, lab): i for i, (e, lab) in enumerate(meta["raw"])}
     variants: list[str] = meta["variants"]
-    tc_memo: dict[str, int] = {}
-    ident_memo: dict[str, list[str | None]] = {}
-    fields_memo: dict[str | None, tuple[str, str, str, str]] = {}
-    n = len(rows)
-    keys: list[str] = []
-    p0 = np.empty(n, np.int32)
-    p1 = np.empty(n, np.int32)
-    half = np.empty(n, np.int8)
-    when = np.empty(n, np.float64)
-    variant = np.empty(n, np.int16)
-    tcs = np.empty(n, np.int8)
-    for i, (rowid, key, e0, e1, score, started, fields) in enumerate(rows):
-        meta["last_rowid"] = rowid
-        parsed_fields = fields_memo.get(fields)
-        if parsed_fields is None:  # equal texts (same bots, same variant) parse once
-            parsed_fields = fields_memo[fields] = _fields(fields)
-        game, var, tc, idents = parsed_fields
-        if game and not meta["game"]:
+    tcs: dict[str, int] = meta["tcs"]
+    options: dict[str, str] = meta["options"]
+    labels: dict[object, str | None] = {}
+    unknown = object()
+    rows = list(rows)
+    out = np.zeros(len(rows), GROUPS)
+    for i, (e0, e1, id0, id1, game, variant, tc, score, day, count, first, last) in enumerate(rows):
+        if isinstance(game, str) and game and not meta["game"]:
             meta["game"] = game
-        keys.append(key)
-        labels = ident_memo.get(idents or "")
-        if labels is None:
-            try:
-                parsed = json.loads(idents) if idents else []
-            except ValueError:
-                parsed = []
-            parsed = parsed if isinstance(parsed, list) else []
-            labels = [_identity_label(parsed[s], "") if s < len(parsed) else None for s in (0, 1)]
-            ident_memo[idents or ""] = labels
-        for side, entry, out in ((0, e0, p0), (1, e1, p1)):
-            label = labels[side]
+        codes = []
+        for entry, ident in ((e0, id0), (e1, id1)):
+            label = labels.get(ident, unknown)
+            if label is unknown:
+                label = labels[ident] = _identity_label(ident)
             if label is not None:
                 meta["identified"] = True
                 opts = options.get(entry, "")
                 label = f"{label} ({opts})" if opts else label
-            rk = f"{entry}\0{label or ''}"
-            code = raw.get(rk)
+            key = (entry, label or "")
+            code = raw.get(key)
             if code is None:
-                code = raw[rk] = len(raw)
-            out[i] = code
-        half[i] = round(float(score) * 2)
-        when[i] = float(started) if started is not None and math.isfinite(started) else 0.0
-        v = var or ""
+                code = raw[key] = len(raw)
+                meta["raw"].append([entry, label or ""])
+            codes.append(code)
+        v = variant if isinstance(variant, str) else ""
         if v not in variants:
             variants.append(v)
-        variant[i] = variants.index(v)
-        tc_text = tc or ""
-        code = tc_memo.get(tc_text)
-        if code is None:
-            cls = tc_class(tc_text)
-            code = tc_memo[tc_text] = (
-                TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
-            )
-        tcs[i] = code
-    new = {
-        "keys": np.array(keys, dtype=str) if keys else np.zeros(0, dtype="U1"),
-        "p0": p0,
-        "p1": p1,
-        "half": half,
-        "when": when,
-        "variant": variant,
-        "tc": tcs,
-    }
-    for k in _ARRAYS:
-        arrays[k] = np.concatenate([arrays[k], new[k]]) if len(arrays[k]) else new[k]
+        t = tc if isinstance(tc, str) else ""
+        if t not in tcs:
+            cls = tc_class(t)
+            tcs[t] = TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
+        out[i] = (
+            codes[0],
+            codes[1],
+            round(float(score) * 2),
+            variants.index(v),
+            tcs[t],
+            day or 0,
+            count,
+            first or 0.0,
+            last or 0.0,
+        )
+    return out
 
 
-def _fields(text: str | None) -> tuple[str, str, str, str]:
-    """``(game, variant, time control, identities as JSON)`` of one record; the
-    identities stay text so that equal ones are parsed once per store."""
-    try:
-        values = json.loads(text) if text else None
-    except ValueError:
-        values = None
-    if not isinstance(values, list) or len(values) != 4:
-        return "", "", "", ""
-    game, variant, tc, idents = values
-    return (
-        game if isinstance(game, str) else "",
-        variant if isinstance(variant, str) else "",
-        tc if isinstance(tc, str) else "",
-        json.dumps(idents) if isinstance(idents, list) else "",
-    )
+_KEY = ("p0", "p1", "half", "variant", "tc", "day")
 
 
-def _from_parts(
-    directory: Path, meta: dict, arrays: dict[str, np.ndarray], key_file: Path | None = None
-) -> StoreGames:
+def _merge(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Old and new groups as one set of groups (a group that got more games is
+    summed), so the cache of a store that grows game by game stays small."""
+    both = np.concatenate([old, new])
+    order = np.lexsort([both[k] for k in reversed(_KEY)])
+    both = both[order]
+    same = np.ones(len(both), bool)
+    for k in _KEY:
+        same[1:] &= both[k][1:] == both[k][:-1]
+    same[0] = False
+    starts = np.flatnonzero(~same)
+    out = both[starts].copy()
+    out["count"] = np.add.reduceat(both["count"], starts)
+    out["first"] = np.minimum.reduceat(both["first"], starts)
+    out["last"] = np.maximum.reduceat(both["last"], starts)
+    return out
+
+
+def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
+    """Each game of a tournament once, however many copies of its folder were given.
+
+    Copies share a ``uid`` and differ only in which games they hold. The first of
+    them counts whole; a later one counts only its games whose keys none before
+    it holds: the keys are read from the store (the key index alone), and those
+    games' groups again from it. Copies are rare, so none of this is cached.
+    """
+    copies: dict[str, int] = {}
+    for s in stores:
+        copies[s.uid] = copies.get(s.uid, 0) + 1
+    seen: dict[str, set[str]] = {}
+    out: list[StoreGames] = []
+    for s in stores:
+        if copies[s.uid] == 1:
+            out.append(s)
+            continue
+        db = s.directory / DB_NAME
+        conn = _connect(db)
+        try:
+            rows = conn.execute(
+                "SELECT rowid, key FROM games WHERE rowid <= ?", (s.last_rowid,)
+            ).fetchall()
+            keys = seen.setdefault(s.uid, set())
+            fresh = [rowid for rowid, key in rows if key not in keys]
+            keys.update(key for _, key in rows)
+            if len(fresh) == len(rows):
+                out.append(s)
+                continue
+            if not fresh:
+                continue
+            part = conn.execute(
+                grouped_query(s.version, "WHERE rowid IN (SELECT value FROM json_each(?))"),
+                (json.dumps(fresh),),
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+        finally:
+            conn.close()
+        meta = json.loads(json.dumps(s.meta))  # its codes, not shared with the cached one
+        out.append(_from_parts(s.directory, meta, _groups(meta, part)))
+    return out
+
+
+def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot never answered the handshake, or the store
@@ -436,8 +495,7 @@ def _from_parts(
     identity (the same bot under two names, e.g. two seeds) stay two players, each
     marked with its entry name: a player cannot play itself.
     """
-    raw: dict[str, int] = meta["raw"]
-    pairs = [tuple(k.split("\0", 1)) for k in sorted(raw, key=raw.__getitem__)]
+    pairs = [(entry, label) for entry, label in meta["raw"]]
     seen: dict[str, dict[str, int]] = {}
     for entry, label in pairs:
         if label:
@@ -464,6 +522,10 @@ def _from_parts(
             entries.append(entry)
             sides.append((entry, label))
         remap[code] = index[final]
+    players = groups.copy()
+    if len(players):
+        players["p0"] = remap[groups["p0"]]
+        players["p1"] = remap[groups["p1"]]
     return StoreGames(
         directory=directory,
         tournament=meta["tournament"],
@@ -474,14 +536,9 @@ def _from_parts(
         labels=labels,
         entries=entries,
         variants=list(meta["variants"]),
-        key_array=arrays.get("keys"),
-        key_file=key_file,
-        p0=remap[arrays["p0"]] if len(arrays["p0"]) else arrays["p0"],
-        p1=remap[arrays["p1"]] if len(arrays["p1"]) else arrays["p1"],
-        half=arrays["half"],
-        when=arrays["when"],
-        variant=arrays["variant"],
-        tc=arrays["tc"],
+        groups=players,
         last_rowid=int(meta["last_rowid"]),
+        version=int(meta["schema"]),
         sides=sides,
+        meta=meta,
     )

@@ -3,8 +3,12 @@
 The fit is :func:`arena.stats.rating.joint_fit`, the Bradley–Terry model with a fitted
 first-move advantage that each tournament's report uses, so a list built from
 one folder shows exactly that report's ratings. Everything here is plain numpy
-on the columns :mod:`arena.ratinglist.collect` reduced each store to; nothing
-here reads a record or prints.
+on the groups of games :mod:`arena.ratinglist.collect` reduced each store to;
+nothing here reads a record or prints. The pairings go to the fit as arrays
+(:class:`arena.stats.rating.PairCounts`), each fit is kept by a digest of its
+input (a fit of unchanged games is never made again), and a new fit starts from
+the ratings of the last ones (a list one tournament longer is a few Newton steps
+from its optimum).
 """
 
 from __future__ import annotations
@@ -14,7 +18,6 @@ import hashlib
 import json
 import math
 import os
-from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,14 +26,16 @@ import numpy as np
 
 from arena.ratinglist.collect import (
     CACHE_DIR,
+    DAY,
     TC_CLASSES,
     RatingInputError,
     StoreGames,
     find_stores,
     read_store,
+    without_copies,
 )
 from arena.ratinglist.players import Aliases
-from arena.stats.rating import JointFit, joint_fit
+from arena.stats.rating import JointFit, PairCounts, joint_fit
 
 __all__ = ["HISTORY_POINTS", "Entry", "RatingList", "RatingTable", "Row", "build_list"]
 
@@ -188,23 +193,25 @@ class _FitCache:
             except (OSError, ValueError):
                 self.old = {}
 
-    def fit(self, tallies: dict, players: list[str], anchor: tuple[str, float] | None) -> dict:
+    def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict:
         h = hashlib.blake2b(digest_size=16)
-        h.update(json.dumps([players, anchor]).encode())
-        digest = getattr(tallies, "digest", None)
-        h.update(digest or json.dumps(sorted(tallies.items())).encode())
+        h.update(json.dumps([pairs.players, anchor]).encode())
+        h.update(pairs.digest)
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
-            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor, start=self.start)
+            fit: JointFit = joint_fit(
+                pairs.counts, players=pairs.players, anchor=anchor, start=self.start
+            )
             got = {
-                "players": list(players),
+                "players": list(pairs.players),
                 "ratings": list(fit.ratings),
                 "errors": list(fit.errors),
                 "first_move": fit.first_move,
                 "first_move_error": fit.first_move_error,
             }
             got["order_los"] = _los_pairs(fit)
+            self._start = None  # the next fit starts from this one
         self.new[key] = got
         return got
 
@@ -252,8 +259,10 @@ def build_list(
     cache_dir: Path | None | bool = True,
 ) -> RatingList:
     """Rate every game of every tournament under ``paths``, one list per game and
-    match kind. ``cache_dir=True`` keeps the cache beside the results; ``None`` or
-    ``False`` keeps none."""
+    match kind. ``since`` (Unix seconds, a UTC midnight as :func:`parse_since`
+    gives) keeps the games started on that day or later; games are kept by day,
+    so a ``since`` within a day counts from the next midnight. ``cache_dir=True``
+    keeps the cache beside the results; ``None`` or ``False`` keeps none."""
     aliases = aliases or Aliases()
     roots = [Path(p) for p in paths]
     if tc is not None and tc not in TC_CLASSES:
@@ -263,17 +272,13 @@ def build_list(
     stores = _read_all(roots, cdir, skip_bad, notes)
     if not stores:
         raise RatingInputError(f"no tournament results in {', '.join(map(str, roots))}")
-
     # A folder given twice, or copied, is one tournament (same uid): each game key
-    # of a uid counts once. Copies differ only in how many games they hold.
-    by_uid: dict[str, set[str]] = {}
-    copies = Counter(s.uid for s in stores)
+    # of a uid counts once.
+    stores = without_copies(stores)
+
     names: dict[str, int] = {}
     tour_names: list[str] = []
-    tour_dirs: list[str] = []
-    parts: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("p0", "p1", "half", "when", "tour", "list")
-    }
+    parts: dict[str, list[np.ndarray]] = {k: [] for k in _COLUMNS}
     list_keys: list[tuple[str, str]] = []
     where: dict[tuple[int, str], dict[Entry, None]] = {}
     for s in stores:
@@ -282,13 +287,7 @@ def build_list(
                 f"{s.directory}: stored without the bots' identities (an older arena); "
                 "its players are rated by entry name"
             )
-        if copies[s.uid] > 1:  # only copies need their game keys compared
-            seen = by_uid.setdefault(s.uid, set())
-            keep = np.fromiter((k not in seen for k in s.keys.tolist()), bool, s.count)
-            seen.update(s.keys[keep].tolist())
-        else:
-            keep = np.ones(s.count, bool)
-        if not keep.any():
+        if not s.count:
             continue
         player_codes = np.array(
             [
@@ -299,7 +298,6 @@ def build_list(
         )
         t_index = len(tour_names)
         tour_names.append(s.tournament)
-        tour_dirs.append(str(s.directory))
         variant_codes = []
         for v in s.variants:
             key = (s.game, v)
@@ -307,22 +305,23 @@ def build_list(
                 list_keys.append(key)
             variant_codes.append(list_keys.index(key))
         vmap = np.array(variant_codes or [0], dtype=np.int32)
-        mask = keep
+        g = s.groups
+        mask = np.ones(len(g), bool)
         if since is not None:
-            mask = mask & (s.when >= since)
+            mask &= g["day"] >= math.ceil(since / DAY)
         if tc is not None:
-            mask = mask & (s.tc == TC_CLASSES.index(tc))
-        p0, p1 = player_codes[s.p0[mask]], player_codes[s.p1[mask]]
-        parts["p0"].append(p0)
-        parts["p1"].append(p1)
-        parts["half"].append(s.half[mask])
-        parts["when"].append(s.when[mask])
-        parts["tour"].append(np.full(int(mask.sum()), t_index, np.int32))
-        lists = vmap[s.variant[mask]]
+            mask &= g["tc"] == TC_CLASSES.index(tc)
+        g = g[mask]
+        parts["p0"].append(player_codes[g["p0"]])
+        parts["p1"].append(player_codes[g["p1"]])
+        for k in ("half", "count", "first", "last"):
+            parts[k].append(g[k])
+        parts["tour"].append(np.full(len(g), t_index, np.int32))
+        lists = vmap[g["variant"]]
         parts["list"].append(lists)
         used = np.zeros(len(s.sides), bool)
-        used[s.p0[mask]] = True
-        used[s.p1[mask]] = True
+        used[g["p0"]] = True
+        used[g["p1"]] = True
         store_lists = np.unique(lists).tolist()
         for i, (entry, _) in enumerate(s.sides):
             if not used[i]:
@@ -333,13 +332,13 @@ def build_list(
                     Entry(str(s.directory), s.tournament, entry)
                 ] = None
     player_names = list(names)
-    cols = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
-    total = len(cols["p0"])
-    if total == 0:
+    cols = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in parts.items()}
+    if not len(cols["count"]):
         raise RatingInputError("no games match (check --since and --tc)")
     selfplay = cols["p0"] == cols["p1"]
     if selfplay.any():
-        notes.append(f"{int(selfplay.sum())} games left out: the aliases made both players one")
+        dropped = int(cols["count"][selfplay].sum())
+        notes.append(f"{dropped} games left out: the aliases made both players one")
         cols = {k: v[~selfplay] for k, v in cols.items()}
 
     fits = _FitCache(cdir)
@@ -351,17 +350,22 @@ def build_list(
             continue
         t = {k: v[sel] for k, v in cols.items()}
         if min_games > 0:
-            counts = np.bincount(np.concatenate([t["p0"], t["p1"]]), minlength=len(player_names))
+            counts = np.bincount(
+                np.concatenate([t["p0"], t["p1"]]),
+                weights=np.concatenate([t["count"], t["count"]]),
+                minlength=len(player_names),
+            )
             ok = counts >= min_games
             keep = ok[t["p0"]] & ok[t["p1"]]
             t = {k: v[keep] for k, v in t.items()}
             if not len(t["p0"]):
                 continue
         table = _table(game, variant, t, player_names, tour_names, anchor, fits)
+        listed = {r.player for r in table.rows}
         table.where = {
             player_names[int(p)]: list(entries)
             for (l2, p), entries in where.items()
-            if l2 == li and player_names[int(p)] in {r.player for r in table.rows}
+            if l2 == li and player_names[int(p)] in listed
         }
         if anchor is not None and table.anchor is not None:
             anchor_used = True
@@ -376,62 +380,62 @@ def build_list(
     )
 
 
+_COLUMNS = ("p0", "p1", "half", "count", "first", "last", "tour", "list")
+"""Per group of games, across stores: the players (codes of the list's names),
+player 0's half points, how many games, the first and last start, the
+tournament and the list (game and variant) it belongs to."""
+
+
 def _reduce(t: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """One row per (tournament, first mover, second mover, result) with its count:
-    a million games become some thousands of rows, and every table below (and each
-    history point's fit) is computed from those."""
+    every table below (and each history point's fit) is computed from those."""
     key = ((t["tour"].astype(np.int64) * n + t["p0"]) * n + t["p1"]) * 3 + t["half"]
-    uniq, counts = np.unique(key, return_counts=True)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=t["count"], minlength=len(uniq))
     rest, half = np.divmod(uniq, 3)
     rest, p1 = np.divmod(rest, n)
     tour, p0 = np.divmod(rest, n)
-    return {"tour": tour, "p0": p0, "p1": p1, "half": half, "count": counts}
+    return {"tour": tour, "p0": p0, "p1": p1, "half": half, "count": counts.astype(np.int64)}
 
 
-def _tallies(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -> dict:
-    """First-mover ``(wins, losses, draws)`` per ordered pair, from reduced rows."""
+@dataclass
+class _Pairs:
+    """First-mover results per ordered pairing, ready for the fit: ``players`` are
+    the names involved (sorted), ``counts`` index them, ``digest`` identifies the
+    content (the fit cache's key). ``a``/``b`` are the pairings' name codes."""
+
+    players: list[str]
+    counts: PairCounts
+    digest: bytes
+    a: np.ndarray
+    b: np.ndarray
+
+
+def _pairs(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -> _Pairs:
     n = len(names)
     if sel is not None:
         r = {k: v[sel] for k, v in r.items()}
     pair = r["p0"] * n + r["p1"]
-    uniq, inv = np.unique(pair, return_inverse=True)
-    out = [
-        np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
+    uniq, inverse = np.unique(pair, return_inverse=True)
+    inverse = inverse.ravel()
+    wins, losses, draws = (
+        np.bincount(inverse, weights=r["count"] * (r["half"] == h), minlength=len(uniq)).astype(
+            np.int64
+        )
         for h in (2, 0, 1)
-    ]
-    counts = [x.astype(np.int64) for x in out]
-    w, l_, d = (x.tolist() for x in counts)
-    tallies = _Tallies(
-        ((names[c // n], names[c % n]), (w[i], l_[i], d[i])) for i, c in enumerate(uniq.tolist())
     )
-    involved = np.unique(np.concatenate([uniq // n, uniq % n])).tolist()
-    tallies.players = sorted(names[k] for k in involved)
+    a, b = uniq // n, uniq % n
+    involved = np.unique(np.concatenate([a, b]))
+    order = sorted(involved.tolist(), key=names.__getitem__)
+    position = np.zeros(n, np.intp)
+    position[order] = np.arange(len(order))
+    first, second = position[a], position[b]
+    players = [names[k] for k in order]
     h = hashlib.blake2b(digest_size=16)
-    h.update(json.dumps([names[k] for k in involved]).encode())
-    h.update(np.searchsorted(involved, uniq // n).tobytes())
-    h.update(np.searchsorted(involved, uniq % n).tobytes())
-    for x in counts:
-        h.update(x.tobytes())
-    tallies.digest = h.digest()
-    return tallies
-
-
-class _Tallies(dict):
-    """Tallies that know their players and a digest of their content (the fit
-    cache's key), both computed from the arrays rather than the dict."""
-
-    players: list[str]
-    digest: bytes
-
-
-def _order(tallies: dict) -> list[str]:
-    if isinstance(tallies, _Tallies):
-        return tallies.players
-    seen: dict[str, None] = {}
-    for a, b in tallies:
-        seen.setdefault(a)
-        seen.setdefault(b)
-    return sorted(seen)
+    h.update(json.dumps(players).encode())
+    for x in (first, second, wins, losses, draws):
+        h.update(np.ascontiguousarray(x, dtype=np.int64).tobytes())
+    return _Pairs(players, PairCounts(first, second, wins, losses, draws), h.digest(), a, b)
 
 
 def _table(
@@ -444,16 +448,16 @@ def _table(
     fits: _FitCache,
 ) -> RatingTable:
     n = len(names)
-    games = len(t["p0"])
+    games = int(t["count"].sum())
     last_when = np.zeros(max(len(tour_names), 1))
-    np.maximum.at(last_when, t["tour"], t["when"])
+    np.maximum.at(last_when, t["tour"], t["last"])
     first_when = np.full(max(len(tour_names), 1), np.inf)
-    np.minimum.at(first_when, t["tour"], t["when"])
+    np.minimum.at(first_when, t["tour"], t["first"])
     r = _reduce(t, n)
-    tallies = _tallies(r, None, names)
-    players = _order(tallies)
+    pairs = _pairs(r, None, names)
+    players = pairs.players
     use_anchor = anchor if anchor is not None and anchor[0] in players else None
-    fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
+    fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
 
     wins = np.zeros(n, np.int64)
     losses = np.zeros(n, np.int64)
@@ -500,13 +504,6 @@ def _table(
             )
         )
 
-    # Crosstable: the row player's points and games against the column player.
-    cross: dict[tuple[str, str], tuple[float, int]] = {}
-    for (a, b), (w, l_, d) in tallies.items():
-        for key, mine in (((a, b), w + d / 2), ((b, a), l_ + d / 2)):
-            old = cross.get(key, (0.0, 0))
-            cross[key] = (old[0] + mine, old[1] + w + l_ + d)
-
     points, history = _history(r, names, tour_names, first_when, last_when, anchor, fits, order)
     return RatingTable(
         game=game,
@@ -518,8 +515,25 @@ def _table(
         anchor=use_anchor,
         history_points=points,
         history=history,
-        crosstable=cross,
+        crosstable=_crosstable(pairs, names),
     )
+
+
+def _crosstable(pairs: _Pairs, names: list[str]) -> dict[tuple[str, str], tuple[float, int]]:
+    """``(row, column) -> (row's points, games)`` against each other, both colours."""
+    c = pairs.counts
+    n = len(names)
+    games = c.wins + c.losses + c.draws
+    cell = np.concatenate([pairs.a * n + pairs.b, pairs.b * n + pairs.a])
+    points = np.concatenate([c.wins + c.draws / 2, c.losses + c.draws / 2])
+    uniq, inverse = np.unique(cell, return_inverse=True)
+    inverse = inverse.ravel()
+    total_points = np.bincount(inverse, weights=points, minlength=len(uniq))
+    total_games = np.bincount(inverse, weights=np.concatenate([games, games]), minlength=len(uniq))
+    return {
+        (names[x // n], names[x % n]): (pt, int(g))
+        for x, pt, g in zip(uniq.tolist(), total_points.tolist(), total_games.tolist(), strict=True)
+    }
 
 
 def _history(
@@ -548,10 +562,10 @@ def _history(
     points: list[tuple[str, str]] = []
     history: dict[str, list[tuple[float, float] | None]] = {p: [] for p in order}
     for m in marks:
-        tallies = _tallies(r, tour_rank <= m, names)
-        players = _order(tallies)
+        pairs = _pairs(r, tour_rank <= m, names)
+        players = pairs.players
         use_anchor = anchor if anchor is not None and anchor[0] in players else None
-        fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
+        fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
         x = ordered[m]
         points.append((tour_names[x], _date(float(last_when[x]))))
         got = {}
