@@ -260,6 +260,8 @@ def test_los_matrix_is_complementary():
     np.testing.assert_allclose(los + los.T, 1.0, atol=1e-12)
     np.testing.assert_array_equal(np.diag(los), 0.5)
     assert fit.superiority("E", "D") > 0.5 > fit.superiority("D", "E")
+    pairs = [(a, b) for a in NAMES for b in NAMES]  # entry by entry, the same numbers
+    assert fit.superiorities(pairs) == [los[NAMES.index(a), NAMES.index(b)] for a, b in pairs]
     with pytest.raises(ValueError):
         los[0, 0] = 1.0  # read-only: a fit is a value
 

@@ -29,6 +29,7 @@ half-width of a 95 % interval.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -99,7 +100,9 @@ class JointFit:
     ``ratings[i]`` and ``errors[i]`` belong to ``players[i]``; ``covariance`` is the
     ``(n + 1) × (n + 1)`` covariance (Elo²) of the ratings followed by the first-move
     advantage; ``los[i, j]`` is the probability that ``players[i]`` is stronger than
-    ``players[j]`` (0.5 on the diagonal). Arrays are read-only.
+    ``players[j]`` (0.5 on the diagonal), computed when first asked for (a list of
+    hundreds of players needs only its neighbours', :meth:`superiority`). Arrays
+    are read-only.
     """
 
     players: tuple[Player, ...]
@@ -108,9 +111,15 @@ class JointFit:
     first_move: float
     first_move_error: float
     covariance: np.ndarray
-    los: np.ndarray
     games: int
     anchor: Player | None = None
+
+    @functools.cached_property
+    def los(self) -> np.ndarray:
+        everyone = np.arange(len(self.players))
+        los = _los(np.array(self.ratings), self.covariance, everyone, everyone)
+        los.setflags(write=False)
+        return los
 
     def index(self, player: Player) -> int:
         try:
@@ -134,8 +143,34 @@ class JointFit:
         return Estimate(self.ratings[i] - self.ratings[j], Z95 * math.sqrt(var))
 
     def superiority(self, a: Player, b: Player) -> float:
-        """Likelihood that ``a`` is stronger than ``b``."""
-        return float(self.los[self.index(a), self.index(b)])
+        """Likelihood that ``a`` is stronger than ``b`` (``los``'s entry, alone)."""
+        return self.superiorities([(a, b)])[0]
+
+    def superiorities(self, pairs: Sequence[tuple[Player, Player]]) -> list[float]:
+        """:meth:`superiority` of each ``(a, b)``, without the whole matrix."""
+        index = {p: i for i, p in enumerate(self.players)}
+        try:
+            rows = np.array([index[a] for a, _ in pairs], dtype=np.intp)
+            cols = np.array([index[b] for _, b in pairs], dtype=np.intp)
+        except KeyError as exc:
+            raise KeyError(f"unknown player {exc.args[0]!r}") from None
+        return _los(np.array(self.ratings), self.covariance, rows, cols, outer=False).tolist()
+
+
+def _los(
+    ratings: np.ndarray, cov: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, outer: bool = True
+) -> np.ndarray:
+    """``P(rating[row] > rating[col])`` from the normal approximation of the
+    difference: for every row and column index (``outer``), or index by index."""
+    variances = np.clip(np.diag(cov), 0.0, None)
+    if outer:
+        rows, cols = rows[:, None], cols[None, :]
+    diff = ratings[rows] - ratings[cols]
+    var_diff = variances[rows] + variances[cols] - 2.0 * cov[rows, cols]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        los = _normal_cdf(diff / np.sqrt(np.clip(var_diff, 0.0, None)))
+    los[np.broadcast_to(rows == cols, los.shape)] = 0.5
+    return los
 
 
 GameTriple: TypeAlias = tuple[Player, Player, float]
@@ -290,14 +325,7 @@ def joint_fit(
     cov = (cov + cov.T) / 2.0
     variances = np.clip(np.diag(cov), 0.0, None)
     ratings = eta[:n]
-
-    diff = ratings[:, None] - ratings[None, :]
-    var_diff = variances[:n, None] + variances[None, :n] - 2.0 * cov[:n, :n]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        los = _normal_cdf(diff / np.sqrt(np.clip(var_diff, 0.0, None)))
-    np.fill_diagonal(los, 0.5)
     cov.setflags(write=False)
-    los.setflags(write=False)
 
     errors = Z95 * np.sqrt(variances)
     return JointFit(
@@ -307,7 +335,6 @@ def joint_fit(
         first_move=float(eta[n]),
         first_move_error=float(errors[n]),
         covariance=cov,
-        los=los,
         games=total,
         anchor=anchor_name,
     )
