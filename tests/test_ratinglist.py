@@ -194,7 +194,7 @@ def test_never_writes_a_store_and_reads_only_what_changed(
     assert _fingerprint(db) == before
     assert sorted(os.listdir(results / "cup-b")) == sorted(os.listdir(cups["b"]))
     assert (results / "ratings.md").is_file() and (results / "ratings.html").is_file()
-    assert any((results / collect.CACHE_DIR).glob(f"*{collect.CACHE_SUFFIX}"))
+    assert (results / collect.CACHE_DIR / collect.CACHE_NAME).is_file()
     # The store grows by one game (a copy of its last, under a new key), written
     # as a resumed run writes it: the next run reads it, from the cache plus the
     # new row.
@@ -272,8 +272,9 @@ def test_bad_input_is_one_line_and_skip_bad_rates_the_rest(
 
 
 def test_terminal_table_through_a_pipe_and_the_files(cups: dict[str, Path], tmp_path: Path) -> None:
-    code, out = ratings(str(cups["b"]), str(cups["c"]), "--out", str(tmp_path))
+    code, out = ratings(str(cups["b"]), str(cups["c"]), "--out", str(tmp_path / "new" / "out"))
     assert code == 0, out
+    tmp_path = tmp_path / "new" / "out"  # --out made it
     lines = out.splitlines()
     assert lines[0].startswith("kamisado single: 2 players, 8 games")
     assert lines[1].split()[:4] == ["#", "player", "Elo", "95%"]
@@ -324,17 +325,25 @@ def test_a_version_1_store_rates_the_same_unwritten_and_a_resumed_run_migrates_i
     assert _json_list(str(results)) == want
 
 
-def test_the_reader_scans_the_rating_index_not_the_records(cups: dict[str, Path]) -> None:
+def test_the_reader_reads_the_counts_not_the_records(cups: dict[str, Path], tmp_path: Path) -> None:
     with closing(sqlite3.connect(cups["b"] / "games.sqlite")) as conn:
-        full = conn.execute("EXPLAIN QUERY PLAN " + collect.grouped_query(2)).fetchall()
+        full = conn.execute("EXPLAIN QUERY PLAN " + collect.COUNTS_QUERY).fetchall()
         grown = conn.execute(
             "EXPLAIN QUERY PLAN " + collect.grouped_query(2, "WHERE rowid > ?"), (3,)
         ).fetchall()
-    # All of a store: its index alone, in its order (no sort).
-    assert [row[3] for row in full] == ["SCAN games USING COVERING INDEX games_rating"]
-    # The games stored since the last read: just those rows.
+    # All of a store: its counts.
+    assert [row[3] for row in full] == ["SCAN game_counts"]
+    # The games stored since the last read: just those rows, never their records.
     assert "SEARCH games USING INTEGER PRIMARY KEY (rowid>?)" in [row[3] for row in grown]
-    assert "record" not in collect.grouped_query(2) and "record" in collect.grouped_query(1)
+    assert "record" not in collect.COUNTS_QUERY + collect.grouped_query(2)
+    assert "record" in collect.grouped_query(1)
+    # Counts that do not match the games (a store edited by other hands): the
+    # games are grouped instead.
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    with closing(sqlite3.connect(results / "cup-b" / "games.sqlite")) as conn, conn:
+        conn.execute("UPDATE game_counts SET games = games + 10")
+    assert collect.read_store(results / "cup-b").count == 4
 
 
 def test_copies_holding_different_games_count_each_game_once(

@@ -7,19 +7,22 @@ tournament's file.
 
 What the list needs of a game is small (who played, as which bot, the score, the
 day, the variant and the time control), and a tournament's games share those
-values in a few hundred combinations, so SQLite groups them (``GROUP BY``) and
-the list keeps one row per group with its count. A store of schema version 2
-answers that query from its ``games_rating`` index alone (a covering index:
-about 160 bytes a game instead of the 3 KB record); a version-1 store, which
-has only the records, is read once through ``json_extract`` (slow, but then
-cached) and never migrated here.
+values in a few hundred combinations, so the list keeps one row per group of
+games with its count. A store of schema version 2 keeps exactly those counts
+(``game_counts``, written with each game), so a store of any size is read in a
+few pages; games stored since the last read are grouped from their rows'
+columns (by rowid: just those rows). A version-1 store, which has only the
+records, is grouped through ``json_extract`` (slow, but once: then cached) and
+never migrated here.
 
-The groups are kept in ``<results>/.ratings-cache/`` beside the results, one
-file per store (a JSON header line, then the raw rows: one read and
-``np.frombuffer``). A file is keyed by the store's device, inode, size and
-mtime (and its WAL's), so a store that grew is read again from its last rowid
-on, and one replaced by another file (another inode, or another tournament) is
-read again whole. The cache is safe to delete; a cache that cannot be written
+The groups are kept in ``<results>/.ratings-cache/stores.cache``, one file for
+every store (a JSON header line, then the raw rows: one read and
+``np.frombuffer``, where 500 files took a second to open). A store's entry is
+keyed by its path and checked against its device, inode, size and mtime (and
+its WAL's), so a store that grew is read again from its last rowid on, and one
+replaced by another file (another inode, or another tournament) is read again
+whole. The stores that must be read are read a few at a time (SQLite works
+without the GIL). The cache is safe to delete; a cache that cannot be written
 is simply not kept.
 """
 
@@ -29,32 +32,36 @@ import hashlib
 import json
 import os
 import sqlite3
+import threading
 import tomllib
-from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
 import numpy as np
 
-from arena.storage.store import DB_NAME, SCHEMA_VERSION
+from arena.storage.store import DB_NAME, GAME_DAY, SCHEMA_VERSION
 
 __all__ = [
     "CACHE_DIR",
+    "CACHE_NAME",
     "GROUPS",
     "TC_CLASSES",
     "RatingInputError",
     "StoreGames",
     "find_stores",
+    "COUNTS_QUERY",
     "grouped_query",
     "read_store",
+    "read_stores",
     "tc_class",
     "without_copies",
 ]
 
 CACHE_DIR = ".ratings-cache"
-CACHE_VERSION = 3
-CACHE_SUFFIX = ".groups"
+CACHE_NAME = "stores.cache"
+CACHE_VERSION = 4
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -78,20 +85,20 @@ GROUPS = np.dtype(
         ("tc", "i1"),
         ("day", "<i4"),
         ("count", "<i4"),
-        ("first", "<f8"),
-        ("last", "<f8"),
     ]
 )
 """One row per group of a store's games: the players (``p0`` moved first), player
 0's score in half points, the variant and time-control class, the UTC day they
-started, how many games, and the first and last start (Unix seconds)."""
+started (days since 1970-01-01) and how many games."""
 
 _FIELDS_V2 = "identity0, identity1, game, variant, time_control"
 _FIELDS_V1 = ", ".join(
     f"json_extract(record, '{path}')"
     for path in ("$.identities[0]", "$.identities[1]", "$.game", "$.variant", "$.time_control")
 )
-_DAY = f"CAST(started_at / {DAY} AS INTEGER)"
+
+COUNTS_QUERY = f"SELECT player0, player1, {_FIELDS_V2}, score, day, games FROM game_counts"
+"""All of a version-2 store's games, as groups: its ``game_counts``."""
 
 
 class RatingInputError(ValueError):
@@ -99,18 +106,14 @@ class RatingInputError(ValueError):
 
 
 def grouped_query(version: int, where: str = "") -> str:
-    """The rating list's query on a store of schema ``version``, with an optional
-    ``WHERE`` clause. On version 2 with no clause it reads only ``games_rating``
-    (in its order: no sort); a clause on ``rowid`` (the games stored since the
-    last read) reads just those rows of the table (``NOT INDEXED``: the planner
-    would scan the whole index to filter it). Version 1 stores parse every
-    record read (SQLite parses a record once for its five fields)."""
+    """The games (those ``where`` keeps) of a store of schema ``version``, grouped
+    as :data:`COUNTS_QUERY` gives them, from the games' rows: their columns
+    (version 2) or their records (version 1; SQLite parses a record once for
+    its five fields). With a ``rowid`` clause, just those rows are read."""
     fields = _FIELDS_V2 if version >= 2 else _FIELDS_V1
-    source = "games NOT INDEXED" if where and version >= 2 else "games"
     return (
-        f"SELECT player0, player1, {fields}, score, {_DAY}, count(*),"
-        f" min(started_at), max(started_at) FROM {source} {where}"
-        f" GROUP BY player0, player1, {fields}, score, {_DAY}"
+        f"SELECT player0, player1, {fields}, score, {GAME_DAY}, count(*) FROM games {where}"
+        f" GROUP BY player0, player1, {fields}, score, {GAME_DAY}"
     )
 
 
@@ -191,14 +194,19 @@ class StoreGames:
 
 
 def _stat_key(db: Path) -> list[int]:
+    """The file's and its WAL's device, inode, size and mtime. An empty WAL counts
+    as none: reading a store in WAL mode leaves one behind (a read-only
+    connection cannot remove it), and it holds no games."""
     out: list[int] = []
     for p in (db, db.with_name(db.name + "-wal")):
         try:
             st = os.stat(p)
         except OSError:
+            st = None
+        if st is None or (p != db and st.st_size == 0):
             out += [0, 0, 0, 0]
-            continue
-        out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+        else:
+            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
     return out
 
 
@@ -219,21 +227,31 @@ def _connect(db: Path) -> sqlite3.Connection:
     return conn
 
 
-def _schema_version(conn: sqlite3.Connection, db: Path) -> int:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+_ABOUT = (
+    "SELECT name, config_toml, created_at,"
+    " (SELECT value FROM meta WHERE key = 'schema_version'),"
+    " (SELECT key FROM games ORDER BY rowid LIMIT 1),"
+    " (SELECT started_at FROM games ORDER BY rowid LIMIT 1),"
+    " (SELECT max(rowid) FROM games)"
+    " FROM tournament"
+)
+"""A store's tournament, schema version, first game and last rowid, in one query."""
+
+
+def _schema_version(text: object, db: Path) -> int:
     try:
-        version = int(row[0]) if row is not None else 1
+        version = int(text) if text is not None else 1  # type: ignore[call-overload]
     except (TypeError, ValueError):
         version = -1
     if version not in (1, SCHEMA_VERSION):
-        raise RatingInputError(
-            f"{db}: schema version {row[0] if row else '?'}, this arena reads {SCHEMA_VERSION}"
-        )
+        raise RatingInputError(f"{db}: schema version {text}, this arena reads {SCHEMA_VERSION}")
     return version
 
 
 def _options_by_entry(config_text: str) -> dict[str, str]:
     """``entry name -> "Hash=64, Threads=1"`` from the stored tournament file."""
+    if "options" not in config_text:  # most files: no need to parse them
+        return {}
     try:
         config = tomllib.loads(config_text)
     except tomllib.TOMLDecodeError:
@@ -263,43 +281,71 @@ def _identity_label(text: object) -> str | None:
     return f"{name} {version}" if isinstance(version, str) and version else name
 
 
-def _cache_path(cache_dir: Path | None, db: Path) -> Path | None:
-    if cache_dir is None:
-        return None
-    digest = hashlib.blake2b(str(db.resolve()).encode(), digest_size=10).hexdigest()
-    return cache_dir / f"{digest}{CACHE_SUFFIX}"
+class _Cache:
+    """Every store's groups in one file, ``<cache dir>/stores.cache``: a JSON
+    header line (per store: its path, what :func:`_from_parts` and the next read
+    need, and where its rows are), then all rows. One read and one
+    ``np.frombuffer`` load hundreds of stores; the file is rewritten (beside,
+    then renamed) only when a store changed. Entries of stores this run did not
+    ask for are kept while their file exists, so lists over other folders
+    sharing the folder keep theirs."""
 
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.path = cache_dir / CACHE_NAME if cache_dir is not None else None
+        self.entries: dict[str, tuple[dict, np.ndarray]] = {}
+        self.used: set[str] = set()
+        self.changed = False
+        if self.path is None:
+            return
+        try:
+            data = self.path.read_bytes()
+            end = data.index(b"\n")
+            header = json.loads(data[:end])
+            if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
+                return
+            rows = np.frombuffer(data, GROUPS, offset=end + 1)
+            for key, meta in header["stores"].items():
+                self.entries[key] = (meta, rows[meta["start"] : meta["end"]])
+        except (OSError, ValueError, KeyError, TypeError):
+            self.entries = {}
 
-def _load_cache(path: Path | None) -> tuple[dict, np.ndarray] | None:
-    if path is None:
-        return None
-    try:
-        data = path.read_bytes()
-        end = data.index(b"\n")
-        meta = json.loads(data[:end])
-        if not isinstance(meta, dict) or meta.get("version") != CACHE_VERSION:
-            return None
-        groups = np.frombuffer(data, GROUPS, offset=end + 1)
-    except (OSError, ValueError):
-        return None
-    return meta, groups
+    def get(self, key: str) -> tuple[dict, np.ndarray] | None:
+        self.used.add(key)
+        return self.entries.get(key)
 
+    def put(self, key: str, meta: dict, groups: np.ndarray) -> None:
+        self.used.add(key)
+        self.entries[key] = (meta, groups)
+        self.changed = True
 
-def _save_cache(path: Path | None, meta: dict, groups: np.ndarray) -> None:
-    if path is None:
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-        tmp.write_bytes(json.dumps(meta).encode() + b"\n" + groups.tobytes())
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only results folder: rate without a cache
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        kept = {
+            key: entry
+            for key, entry in self.entries.items()
+            if key in self.used or os.path.exists(key)
+        }
+        stores: dict[str, dict] = {}
+        start = 0
+        for key, (meta, groups) in kept.items():
+            stores[key] = {**meta, "start": start, "end": start + len(groups)}
+            start += len(groups)
+        header = json.dumps({"version": CACHE_VERSION, "stores": stores}).encode()
+        rows = [groups for _, groups in kept.values()]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{CACHE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with tmp.open("wb") as f:
+                f.write(header + b"\n")
+                f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only results folder: rate without a cache
 
 
 def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict) -> dict:
     return {
-        "version": CACHE_VERSION,
         "tournament": name,
         "created_at": created_at,
         "uid": uid,
@@ -316,28 +362,69 @@ def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict)
 
 def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
     """The games of one tournament folder, from the cache where it is still valid."""
-    db = directory / DB_NAME
-    if not db.is_file():
-        raise RatingInputError(f"{directory}: no results database ({DB_NAME})")
-    stat = _stat_key(db)
-    cache = _cache_path(cache_dir, db)
-    cached = _load_cache(cache)
-    if cached is not None and cached[0].get("stat") == stat:
-        return _from_parts(directory, *cached)
+    (got,) = read_stores([directory], cache_dir)
+    if isinstance(got, RatingInputError):
+        raise got
+    return got
 
-    conn = _connect(db)
+
+READERS = max(1, min(4, len(os.sched_getaffinity(0))))
+"""Stores read at once: SQLite works without the GIL, so a first run over
+hundreds of stores uses every core (up to 4)."""
+
+
+def read_stores(
+    folders: list[Path], cache_dir: Path | None = None
+) -> list[StoreGames | RatingInputError]:
+    """Each folder's games (or why it cannot be rated), from the cache where it is
+    still valid; the stores that changed are read at once, ``READERS`` at a time."""
+    cache = _Cache(cache_dir)
+    out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
+    todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
+    for i, folder in enumerate(folders):
+        db = folder / DB_NAME
+        if not db.is_file():
+            out[i] = RatingInputError(f"{folder}: no results database ({DB_NAME})")
+            continue
+        key = os.path.abspath(db)
+        stat = _stat_key(db)
+        cached = cache.get(key)
+        if cached is not None and cached[0].get("stat") == stat:
+            out[i] = _from_parts(folder, *cached)
+        else:
+            todo.append((i, db, key, stat, cached))
+    if todo:
+        with ThreadPoolExecutor(max_workers=READERS) as pool:
+            read = list(pool.map(lambda job: _read(*job[1:]), todo))
+        for (i, db, key, _, _), got in zip(todo, read, strict=True):
+            if isinstance(got, RatingInputError):
+                out[i] = got
+            else:
+                cache.put(key, *got)
+                out[i] = _from_parts(db.parent, *got)
+    cache.save()
+    return [x for x in out if x is not None]
+
+
+def _read(
+    db: Path, key: str, stat: list[int], cached: tuple[dict, np.ndarray] | None
+) -> tuple[dict, np.ndarray] | RatingInputError:
+    """A store's groups: the cached ones and the games stored since, or all of
+    them again (another file, or not the one cached)."""
+    try:
+        conn = _connect(db)
+    except RatingInputError as exc:
+        return exc
     try:
         try:
             conn.execute("BEGIN")  # one snapshot: the last rowid and the rows agree
-            row = conn.execute("SELECT name, config_toml, created_at FROM tournament").fetchone()
+            row = conn.execute(_ABOUT).fetchone()
             if row is None:
-                raise RatingInputError(f"{db}: holds no tournament")
-            version = _schema_version(conn, db)
-            name, config_text, created_at = row
-            first = conn.execute(
-                "SELECT key, started_at FROM games ORDER BY rowid LIMIT 1"
-            ).fetchone()
-            last_rowid = conn.execute("SELECT max(rowid) FROM games").fetchone()[0] or 0
+                return RatingInputError(f"{db}: holds no tournament")
+            name, config_text, created_at, version_text, first_key, first_start, last_rowid = row
+            version = _schema_version(version_text, db)
+            first = None if first_key is None else (first_key, first_start)
+            last_rowid = last_rowid or 0
             uid = hashlib.blake2b(
                 f"{name}\0{created_at}\0{first!r}".encode(), digest_size=12
             ).hexdigest()
@@ -348,76 +435,98 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
                 and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
                 and last_rowid >= cached[0]["last_rowid"]  # not put back to an older copy
             ):
-                meta, old = cached
-                meta = dict(meta)
+                meta = {k: v for k, v in cached[0].items() if k not in _DERIVED}
+                old = cached[1]
                 where, args = "WHERE rowid > ?", (meta["last_rowid"],)
             else:
                 meta = _new_meta(name, created_at, uid, version, _options_by_entry(config_text))
                 old = np.zeros(0, GROUPS)
                 where, args = "", ()
-            rows = conn.execute(grouped_query(version, where), args).fetchall()
+            if not where and version >= 2 and _counts_agree(conn, last_rowid):
+                rows = conn.execute(COUNTS_QUERY).fetchall()
+            else:
+                rows = conn.execute(grouped_query(version, where), args).fetchall()
         except sqlite3.OperationalError as exc:
-            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+            return RatingInputError(f"{db}: cannot be read ({exc})")
         except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
+            return RatingInputError(f"{db}: not a usable results database ({exc})")
+        except RatingInputError as exc:
+            return exc
     finally:
         conn.close()
-    groups = _merge(old, _groups(meta, rows)) if len(old) else _groups(meta, rows)
+    meta["raw"] = [list(x) for x in meta["raw"]]
+    meta["variants"] = list(meta["variants"])
+    meta["tcs"] = dict(meta["tcs"])
+    new = _groups(meta, rows)
+    groups = _merge(old, new) if len(old) else new
     meta["last_rowid"] = last_rowid
     meta["stat"] = stat
-    _save_cache(cache, meta, groups)
-    return _from_parts(directory, meta, groups)
+    return meta, groups
 
 
-def _groups(meta: dict, rows: Iterable[tuple]) -> np.ndarray:
+def _counts_agree(conn: sqlite3.Connection, last_rowid: int) -> bool:
+    """Whether ``game_counts`` counts every game (the arena keeps it so; a store
+    edited by other hands is grouped from its games instead). Games are never
+    deleted, so their count is usually the last rowid, known already; else
+    they are counted (the smallest index)."""
+    (counted,) = conn.execute("SELECT total(games) FROM game_counts").fetchone()
+    if counted == last_rowid:
+        return True
+    return counted == conn.execute("SELECT count(*) FROM games").fetchone()[0]
+
+
+_DERIVED = ("start", "end", "stat", "players")
+"""Cache header fields that are not a store's own (where its rows are, its stat
+when read, and its players as :func:`_from_parts` resolved them)."""
+
+
+def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
     """SQL groups as :data:`GROUPS` rows. A side's raw player is ``(entry, identity
     label)``, coded in ``meta["raw"]``; which raw players become which labels is
-    decided in :func:`_from_parts`, once every game of the store is known. Equal
-    texts (the same bots, variant, clock) are decoded once per call."""
-    raw = {(e, lab): i for i, (e, lab) in enumerate(meta["raw"])}
-    variants: list[str] = meta["variants"]
-    tcs: dict[str, int] = meta["tcs"]
-    options: dict[str, str] = meta["options"]
-    labels: dict[object, str | None] = {}
-    unknown = object()
-    rows = list(rows)
+    decided in :func:`_from_parts`, once every game of the store is known. Only
+    the distinct values (a few per store) are decoded; the rest is lookups."""
     out = np.zeros(len(rows), GROUPS)
-    for i, (e0, e1, id0, id1, game, variant, tc, score, day, count, first, last) in enumerate(rows):
-        if isinstance(game, str) and game and not meta["game"]:
-            meta["game"] = game
-        codes = []
-        for entry, ident in ((e0, id0), (e1, id1)):
-            label = labels.get(ident, unknown)
-            if label is unknown:
-                label = labels[ident] = _identity_label(ident)
-            if label is not None:
-                meta["identified"] = True
-                opts = options.get(entry, "")
-                label = f"{label} ({opts})" if opts else label
-            key = (entry, label or "")
-            code = raw.get(key)
-            if code is None:
-                code = raw[key] = len(raw)
-                meta["raw"].append([entry, label or ""])
-            codes.append(code)
-        v = variant if isinstance(variant, str) else ""
-        if v not in variants:
-            variants.append(v)
-        t = tc if isinstance(tc, str) else ""
-        if t not in tcs:
-            cls = tc_class(t)
-            tcs[t] = TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
-        out[i] = (
-            codes[0],
-            codes[1],
-            round(float(score) * 2),
-            variants.index(v),
-            tcs[t],
-            day or 0,
-            count,
-            first or 0.0,
-            last or 0.0,
-        )
+    if not rows:
+        return out
+    e0, e1, id0, id1, games, variants, tcs, score, day, count = zip(*rows, strict=True)
+    if not meta["game"]:
+        meta["game"] = next((g for g in games if isinstance(g, str) and g), "")
+    raw = {(entry, label): i for i, (entry, label) in enumerate(meta["raw"])}
+    options: dict[str, str] = meta["options"]
+    labels = {ident: _identity_label(ident) for ident in {*id0, *id1}}
+    sides = {*zip(e0, id0, strict=True), *zip(e1, id1, strict=True)}
+    code: dict[tuple[object, object], int] = {}
+    for entry, ident in sorted(sides, key=repr):  # codes in a stable order
+        label = labels[ident]
+        if label is not None:
+            meta["identified"] = True
+            opts = options.get(entry, "")
+            label = f"{label} ({opts})" if opts else label
+        key = (entry, label or "")
+        if key not in raw:
+            raw[key] = len(raw)
+            meta["raw"].append([entry, label or ""])
+            meta.pop("players", None)  # resolved anew by _from_parts
+        code[(entry, ident)] = raw[key]
+    out["p0"] = [code[side] for side in zip(e0, id0, strict=True)]
+    out["p1"] = [code[side] for side in zip(e1, id1, strict=True)]
+    variant_code: dict[object, int] = {}
+    for v in dict.fromkeys(variants):
+        text = v if isinstance(v, str) else ""
+        if text not in meta["variants"]:
+            meta["variants"].append(text)
+        variant_code[v] = meta["variants"].index(text)
+    out["variant"] = [variant_code[v] for v in variants]
+    tc_code: dict[str, int] = meta["tcs"]
+    for t in dict.fromkeys(tcs):
+        text = t if isinstance(t, str) else ""
+        if text not in tc_code:
+            cls = tc_class(text)
+            tc_code[text] = TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
+    out["tc"] = [tc_code[t if isinstance(t, str) else ""] for t in tcs]
+    out["half"] = np.rint(np.array(score, float) * 2)
+    out["day"] = [d or 0 for d in day]
+    out["count"] = count
     return out
 
 
@@ -437,8 +546,6 @@ def _merge(old: np.ndarray, new: np.ndarray) -> np.ndarray:
     starts = np.flatnonzero(~same)
     out = both[starts].copy()
     out["count"] = np.add.reduceat(both["count"], starts)
-    out["first"] = np.minimum.reduceat(both["first"], starts)
-    out["last"] = np.maximum.reduceat(both["last"], starts)
     return out
 
 
@@ -487,6 +594,35 @@ def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
 
 
 def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
+    """The store's games with its players resolved (see :func:`_players`; kept in
+    ``meta`` and so in the cache: a store read from the cache costs no loop)."""
+    players = meta.get("players")
+    if players is None:
+        players = meta["players"] = _players(meta["raw"])
+    remap = np.array(players["remap"] or [0], dtype=np.int32)
+    coded = groups.copy()
+    if len(coded):
+        coded["p0"] = remap[groups["p0"]]
+        coded["p1"] = remap[groups["p1"]]
+    return StoreGames(
+        directory=directory,
+        tournament=meta["tournament"],
+        created_at=meta["created_at"],
+        uid=meta["uid"],
+        game=meta["game"],
+        identified=bool(meta["identified"]),
+        labels=list(players["labels"]),
+        entries=list(players["entries"]),
+        variants=list(meta["variants"]),
+        groups=coded,
+        last_rowid=int(meta["last_rowid"]),
+        version=int(meta["schema"]),
+        sides=[(entry, label) for entry, label in players["sides"]],
+        meta=meta,
+    )
+
+
+def _players(raw: list[list[str]]) -> dict[str, list]:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot never answered the handshake, or the store
@@ -495,14 +631,13 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
     identity (the same bot under two names, e.g. two seeds) stay two players, each
     marked with its entry name: a player cannot play itself.
     """
-    pairs = [(entry, label) for entry, label in meta["raw"]]
     seen: dict[str, dict[str, int]] = {}
-    for entry, label in pairs:
+    for entry, label in raw:
         if label:
             seen.setdefault(entry, {}).setdefault(label, 0)
             seen[entry][label] += 1
     resolved: list[tuple[str, str]] = []
-    for entry, label in pairs:
+    for entry, label in raw:
         if not label:
             label = next(iter(seen[entry])) if entry in seen else entry
         resolved.append((entry, label))
@@ -511,34 +646,15 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
         entries_of.setdefault(label, set()).add(entry)
     labels: list[str] = []
     entries: list[str] = []
-    sides: list[tuple[str, str]] = []
+    sides: list[list[str]] = []
     index: dict[str, int] = {}
-    remap = np.zeros(max(len(pairs), 1), np.int32)
-    for code, (entry, label) in enumerate(resolved):
+    remap: list[int] = []
+    for entry, label in resolved:
         final = label if len(entries_of[label]) == 1 or label == entry else f"{label} [{entry}]"
         if final not in index:
             index[final] = len(labels)
             labels.append(final)
             entries.append(entry)
-            sides.append((entry, label))
-        remap[code] = index[final]
-    players = groups.copy()
-    if len(players):
-        players["p0"] = remap[groups["p0"]]
-        players["p1"] = remap[groups["p1"]]
-    return StoreGames(
-        directory=directory,
-        tournament=meta["tournament"],
-        created_at=meta["created_at"],
-        uid=meta["uid"],
-        game=meta["game"],
-        identified=bool(meta["identified"]),
-        labels=labels,
-        entries=entries,
-        variants=list(meta["variants"]),
-        groups=players,
-        last_rowid=int(meta["last_rowid"]),
-        version=int(meta["schema"]),
-        sides=sides,
-        meta=meta,
-    )
+            sides.append([entry, label])
+        remap.append(index[final])
+    return {"labels": labels, "entries": entries, "sides": sides, "remap": remap}

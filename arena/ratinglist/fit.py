@@ -14,6 +14,7 @@ from its optimum).
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
@@ -31,7 +32,7 @@ from arena.ratinglist.collect import (
     RatingInputError,
     StoreGames,
     find_stores,
-    read_store,
+    read_stores,
     without_copies,
 )
 from arena.ratinglist.players import Aliases
@@ -97,9 +98,15 @@ class RatingTable:
     """``(tournament, date)`` after which each history column was fitted."""
     history: dict[str, list[tuple[float, float] | None]]
     """Per player, ``(rating, error)`` at each history point (``None``: not yet played)."""
-    crosstable: dict[tuple[str, str], tuple[float, int]]
-    """``(row, column) -> (row's points, games)`` for every pair that met."""
+    pairs: _Pairs | None = field(default=None, repr=False)
+    """The first-mover results the crosstable is made of (when first asked for:
+    tens of thousands of cells, of which the outputs show 30 × 30 or none)."""
     where: dict[str, list[Entry]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def crosstable(self) -> dict[tuple[str, str], tuple[float, int]]:
+        """``(row, column) -> (row's points, games)`` for every pair that met."""
+        return _crosstable(self.pairs) if self.pairs is not None else {}
 
     @property
     def name(self) -> str:
@@ -159,22 +166,25 @@ def default_cache_dir(paths: Sequence[Path]) -> Path | None:
 def _read_all(
     paths: Sequence[Path], cache_dir: Path | None, skip_bad: bool, notes: list[str]
 ) -> list[StoreGames]:
-    stores: list[StoreGames] = []
+    """Every store under ``paths``, in order; a bad one raises (the first, in
+    order) or, with ``skip_bad``, is one note."""
+    jobs: list[Path | RatingInputError] = []
     for path in paths:
         try:
-            folders = find_stores([path])
+            jobs += find_stores([path])
         except RatingInputError as exc:
+            jobs.append(exc)
+    folders = list(dict.fromkeys(job for job in jobs if isinstance(job, Path)))
+    read = dict(zip(folders, read_stores(folders, cache_dir), strict=True))
+    stores: list[StoreGames] = []
+    for job in jobs:
+        got = job if isinstance(job, RatingInputError) else read[job]
+        if isinstance(got, RatingInputError):
             if not skip_bad:
-                raise
-            notes.append(f"skipped: {exc}")
-            continue
-        for folder in folders:
-            try:
-                stores.append(read_store(folder, cache_dir))
-            except RatingInputError as exc:
-                if not skip_bad:
-                    raise
-                notes.append(f"skipped: {exc}")
+                raise got
+            notes.append(f"skipped: {got}")
+        else:
+            stores.append(got)
     return stores
 
 
@@ -238,13 +248,10 @@ class _FitCache:
 
 
 def _los_pairs(fit: JointFit) -> dict[str, float]:
-    """LOS of each player over each other by rating order's neighbour, computed when
-    the order is known; kept whole only for small lists."""
+    """LOS of each player over the next in rating order: all a list shows of it."""
     order = sorted(range(len(fit.players)), key=lambda i: -fit.ratings[i])
-    return {
-        f"{fit.players[a]}\0{fit.players[b]}": float(fit.los[a, b])
-        for a, b in zip(order, order[1:], strict=False)
-    }
+    pairs = [(fit.players[a], fit.players[b]) for a, b in zip(order, order[1:], strict=False)]
+    return {f"{a}\0{b}": los for (a, b), los in zip(pairs, fit.superiorities(pairs), strict=True)}
 
 
 def build_list(
@@ -278,6 +285,7 @@ def build_list(
 
     names: dict[str, int] = {}
     tour_names: list[str] = []
+    tour_created: list[str] = []
     parts: dict[str, list[np.ndarray]] = {k: [] for k in _COLUMNS}
     list_keys: list[tuple[str, str]] = []
     where: dict[tuple[int, str], dict[Entry, None]] = {}
@@ -298,6 +306,7 @@ def build_list(
         )
         t_index = len(tour_names)
         tour_names.append(s.tournament)
+        tour_created.append(s.created_at)
         variant_codes = []
         for v in s.variants:
             key = (s.game, v)
@@ -314,7 +323,7 @@ def build_list(
         g = g[mask]
         parts["p0"].append(player_codes[g["p0"]])
         parts["p1"].append(player_codes[g["p1"]])
-        for k in ("half", "count", "first", "last"):
+        for k in ("half", "count", "day"):
             parts[k].append(g[k])
         parts["tour"].append(np.full(len(g), t_index, np.int32))
         lists = vmap[g["variant"]]
@@ -322,7 +331,7 @@ def build_list(
         used = np.zeros(len(s.sides), bool)
         used[g["p0"]] = True
         used[g["p1"]] = True
-        store_lists = np.unique(lists).tolist()
+        store_lists = sorted({int(vmap[v]) for v in set(g["variant"].tolist())})
         for i, (entry, _) in enumerate(s.sides):
             if not used[i]:
                 continue
@@ -360,7 +369,7 @@ def build_list(
             t = {k: v[keep] for k, v in t.items()}
             if not len(t["p0"]):
                 continue
-        table = _table(game, variant, t, player_names, tour_names, anchor, fits)
+        table = _table(game, variant, t, player_names, (tour_names, tour_created), anchor, fits)
         listed = {r.player for r in table.rows}
         table.where = {
             player_names[int(p)]: list(entries)
@@ -380,9 +389,9 @@ def build_list(
     )
 
 
-_COLUMNS = ("p0", "p1", "half", "count", "first", "last", "tour", "list")
+_COLUMNS = ("p0", "p1", "half", "count", "day", "tour", "list")
 """Per group of games, across stores: the players (codes of the list's names),
-player 0's half points, how many games, the first and last start, the
+player 0's half points, how many games, the UTC day they started, the
 tournament and the list (game and variant) it belongs to."""
 
 
@@ -409,22 +418,33 @@ class _Pairs:
     digest: bytes
     a: np.ndarray
     b: np.ndarray
+    names: list[str]
 
 
-def _pairs(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -> _Pairs:
+def _pair_index(r: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairings (``first * n + second``) of reduced rows, and each
+    row's pairing: computed once for a table and every history point."""
+    uniq, inverse = np.unique(r["p0"] * n + r["p1"], return_inverse=True)
+    return uniq, inverse.ravel()
+
+
+def _pairs(
+    r: dict[str, np.ndarray],
+    sel: np.ndarray | None,
+    names: list[str],
+    index: tuple[np.ndarray, np.ndarray],
+) -> _Pairs:
+    """The pairings of the rows ``sel`` keeps (all: ``None``), ready for the fit."""
     n = len(names)
-    if sel is not None:
-        r = {k: v[sel] for k, v in r.items()}
-    pair = r["p0"] * n + r["p1"]
-    uniq, inverse = np.unique(pair, return_inverse=True)
-    inverse = inverse.ravel()
+    uniq, inverse = index
+    count = r["count"] if sel is None else np.where(sel, r["count"], 0)
     wins, losses, draws = (
-        np.bincount(inverse, weights=r["count"] * (r["half"] == h), minlength=len(uniq)).astype(
-            np.int64
-        )
+        np.bincount(inverse, weights=count * (r["half"] == h), minlength=len(uniq)).astype(np.int64)
         for h in (2, 0, 1)
     )
-    a, b = uniq // n, uniq % n
+    met = wins + losses + draws > 0
+    wins, losses, draws, pairing = wins[met], losses[met], draws[met], uniq[met]
+    a, b = pairing // n, pairing % n
     involved = np.unique(np.concatenate([a, b]))
     order = sorted(involved.tolist(), key=names.__getitem__)
     position = np.zeros(n, np.intp)
@@ -435,7 +455,8 @@ def _pairs(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -
     h.update(json.dumps(players).encode())
     for x in (first, second, wins, losses, draws):
         h.update(np.ascontiguousarray(x, dtype=np.int64).tobytes())
-    return _Pairs(players, PairCounts(first, second, wins, losses, draws), h.digest(), a, b)
+    counts = PairCounts(first, second, wins, losses, draws)
+    return _Pairs(players, counts, h.digest(), a, b, names)
 
 
 def _table(
@@ -443,18 +464,26 @@ def _table(
     variant: str,
     t: dict[str, np.ndarray],
     names: list[str],
-    tour_names: list[str],
+    tournaments: tuple[list[str], list[str]],
     anchor: tuple[str, float] | None,
     fits: _FitCache,
 ) -> RatingTable:
+    """``tournaments`` are their names and creation times, by tournament code."""
+    tour_names, created = tournaments
     n = len(names)
     games = int(t["count"].sum())
-    last_when = np.zeros(max(len(tour_names), 1))
-    np.maximum.at(last_when, t["tour"], t["last"])
-    first_when = np.full(max(len(tour_names), 1), np.inf)
-    np.minimum.at(first_when, t["tour"], t["first"])
+    # Rows come store by store, so each tournament's rows are one run of them.
+    runs = np.flatnonzero(np.r_[True, t["tour"][1:] != t["tour"][:-1]])
+    last_day = np.zeros(max(len(tour_names), 1), np.int64)
+    first_day = np.full(max(len(tour_names), 1), np.iinfo(np.int64).max)
+    if len(runs):
+        last_day[t["tour"][runs]] = np.maximum.reduceat(t["day"], runs)
+        first_day[t["tour"][runs]] = np.minimum.reduceat(t["day"], runs)
+    # The order they started: by first day (of the games kept), then creation.
+    started = sorted(range(len(tour_names)), key=lambda x: (first_day[x], created[x], x))
     r = _reduce(t, n)
-    pairs = _pairs(r, None, names)
+    pairings = _pair_index(r, n)
+    pairs = _pairs(r, None, names, pairings)
     players = pairs.players
     use_anchor = anchor if anchor is not None and anchor[0] in players else None
     fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
@@ -467,12 +496,12 @@ def _table(
         for h, acc in ((2, wins), (0, losses), (1, draws)):
             acc += np.bincount(me, weights=r["count"] * (mine == h), minlength=n).astype(np.int64)
     tours: dict[int, set[int]] = {}
-    last = np.zeros(n)
+    last = np.zeros(n, np.int64)
     both = np.unique(
-        np.concatenate([r["p0"], r["p1"]]) * len(last_when) + np.concatenate([r["tour"], r["tour"]])
+        np.concatenate([r["p0"], r["p1"]]) * len(last_day) + np.concatenate([r["tour"], r["tour"]])
     )
-    player_of, tour_of = np.divmod(both, len(last_when))
-    np.maximum.at(last, player_of, last_when[tour_of])
+    player_of, tour_of = np.divmod(both, len(last_day))
+    np.maximum.at(last, player_of, last_day[tour_of])
     for p, tour in zip(player_of.tolist(), tour_of.tolist(), strict=True):
         tours.setdefault(p, set()).add(tour)
 
@@ -500,11 +529,13 @@ def _table(
                 draws=int(draws[k]),
                 los_next=_finite(los.get(f"{p}\0{nxt}")) if nxt is not None else None,
                 tournaments=tuple(sorted({tour_names[x] for x in tours.get(k, ())})),
-                last_played=_date(float(last[k])),
+                last_played=_date(float(last[k] * DAY)),
             )
         )
 
-    points, history = _history(r, names, tour_names, first_when, last_when, anchor, fits, order)
+    points, history = _history(
+        r, (names, pairings), tour_names, started, last_day, anchor, fits, order
+    )
     return RatingTable(
         game=game,
         variant=variant,
@@ -515,13 +546,14 @@ def _table(
         anchor=use_anchor,
         history_points=points,
         history=history,
-        crosstable=_crosstable(pairs, names),
+        pairs=pairs,
     )
 
 
-def _crosstable(pairs: _Pairs, names: list[str]) -> dict[tuple[str, str], tuple[float, int]]:
+def _crosstable(pairs: _Pairs) -> dict[tuple[str, str], tuple[float, int]]:
     """``(row, column) -> (row's points, games)`` against each other, both colours."""
     c = pairs.counts
+    names = pairs.names
     n = len(names)
     games = c.wins + c.losses + c.draws
     cell = np.concatenate([pairs.a * n + pairs.b, pairs.b * n + pairs.a])
@@ -538,17 +570,20 @@ def _crosstable(pairs: _Pairs, names: list[str]) -> dict[tuple[str, str], tuple[
 
 def _history(
     r: dict[str, np.ndarray],
-    names: list[str],
+    pairings: tuple[list[str], tuple[np.ndarray, np.ndarray]],
     tour_names: list[str],
-    first_when: np.ndarray,
-    last_when: np.ndarray,
+    started: list[int],
+    last_day: np.ndarray,
     anchor: tuple[str, float] | None,
     fits: _FitCache,
     order: list[str],
 ) -> tuple[list[tuple[str, str]], dict[str, list[tuple[float, float] | None]]]:
-    """Every player's rating after each tournament (in the order they started),
-    each point a joint fit of every game up to it."""
-    ordered = sorted(set(r["tour"].tolist()), key=lambda x: (first_when[x], x))
+    """Every player's rating after each tournament (in the order they ``started``),
+    each point a joint fit of every game up to it. ``pairings`` are the names
+    and :func:`_pair_index` of ``r``."""
+    names, index = pairings
+    present = set(r["tour"].tolist())
+    ordered = [x for x in started if x in present]
     stride = 1
     while math.ceil(len(ordered) / stride) > HISTORY_POINTS:
         stride *= 2
@@ -562,12 +597,12 @@ def _history(
     points: list[tuple[str, str]] = []
     history: dict[str, list[tuple[float, float] | None]] = {p: [] for p in order}
     for m in marks:
-        pairs = _pairs(r, tour_rank <= m, names)
+        pairs = _pairs(r, tour_rank <= m, names, index)
         players = pairs.players
         use_anchor = anchor if anchor is not None and anchor[0] in players else None
         fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
         x = ordered[m]
-        points.append((tour_names[x], _date(float(last_when[x]))))
+        points.append((tour_names[x], _date(float(last_day[x] * DAY))))
         got = {}
         if fit is not None:
             got = {p: (fit["ratings"][i], fit["errors"][i]) for i, p in enumerate(players)}

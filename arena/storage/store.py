@@ -5,6 +5,15 @@ Layout: ``<directory>/games.sqlite``, where the directory is usually
 summary columns that reports and ratings query, plus the whole ``GameRecord``
 as JSON so that any game can be replayed and audited later.
 
+Schema versions (``meta.schema_version``): 1 had the summary columns and the
+record; 2 adds the game, variant, time control and both bots' identities as
+columns, and ``game_counts``, the games counted by kind, which the rating list
+reads instead of the records (see ``SCHEMA_VERSION``). ``Store.open`` (a run,
+or its resume) migrates a version-1 store in one transaction;
+``Store.open_existing`` (reports, exports) reads either through a read-only
+connection and changes nothing. An arena that reads only version 1 refuses a
+migrated store in one line ("schema version 2, this arena reads 1").
+
 Durability: the database runs in WAL mode with ``synchronous=FULL``. A game
 whose ``add_game`` call has returned is committed; WAL alone already makes a
 committed transaction survive the arena being killed with SIGKILL (the WAL
@@ -60,7 +69,7 @@ from arena.match.record import GameRecord
 
 __all__ = [
     "DB_NAME",
-    "INSERT_GAME",
+    "GAME_DAY",
     "SCHEMA_VERSION",
     "ConfigMismatchError",
     "DatabaseMovedError",
@@ -70,27 +79,39 @@ __all__ = [
     "config_hash",
     "default_directory",
     "game_row",
+    "insert_game",
 ]
 
 DB_NAME = "games.sqlite"
 LOCK_NAME = "lock"
 SCHEMA_VERSION = 2
-"""1: the first schema. 2 adds the columns the rating list groups games by (the
+"""1: the first schema. 2 adds the columns the rating list needs of a game (the
 game, variant, time control and the two bots' identities as JSON, copied from
-the record; the new columns come after ``record`` so that a migrated store and a
-new one have the same layout) and an index over them, so that a reader of a
-million games scans that index instead of parsing a million 3 KB records.
-``Store.open`` migrates a version-1 store in one transaction; readers take
-either version as it is."""
+the record; they come after ``record`` so that a migrated store and a new one
+have the same layout) and ``game_counts``, the games counted by those columns,
+the result and the day, kept in the same transaction as each game: a reader of
+a million games reads some thousand counts instead of parsing a million 3 KB
+records. ``Store.open`` migrates a version-1 store in one transaction; readers
+take either version as it is."""
 
-_RATING_INDEX = """
-CREATE INDEX IF NOT EXISTS games_rating ON games (
-    player0, player1, identity0, identity1, game, variant, time_control, score,
-    CAST(started_at / 86400 AS INTEGER), started_at
-)"""
-"""Everything ``arena ratings`` reads of a game, so that its query is answered from
-the index alone (a covering index); the UTC day of the start is there as an
-expression so that grouping games by day follows the index's order."""
+_GAME_COUNTS = """
+CREATE TABLE IF NOT EXISTS game_counts (
+    player0      TEXT NOT NULL,
+    player1      TEXT NOT NULL,
+    identity0    TEXT NOT NULL,
+    identity1    TEXT NOT NULL,
+    game         TEXT NOT NULL,
+    variant      TEXT NOT NULL,
+    time_control TEXT NOT NULL,
+    score        REAL NOT NULL,
+    day          INTEGER NOT NULL,
+    games        INTEGER NOT NULL,
+    PRIMARY KEY (player0, player1, identity0, identity1, game, variant, time_control, score, day)
+) WITHOUT ROWID"""
+"""How many games of each kind: who played (entries and identities), the game,
+variant and clock, player 0's score and the UTC day the game started (days
+since 1970-01-01). A tournament of thousands of games has a few hundred kinds;
+``arena ratings`` reads these (a few pages) rather than the games."""
 
 _SCHEMA = f"""
 CREATE TABLE IF NOT EXISTS meta (
@@ -126,19 +147,41 @@ CREATE TABLE IF NOT EXISTS games (
     identity1    TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS games_pair ON games (pair_key);
-{_RATING_INDEX};
+{_GAME_COUNTS};
 """
+
+_KIND = "player0, player1, identity0, identity1, game, variant, time_control, score"
+GAME_DAY = "CAST(started_at / 86400 AS INTEGER)"
+"""A game's UTC day (days since 1970-01-01) in SQL, as ``game_counts`` keeps it."""
 
 _V2_COLUMNS = ("game", "variant", "time_control", "identity0", "identity1")
 _V2_FROM_RECORD = ("$.game", "$.variant", "$.time_control", "$.identities[0]", "$.identities[1]")
 """Where each version-2 column is in the record (a missing identity is '')."""
 
-INSERT_GAME = (
+_INSERT_GAME = (
     "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason, faulty,"
     " plies, started_at, ended_at, stored_at, record, game, variant, time_control,"
-    " identity0, identity1) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+    " identity0, identity1) VALUES (:key, :pair_key, :player0, :player1, :score, :reason,"
+    " :faulty, :plies, :started_at, :ended_at, :stored_at, :record, :game, :variant,"
+    " :time_control, :identity0, :identity1)"
 )
-"""How a game is stored; its values are :func:`game_row`'s."""
+_COUNT_GAME = (
+    f"INSERT INTO game_counts ({_KIND}, day, games) VALUES (:player0, :player1, :identity0,"
+    " :identity1, :game, :variant, :time_control, :score, CAST(:started_at / 86400 AS INTEGER),"
+    " 1) ON CONFLICT DO UPDATE SET games = games + 1"
+)
+
+
+def insert_game(conn: sqlite3.Connection, row: dict[str, object]) -> bool:
+    """Store one game (a :func:`game_row`) and count it in ``game_counts``, in the
+    caller's transaction; False if its key was stored already (nothing changes).
+
+    Every game the arena stores goes through here (the rating list's benchmark
+    too, many to a transaction), so the counts always match the games."""
+    if conn.execute(_INSERT_GAME, row).rowcount != 1:
+        return False
+    conn.execute(_COUNT_GAME, row)
+    return True
 
 
 class StoreError(RuntimeError):
@@ -235,32 +278,32 @@ def _now() -> str:
     return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
 
 
-def game_row(key: str, pair_key: str, record: GameRecord) -> tuple[object, ...]:
-    """The values :data:`INSERT_GAME` stores for one game (also used by the
-    rating list's benchmark, so that its stores are what the arena writes)."""
+def game_row(key: str, pair_key: str, record: GameRecord) -> dict[str, object]:
+    """The values :func:`insert_game` stores for one game."""
     if len(record.players) != 2:
         raise ValueError(f"game {key}: expected two players, got {record.players!r}")
     encode = msgspec.json.encode
     identities = [encode(i).decode() for i in record.identities[:2]]
     identities += [""] * (2 - len(identities))
-    return (
-        key,
-        pair_key,
-        record.players[0],
-        record.players[1],
-        float(record.score),
-        record.reason,
-        record.faulty,
-        len(record.actions),
-        record.started_at,
-        record.ended_at,
-        _now(),
-        encode(record).decode(),
-        record.game,
-        record.variant,
-        record.time_control,
-        *identities,
-    )
+    return {
+        "key": key,
+        "pair_key": pair_key,
+        "player0": record.players[0],
+        "player1": record.players[1],
+        "score": float(record.score),
+        "reason": record.reason,
+        "faulty": record.faulty,
+        "plies": len(record.actions),
+        "started_at": record.started_at,
+        "ended_at": record.ended_at,
+        "stored_at": _now(),
+        "record": encode(record).decode(),
+        "game": record.game,
+        "variant": record.variant,
+        "time_control": record.time_control,
+        "identity0": identities[0],
+        "identity1": identities[1],
+    }
 
 
 class Store:
@@ -504,10 +547,10 @@ class Store:
         with self._lock:
             moved = self._file_id != _file_id(self.path)
             with self._transaction():
-                cursor = self._conn.execute(INSERT_GAME, row)
+                new = insert_game(self._conn, row)
             if moved or self._file_id != _file_id(self.path):
                 self._recover()
-            return cursor.rowcount == 1
+            return new
 
     @_sql_errors
     def check_file(self) -> None:
@@ -705,7 +748,7 @@ def _schema_version(conn: sqlite3.Connection, path: Path) -> int | None:
 
 def _migrate_v1(conn: sqlite3.Connection) -> None:
     """Version 1 to 2, in one transaction (killed halfway, the store stays version 1):
-    add the columns, fill them from each record, index them. SQLite parses a
+    add the columns, fill them from each record, count the games. SQLite parses a
     record once for its five fields; a record that is not valid JSON leaves them
     empty. About 0.1 ms a game: a 100,000-game store takes some seconds, once."""
     fill = ", ".join(
@@ -716,7 +759,11 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
         for column in _V2_COLUMNS:
             conn.execute(f"ALTER TABLE games ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
         conn.execute(f"UPDATE games SET {fill} WHERE json_valid(record)")
-        conn.execute(_RATING_INDEX)
+        conn.execute(_GAME_COUNTS)
+        conn.execute(
+            f"INSERT INTO game_counts ({_KIND}, day, games)"
+            f" SELECT {_KIND}, {GAME_DAY}, count(*) FROM games GROUP BY {_KIND}, {GAME_DAY}"
+        )
         conn.execute(
             "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
         )
