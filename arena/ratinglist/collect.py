@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
 import threading
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
@@ -39,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
 import numpy as np
 
 from arena.storage.store import DB_NAME, GAME_DAY, SCHEMA_VERSION
@@ -160,10 +162,11 @@ def find_stores(paths: list[Path]) -> list[Path]:
 class StoreGames:
     """One store reduced to what the list needs: its games in groups.
 
-    ``groups["p0"]``/``["p1"]`` index ``labels`` (the players as this store names
-    them, before aliases), ``entries[i]`` is the entry name behind ``labels[i]``;
-    ``groups["variant"]`` indexes ``variants``, ``groups["tc"]`` ``TC_CLASSES``
-    (``len(TC_CLASSES)`` for unknown).
+    ``groups["p0"]``/``["p1"]`` are sides as the store recorded them (an entry
+    and what its bot said it was); ``label_of`` maps them to ``labels`` (the
+    players as this store names them, before aliases), ``entries[i]`` is the
+    entry name behind ``labels[i]``; ``groups["variant"]`` indexes ``variants``,
+    ``groups["tc"]`` ``TC_CLASSES`` (``len(TC_CLASSES)`` for unknown).
     """
 
     directory: Path
@@ -179,6 +182,7 @@ class StoreGames:
     entries: list[str]
     variants: list[str]
     groups: np.ndarray
+    label_of: np.ndarray
     last_rowid: int = 0
     version: int = SCHEMA_VERSION
     """The store's schema version (1: read through its records)."""
@@ -193,21 +197,25 @@ class StoreGames:
         return int(self.groups["count"].sum())
 
 
-def _stat_key(db: Path) -> list[int]:
-    """The file's and its WAL's device, inode, size and mtime. An empty WAL counts
-    as none: reading a store in WAL mode leaves one behind (a read-only
-    connection cannot remove it), and it holds no games."""
-    out: list[int] = []
-    for p in (db, db.with_name(db.name + "-wal")):
-        try:
-            st = os.stat(p)
-        except OSError:
-            st = None
-        if st is None or (p != db and st.st_size == 0):
-            out += [0, 0, 0, 0]
-        else:
-            out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-    return out
+def _stat_key(db: str) -> list[int] | None:
+    """The file's and its WAL's device, inode, size and mtime; None if the file is
+    not there (or not a file). An empty WAL counts as none: reading a store in
+    WAL mode leaves one behind (a read-only connection cannot remove it), and
+    it holds no games."""
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    out = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    try:
+        wal = os.stat(db + "-wal")
+    except OSError:
+        wal = None
+    if wal is None or wal.st_size == 0:
+        return out + [0, 0, 0, 0]
+    return out + [wal.st_dev, wal.st_ino, wal.st_size, wal.st_mtime_ns]
 
 
 def _connect(db: Path) -> sqlite3.Connection:
@@ -300,13 +308,13 @@ class _Cache:
         try:
             data = self.path.read_bytes()
             end = data.index(b"\n")
-            header = json.loads(data[:end])
+            header = msgspec.json.decode(data[:end])
             if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
                 return
             rows = np.frombuffer(data, GROUPS, offset=end + 1)
             for key, meta in header["stores"].items():
                 self.entries[key] = (meta, rows[meta["start"] : meta["end"]])
-        except (OSError, ValueError, KeyError, TypeError):
+        except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
             self.entries = {}
 
     def get(self, key: str) -> tuple[dict, np.ndarray] | None:
@@ -331,7 +339,7 @@ class _Cache:
         for key, (meta, groups) in kept.items():
             stores[key] = {**meta, "start": start, "end": start + len(groups)}
             start += len(groups)
-        header = json.dumps({"version": CACHE_VERSION, "stores": stores}).encode()
+        header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
         rows = [groups for _, groups in kept.values()]
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -382,17 +390,16 @@ def read_stores(
     out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
     todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
     for i, folder in enumerate(folders):
-        db = folder / DB_NAME
-        if not db.is_file():
+        key = os.path.abspath(os.path.join(folder, DB_NAME))
+        where = _stat_key(key)
+        if where is None:
             out[i] = RatingInputError(f"{folder}: no results database ({DB_NAME})")
             continue
-        key = os.path.abspath(db)
-        stat = _stat_key(db)
         cached = cache.get(key)
-        if cached is not None and cached[0].get("stat") == stat:
+        if cached is not None and cached[0].get("stat") == where:
             out[i] = _from_parts(folder, *cached)
         else:
-            todo.append((i, db, key, stat, cached))
+            todo.append((i, folder / DB_NAME, key, where, cached))
     if todo:
         with ThreadPoolExecutor(max_workers=READERS) as pool:
             read = list(pool.map(lambda job: _read(*job[1:]), todo))
@@ -407,7 +414,7 @@ def read_stores(
 
 
 def _read(
-    db: Path, key: str, stat: list[int], cached: tuple[dict, np.ndarray] | None
+    db: Path, key: str, stat_key: list[int], cached: tuple[dict, np.ndarray] | None
 ) -> tuple[dict, np.ndarray] | RatingInputError:
     """A store's groups: the cached ones and the games stored since, or all of
     them again (another file, or not the one cached)."""
@@ -432,7 +439,7 @@ def _read(
                 cached is not None
                 and cached[0]["uid"] == uid
                 and cached[0]["schema"] == version
-                and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
+                and cached[0]["stat"][:2] == stat_key[:2]  # the same file, grown
                 and last_rowid >= cached[0]["last_rowid"]  # not put back to an older copy
             ):
                 meta = {k: v for k, v in cached[0].items() if k not in _DERIVED}
@@ -460,7 +467,7 @@ def _read(
     new = _groups(meta, rows)
     groups = _merge(old, new) if len(old) else new
     meta["last_rowid"] = last_rowid
-    meta["stat"] = stat
+    meta["stat"] = stat_key
     return meta, groups
 
 
@@ -599,11 +606,6 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
     players = meta.get("players")
     if players is None:
         players = meta["players"] = _players(meta["raw"])
-    remap = np.array(players["remap"] or [0], dtype=np.int32)
-    coded = groups.copy()
-    if len(coded):
-        coded["p0"] = remap[groups["p0"]]
-        coded["p1"] = remap[groups["p1"]]
     return StoreGames(
         directory=directory,
         tournament=meta["tournament"],
@@ -614,7 +616,8 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
         labels=list(players["labels"]),
         entries=list(players["entries"]),
         variants=list(meta["variants"]),
-        groups=coded,
+        groups=groups,
+        label_of=np.array(players["remap"], dtype=np.int32),
         last_rowid=int(meta["last_rowid"]),
         version=int(meta["schema"]),
         sides=[(entry, label) for entry, label in players["sides"]],

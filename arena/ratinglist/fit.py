@@ -19,10 +19,12 @@ import hashlib
 import json
 import math
 import os
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from arena.ratinglist.collect import (
@@ -199,8 +201,8 @@ class _FitCache:
         self._start: dict[str, float] | None = None
         if self.path is not None and self.path.is_file():
             try:
-                self.old = json.loads(self.path.read_text())
-            except (OSError, ValueError):
+                self.old = msgspec.json.decode(self.path.read_bytes(), type=dict[str, dict])
+            except (OSError, msgspec.DecodeError):
                 self.old = {}
 
     def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict:
@@ -232,16 +234,18 @@ class _FitCache:
         if self._start is None:
             self._start = {}
             for got in [*self.old.values(), *self.new.values()]:
-                self._start.update(zip(got.get("players", []), got["ratings"], strict=False))
+                ratings = zip(got.get("players", []), got.get("ratings", []), strict=False)
+                self._start.update((p, r) for p, r in ratings if isinstance(r, float))
         return self._start
 
     def save(self) -> None:
-        if self.path is None:
+        """Keep the fits this list used (those of an older list go), if they changed."""
+        if self.path is None or self.new.keys() == self.old.keys():
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"fits.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.new))
+            tmp = self.path.with_name(f"fits.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(msgspec.json.encode(self.new))
             os.replace(tmp, self.path)
         except OSError:
             pass
@@ -286,9 +290,11 @@ def build_list(
     names: dict[str, int] = {}
     tour_names: list[str] = []
     tour_created: list[str] = []
-    parts: dict[str, list[np.ndarray]] = {k: [] for k in _COLUMNS}
     list_keys: list[tuple[str, str]] = []
-    where: dict[tuple[int, str], dict[Entry, None]] = {}
+    chunks: list[np.ndarray] = []  # per store: its groups the filters keep
+    sides: list[np.ndarray] = []  # per store: each side's player code
+    side_entries: list[Entry] = []  # every store's sides, one after another
+    variants: list[np.ndarray] = []  # per store: each variant's list
     for s in stores:
         if not s.identified and s.count:
             notes.append(
@@ -304,44 +310,25 @@ def build_list(
             ],
             dtype=np.int32,
         )
-        t_index = len(tour_names)
         tour_names.append(s.tournament)
         tour_created.append(s.created_at)
-        variant_codes = []
         for v in s.variants:
-            key = (s.game, v)
-            if key not in list_keys:
-                list_keys.append(key)
-            variant_codes.append(list_keys.index(key))
-        vmap = np.array(variant_codes or [0], dtype=np.int32)
+            if (s.game, v) not in list_keys:
+                list_keys.append((s.game, v))
+        variants.append(np.array([list_keys.index((s.game, v)) for v in s.variants], np.int32))
         g = s.groups
-        mask = np.ones(len(g), bool)
         if since is not None:
-            mask &= g["day"] >= math.ceil(since / DAY)
+            g = g[g["day"] >= math.ceil(since / DAY)]
         if tc is not None:
-            mask &= g["tc"] == TC_CLASSES.index(tc)
-        g = g[mask]
-        parts["p0"].append(player_codes[g["p0"]])
-        parts["p1"].append(player_codes[g["p1"]])
-        for k in ("half", "count", "day"):
-            parts[k].append(g[k])
-        parts["tour"].append(np.full(len(g), t_index, np.int32))
-        lists = vmap[g["variant"]]
-        parts["list"].append(lists)
-        used = np.zeros(len(s.sides), bool)
-        used[g["p0"]] = True
-        used[g["p1"]] = True
-        store_lists = sorted({int(vmap[v]) for v in set(g["variant"].tolist())})
-        for i, (entry, _) in enumerate(s.sides):
-            if not used[i]:
-                continue
-            player = int(player_codes[i])
-            for li in store_lists:
-                where.setdefault((int(li), str(player)), {})[
-                    Entry(str(s.directory), s.tournament, entry)
-                ] = None
+            g = g[g["tc"] == TC_CLASSES.index(tc)]
+        chunks.append(g)
+        sides.append(player_codes[s.label_of])
+        directory = str(s.directory)
+        side_entries += [
+            Entry(directory, s.tournament, s.entries[label]) for label in s.label_of.tolist()
+        ]
+    cols, where = _columns(chunks, sides, variants, max(len(list_keys), 1))
     player_names = list(names)
-    cols = {k: np.concatenate(v) if v else np.zeros(0, np.int64) for k, v in parts.items()}
     if not len(cols["count"]):
         raise RatingInputError("no games match (check --since and --tc)")
     selfplay = cols["p0"] == cols["p1"]
@@ -372,9 +359,9 @@ def build_list(
         table = _table(game, variant, t, player_names, (tour_names, tour_created), anchor, fits)
         listed = {r.player for r in table.rows}
         table.where = {
-            player_names[int(p)]: list(entries)
-            for (l2, p), entries in where.items()
-            if l2 == li and player_names[int(p)] in listed
+            player_names[p]: list(dict.fromkeys(side_entries[x] for x in found))
+            for (l2, p), found in where.items()
+            if l2 == li and player_names[p] in listed
         }
         if anchor is not None and table.anchor is not None:
             anchor_used = True
@@ -387,6 +374,38 @@ def build_list(
     return RatingList(
         tables=tables, notes=notes, stores=len(stores), games=sum(x.games for x in tables)
     )
+
+
+def _columns(
+    chunks: list[np.ndarray], sides: list[np.ndarray], variants: list[np.ndarray], lists: int
+) -> tuple[dict[str, np.ndarray], dict[tuple[int, int], list[int]]]:
+    """Every store's groups as one set of :data:`_COLUMNS`, with each store's
+    sides and variants turned into the list's players and lists in one go; and
+    where each player's games are: ``(list, player) -> [side]`` (sides numbered
+    store after store, as ``sides`` has them)."""
+    if not chunks:
+        return {k: np.zeros(0, np.int64) for k in _COLUMNS}, {}
+    g = np.concatenate(chunks)
+    lengths = [len(c) for c in chunks]
+    side_base = np.repeat(np.cumsum([0] + [len(x) for x in sides[:-1]]), lengths)
+    variant_base = np.repeat(np.cumsum([0] + [len(x) for x in variants[:-1]]), lengths)
+    player = np.concatenate(sides)
+    side0, side1 = side_base + g["p0"], side_base + g["p1"]
+    listed = np.concatenate(variants)[variant_base + g["variant"]]
+    cols = {
+        "p0": player[side0],
+        "p1": player[side1],
+        "half": g["half"],
+        "count": g["count"],
+        "day": g["day"],
+        "tour": np.repeat(np.arange(len(chunks), dtype=np.int32), lengths),
+        "list": listed,
+    }
+    used = np.unique(np.concatenate([side0, side1]) * lists + np.concatenate([listed, listed]))
+    where: dict[tuple[int, int], list[int]] = {}
+    for side, li in zip((used // lists).tolist(), (used % lists).tolist(), strict=True):
+        where.setdefault((li, int(player[side])), []).append(side)
+    return cols, where
 
 
 _COLUMNS = ("p0", "p1", "half", "count", "day", "tour", "list")
@@ -438,15 +457,16 @@ def _pairs(
     n = len(names)
     uniq, inverse = index
     count = r["count"] if sel is None else np.where(sel, r["count"], 0)
-    wins, losses, draws = (
-        np.bincount(inverse, weights=count * (r["half"] == h), minlength=len(uniq)).astype(np.int64)
-        for h in (2, 0, 1)
-    )
-    met = wins + losses + draws > 0
-    wins, losses, draws, pairing = wins[met], losses[met], draws[met], uniq[met]
+    # One pass: per pairing, the first mover's losses, draws and wins (half points 0, 1, 2).
+    tally = np.bincount(inverse * 3 + r["half"], weights=count, minlength=3 * len(uniq))
+    tally = tally.reshape(len(uniq), 3).astype(np.int64)
+    met = tally.sum(axis=1) > 0
+    losses, draws, wins = tally[met].T
+    pairing = uniq[met]
     a, b = pairing // n, pairing % n
-    involved = np.unique(np.concatenate([a, b]))
-    order = sorted(involved.tolist(), key=names.__getitem__)
+    present = np.zeros(n, bool)
+    present[a] = present[b] = True
+    order = sorted(np.flatnonzero(present).tolist(), key=names.__getitem__)
     position = np.zeros(n, np.intp)
     position[order] = np.arange(len(order))
     first, second = position[a], position[b]
@@ -454,7 +474,7 @@ def _pairs(
     h = hashlib.blake2b(digest_size=16)
     h.update(json.dumps(players).encode())
     for x in (first, second, wins, losses, draws):
-        h.update(np.ascontiguousarray(x, dtype=np.int64).tobytes())
+        h.update(np.ascontiguousarray(x, dtype=np.int32).tobytes())
     counts = PairCounts(first, second, wins, losses, draws)
     return _Pairs(players, counts, h.digest(), a, b, names)
 
