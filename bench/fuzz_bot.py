@@ -66,6 +66,8 @@ def benign(msg_id: int, legal: list[str]) -> bytes:
         info["depth"] = rng.choice([None, 0, 1, -5, 2**62, 10**30, -(10**40)])
         info["score"] = rng.choice([None, 0.5, -1e308, 1e-300, 7])
         info["nodes"] = rng.choice([None, 0, 2**63 - 1, -(2**63)])
+        if kind % 2:  # a Monte-Carlo bot's count instead (no extra draw: same stream)
+            info["playouts"] = info.pop("nodes")
         info["pv"] = rng.choice([None, [], rng.sample(legal, min(3, len(legal)))])
         info["text"] = rng.choice([None, "".join(rng.choice(WEIRD) for _ in range(20))])
     if kind >= 2:  # an unknown field, which must be skipped, nested within the bound

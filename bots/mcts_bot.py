@@ -68,10 +68,10 @@ class MctsBot(Bot):
             text = self.rng.choice(request.legal)
         pv = [move_to_text(m) for m in self.tree.pv()] or [text]
         info = {
-            "depth": len(pv),
+            "depth": len(pv),  # the principal line's length (protocol.md §7, Monte-Carlo bots)
             "score": round(100 * (2 * wins / max(visits, 1) - 1)),  # protocol.md §2.2
             "pv": pv,
-            "nodes": self.tree.playouts,
+            "playouts": self.tree.playouts,
         }
         return text, info
 
@@ -93,7 +93,7 @@ class MctsBot(Bot):
         i = min(range(len(choices)), key=rates.__getitem__)
         text = move_to_text(choices[i])
         score = round(100 * (1 - 2 * rates[i]))
-        return text, {"depth": 1, "score": score, "pv": [text], "nodes": playouts}
+        return text, {"depth": 1, "score": score, "pv": [text], "playouts": playouts}
 
 
 def main() -> None:

@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 import sys
 from pathlib import Path
 
 from click.testing import CliRunner
 
 from arena.cli import main
+from arena.games import get_game
 
 
 def test_bots_lists_the_builtin_ladder() -> None:
@@ -108,3 +111,52 @@ def test_play_handshake_timeout_is_the_operators() -> None:
     result = CliRunner().invoke(main, ["play", slow, slow, "-q", "--handshake-timeout", "0.5"])
     assert result.exit_code == 0, result.output
     assert "result 0-1 time" in result.output and "no answer within 0.500 s" in result.output
+
+
+ARENA = [sys.executable, "-m", "arena.cli"]
+
+
+def _play_through_a_pipe(*args: str) -> list[str]:
+    done = subprocess.run(
+        [*ARENA, "play", *args], capture_output=True, text=True, timeout=300, check=False
+    )
+    assert done.returncode == 0 and "Traceback" not in done.stderr, done.stdout + done.stderr
+    return done.stdout.splitlines()
+
+
+def test_play_ends_a_battle_with_its_impacts_and_casualties() -> None:
+    """The figures the report shows, on the result line, through a pipe: a tie at the
+    end needs no adding up by hand to see that the defender won it."""
+    lines = _play_through_a_pipe(
+        "battle-greedy", "battle-greedy", "--game", "sekigahara", "--seed", "1"
+    )
+    final = get_game("sekigahara").state_from_text(lines[-4].removeprefix("final: "))
+    outcome = final.outcome()
+    assert outcome is not None
+    impacts, casualties = outcome.details["impacts"], outcome.details["casualties"]
+    a, d = impacts["attacker"], impacts["defender"]
+    assert lines[-1] == (
+        f"result {'1-0' if a > d else '0-1'} battle; impact {a}-{d}, "
+        f"casualties {casualties['attacker']}-{casualties['defender']} (attacker-defender)"
+    )
+    # the rules' arithmetic (7 impact a block, one more for the loser), from the line alone
+    numbers = re.fullmatch(
+        r"result (\S+) battle; impact (\d+)-(\d+), casualties (\d+)-(\d+) .*", lines[-1]
+    )
+    assert numbers is not None
+    result, a, d, lost_a, lost_d = numbers[1], *map(int, numbers.groups()[1:])
+    assert result == ("1-0" if a > d else "0-1")  # a tie goes to the defender
+    assert (lost_a, lost_d) == (d // 7 + (result == "0-1"), a // 7 + (result == "1-0"))
+    quiet = _play_through_a_pipe(
+        "battle-greedy", "battle-greedy", "--game", "sekigahara", "--seed", "1", "-q"
+    )
+    assert quiet == [lines[-1]]
+
+
+def test_play_ends_a_kamisado_match_with_its_round_score() -> None:
+    lines = _play_through_a_pipe("greedy", "random", "--seed", "2", "--tc", "5+0.1", "-q")
+    assert re.fullmatch(
+        r"result (1-0|0-1) (home-row|deadlock); rounds \d-\d \(black-gold\)", lines[-1]
+    )
+    single = _play_through_a_pipe("greedy", "random", "--seed", "2", "--variant", "single", "-q")
+    assert "; " not in single[-1]  # one round: no round score to show

@@ -10,11 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.tools.compliance import Check, check_bot, positions, run_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = [sys.executable, str(ROOT / "bots" / "random_bot.py"), "--seed", "1"]
+AUTHOR_BOT = [sys.executable, str(Path(__file__).with_name("author_bot.py"))]
 
 BROKEN = r"""
 import json, sys, time
@@ -131,15 +133,82 @@ async def test_broken_bot_fails_the_right_checks(broken, mode, expected_failures
 
 def test_run_checks_prints_one_line_per_check_and_returns_status(broken):
     lines: list[str] = []
-    assert run_checks(RANDOM_BOT, echo=lines.append) == 0
-    assert len(lines) == len(ALL_CHECKS) + 1 and lines[-1].startswith("all 13 checks passed")
+    assert run_checks(RANDOM_BOT, game="kamisado", echo=lines.append) == 0
+    assert lines[0] == "checking kamisado, as --game says"
+    assert len(lines) == len(ALL_CHECKS) + 2 and lines[-1].startswith("all 13 checks passed")
     lines.clear()
     assert run_checks(broken("illegal"), echo=lines.append, timeout=3.0) == 1
-    assert lines[6].startswith("FAIL go: start position: illegal action 'z9-z9'")
+    assert lines[0].startswith("checking kamisado, the game the bot declares")
+    assert lines[7].startswith("FAIL go: start position: illegal action 'z9-z9'")
     assert "5 of 13 checks failed" in lines[-2]
 
 
-AUTHOR_BOT = [sys.executable, str(Path(__file__).with_name("author_bot.py"))]
+def test_without_game_a_sekigahara_only_bot_is_checked_for_sekigahara_and_passes():
+    """An outside author's bot that plays only the battle: ``arena check-bot -- BOT``
+    with no ``--game`` checks Sekigahara, says so, and every check passes; the whole
+    games say they check legality, results by seat, not strength."""
+    lines: list[str] = []
+    bot = [*AUTHOR_BOT, "--games", "sekigahara"]
+    assert run_checks(bot, games=2, echo=lines.append) == 0, lines
+    assert lines[0] == (
+        "checking sekigahara, the game the bot declares "
+        "(games ['sekigahara']; --game G for another)"
+    )
+    checks = lines[1:-1]
+    assert all(line.startswith("PASS ") for line in checks), lines
+    assert "PASS supports sekigahara: declared games ['sekigahara']" in checks
+    assert not any("kamisado" in line or "Sumo" in line for line in checks)
+    stage = [line for line in checks if line.startswith("PASS games: ")]
+    assert len(stage) == 4  # battle and siege, against random and battle-greedy
+    for line in stage:
+        assert "2 games, all legal, no fault; by seat (not a strength test): " in line, line
+        assert "as attacker +" in line and "as defender +" in line, line
+    assert lines[-1].startswith(f"all {len(checks)} checks passed")
+
+
+def test_without_game_a_bot_of_both_games_is_checked_for_each():
+    lines: list[str] = []
+    assert (
+        run_checks([*AUTHOR_BOT, "--games", "sekigahara/battle,kamisado"], echo=lines.append) == 0
+    )
+    declared = "(games ['sekigahara/battle', 'kamisado'])"
+    headers = [line for line in lines if line.startswith("checking ")]
+    assert headers == [
+        f"checking sekigahara, game 1 of the 2 the bot declares {declared}",
+        f"checking kamisado, game 2 of the 2 the bot declares {declared}",
+    ]
+    assert "PASS supports sekigahara: declared games ['sekigahara/battle', 'kamisado']" in lines
+    assert "PASS supports kamisado: declared games ['sekigahara/battle', 'kamisado']" in lines
+    total = len(lines) - len(headers) - 1
+    assert lines[-1].startswith(f"all {total} checks passed")
+
+
+async def test_an_undeclared_game_names_the_one_to_check_instead():
+    checks = await check_bot([*AUTHOR_BOT, "--games", "sekigahara"], game="kamisado")
+    supports = next(c for c in checks if c.name == "supports kamisado")
+    assert not supports.passed
+    assert supports.detail == (
+        "declared games ['sekigahara']: 'kamisado' missing, so it would never be offered it "
+        "(it declares sekigahara: check with --game sekigahara)"
+    )
+
+
+def test_a_command_relative_to_the_current_folder_runs_as_typed(tmp_path, monkeypatch):
+    """``arena check-bot -- python3 mybot.py`` from the bot's folder: the script is
+    found although the sandbox starts the bot elsewhere (its program's folder, as
+    ``arena play`` does), not looked up in its private /tmp."""
+    folder = tmp_path / "mine"
+    folder.mkdir()
+    (folder / "mybot.py").write_text(Path(AUTHOR_BOT[1]).read_text())
+    monkeypatch.chdir(folder)
+    lines: list[str] = []
+    status = run_checks(
+        [sys.executable, "mybot.py", "--games", "sekigahara"],
+        echo=lines.append,
+        sandbox=Sandbox(mode="bwrap"),
+    )
+    assert status == 0, lines
+    assert lines[1].startswith("PASS start: started and answered hello")
 
 
 async def test_whole_games_catch_a_bot_that_fails_only_after_a_regroup():

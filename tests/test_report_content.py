@@ -14,6 +14,7 @@ import random
 import sys
 from pathlib import Path
 
+import msgspec
 import pytest
 from rich.console import Console
 from test_report import markdown_table, parse_html, play_random
@@ -77,9 +78,10 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
     thinking = sum(a.ms for a in moves)
     speed = 1000 * sum(a.info["nodes"] for a in moves) / thinking if thinking else None
     assert rows["info"][5] == fmt.count(speed)
-    assert f"depth {last['depth']}" in rows["info"][6]
-    assert f"score {last['score']:+g}" in rows["info"][6]
-    assert "pv " + " ".join(last["pv"]) in rows["info"][6]
+    assert rows["info"][6] == "–"  # no playouts: not a Monte-Carlo bot
+    assert f"depth {last['depth']}" in rows["info"][7]
+    assert f"score {last['score']:+g}" in rows["info"][7]
+    assert "pv " + " ".join(last["pv"]) in rows["info"][7]
     assert rows["random"][3] == "0" and rows["random"][4] == "–"
     # The terminal: the search figures under the standings, plain through a pipe.
     out = io.StringIO()
@@ -88,7 +90,7 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
     search = lines[lines.index("search (from info lines):") + 1 :]
     assert search[0].split()[:2] == ["player", "moves"]
     info_row = next(line.split() for line in search if line.startswith("info "))
-    assert info_row[1] == str(len(moves)) and info_row[-2] == f"{depth:.1f}"
+    assert info_row[1] == str(len(moves)) and info_row[-3] == f"{depth:.1f}"
     # HTML: the same table as data, and every move's depth, score and PV in the replay.
     html = parse_html(info_cup / HTML_NAME)
     stats = {a["data-player"]: a for a in html.with_class("tr", "bot-stats")}
@@ -106,6 +108,47 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
                 )
             else:
                 assert len(entry) <= 4
+
+
+def test_a_monte_carlo_bots_playouts_get_their_own_column(tmp_path: Path) -> None:
+    """protocol.md §7: a bot that sends ``playouts`` (not ``nodes``) is shown in
+    playouts/s, and a tree searcher in nodes/s, each with a dash in the other."""
+    rng = random.Random(8)
+    records = [play_random("kamisado", "standard", ("mc", "ab"), rng) for _ in range(2)]
+    sent: dict[str, list[tuple[int, int]]] = {"mc": [], "ab": []}
+    for record in records:
+        for i, action in enumerate(record.actions):
+            if action.forced:
+                continue
+            name = record.players[action.player]
+            count = rng.randint(100, 5000)
+            key = "playouts" if name == "mc" else "nodes"
+            info = {"depth": 2, "score": 10, "pv": [action.action, "x"], key: count}
+            record.actions[i] = msgspec.structs.replace(action, info=info)
+            sent[name].append((count, action.ms))
+    with Store.open(tmp_path, name="mc", config_text="", fingerprint="f") as store:
+        for i, record in enumerate(records):
+            store.add_game(f"g{i}", f"p{i}", record)
+    write_reports(tmp_path)
+    speed = {n: 1000 * sum(c for c, _ in s) / sum(ms for _, ms in s) for n, s in sent.items()}
+    text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
+    header = text.split("## Search\n", 1)[1].split("\n\n", 2)[1].splitlines()[0]
+    assert "| avg depth | nodes/s | playouts/s | last info |" in header
+    assert "playouts per second" in text
+    rows = {row[0]: row for row in markdown_table(text, "Search")}
+    assert rows["mc"][5:7] == ["–", fmt.count(speed["mc"])]
+    assert rows["ab"][5:7] == [fmt.count(speed["ab"]), "–"]
+    out = io.StringIO()
+    print_standings(build_report_for(tmp_path), Console(file=out, width=60))
+    lines = out.getvalue().splitlines()
+    search = lines[lines.index("search (from info lines):") + 1 :]
+    assert search[0].split()[-2:] == ["nodes/s", "playouts/s"]
+    mc = next(line.split() for line in search if line.startswith("mc "))
+    assert mc[-2:] == ["–", fmt.count(speed["mc"])]
+    html = parse_html(tmp_path / HTML_NAME)
+    stats = {a["data-player"]: a for a in html.with_class("tr", "bot-stats")}
+    assert float(stats["mc"]["data-playouts-per-s"]) == pytest.approx(speed["mc"], abs=0.1)
+    assert stats["mc"]["data-nodes-per-s"] == "" and stats["ab"]["data-playouts-per-s"] == ""
 
 
 def test_round_scores_and_stderr_in_the_games_table(info_cup: Path) -> None:

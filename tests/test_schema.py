@@ -115,6 +115,7 @@ def test_bot_messages_validate_and_nulls_are_allowed() -> None:
     for msg in (
         Identity(id=1, protocol=1, name="x", games=["kamisado"], options=[spec]),
         Info(id=2, depth=3, score=-12.5, pv=["c1-c5"], nodes=9, text="hi"),
+        Info(id=3, depth=1, score=40, pv=["c1-c5"], playouts=1850),
     ):
         bot.validate(json.loads(encode_line(msg)))
     bot.validate(

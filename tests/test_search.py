@@ -234,6 +234,13 @@ async def test_builtin_bots_send_scores_in_the_protocols_units(name: str) -> Non
         assert scores[-1] >= 9000, scores
     if name == "mcts":  # a win rate p as 100 * (2p - 1)
         assert all(abs(s) <= 100 or s == 9999 for s in scores), scores
+    # protocol.md §7: a Monte-Carlo bot counts playouts, not nodes, and its depth is
+    # its principal line's length; a tree searcher counts nodes.
+    infos = [a.info for a in record.actions if a.player == 0 and a.info]
+    counted, other = ("playouts", "nodes") if name == "mcts" else ("nodes", "playouts")
+    assert any(counted in i for i in infos) and not any(other in i for i in infos), infos
+    if name == "mcts":
+        assert all(i["depth"] == len(i["pv"]) for i in infos), infos
 
 
 def test_an_open_sumo_is_worth_the_points_its_win_would_score(

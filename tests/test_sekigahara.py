@@ -61,25 +61,25 @@ def impacts(state: SekigaharaState) -> tuple[int, int]:
 
 WORKED_EXAMPLE = [
     # (player, action, attacker impact, defender impact) after the action
-    (ATTACKER, "leader b01", 1, 0),  # free leader [A-leader] 1
-    (DEFENDER, "deploy T18 b11", 1, 3),  # sword 1 with [1-gun]: 1 + 2
+    (ATTACKER, "leader x01", 1, 0),  # free leader [A-leader] 1
+    (DEFENDER, "deploy T18 x11", 1, 3),  # sword 1 with [1-gun]: 1 + 2
     (ATTACKER, "pass", 1, 3),
-    (ATTACKER, "leader b02", 2, 3),  # free leader [B-leader] 1
-    (ATTACKER, "deploy I48 b03", 6, 3),  # card A with [AAA]: 3 + 1
+    (ATTACKER, "leader x02", 2, 3),  # free leader [B-leader] 1
+    (ATTACKER, "deploy I48 x03", 6, 3),  # card A with [AAA]: 3 + 1
     (DEFENDER, "pass", 6, 3),
-    (DEFENDER, "deploy T19 b12", 6, 9),  # sword 1 with [1-gun]: (1 + 2) + 1 + 2
+    (DEFENDER, "deploy T19 x12", 6, 9),  # sword 1 with [1-gun]: (1 + 2) + 1 + 2
     (ATTACKER, "pass", 6, 9),
-    (ATTACKER, "deploy I49 b04", 9, 9),  # card A with [A-gun]: 1 + 2, gun ignored
+    (ATTACKER, "deploy I49 x04", 9, 9),  # card A with [A-gun]: 1 + 2, gun ignored
     (DEFENDER, "pass", 9, 9),
-    (ATTACKER, "deploy I19 b05", 15, 9),  # tie: attacker again; sword B [B-gun]: 3 + 1 + 2
+    (ATTACKER, "deploy I19 x05", 15, 9),  # tie: attacker again; sword B [B-gun]: 3 + 1 + 2
     (DEFENDER, "pass", 15, 9),
-    (DEFENDER, "deploy T29 b13", 15, 16),  # sword 2 with [2-gun]: 3 + 0 + 4
+    (DEFENDER, "deploy T29 x13", 15, 16),  # sword 2 with [2-gun]: 3 + 0 + 4
     (ATTACKER, "pass", 15, 16),
-    (ATTACKER, "deploy I18 b06,b07", 22, 16),  # double B: [B-gun] 1 + 2, [B-cav] 1 + 3
+    (ATTACKER, "deploy I18 x06,x07", 22, 16),  # double B: [B-gun] 1 + 2, [B-cav] 1 + 3
     (DEFENDER, "challenge T01", 22, 16),
     (ATTACKER, "decline", 15, 19),  # no B card left: both turn, Tokugawa + 1 + (1 + 1)
     (ATTACKER, "stop", 15, 19),
-    (DEFENDER, "deploy T30 b14", 15, 25),  # sword 2 with [2-cav]: 3 + 1 + 2 (turned B-cav)
+    (DEFENDER, "deploy T30 x14", 15, 25),  # sword 2 with [2-cav]: 3 + 1 + 2 (turned B-cav)
     (ATTACKER, "pass", 15, 25),  # a stopped side is still asked about challenges
     (DEFENDER, "stop", 15, 25),
 ]
@@ -109,8 +109,8 @@ def test_worked_example_step_by_step() -> None:
     assert outcome.details["casualties"] == {"attacker": 4, "defender": 2}
     # the two turned blocks first, then the weakest deployed, ties by deployment order
     assert outcome.details["removed"] == {
-        "attacker": ["b06", "b07", "b01", "b02"],
-        "defender": ["b11", "b12"],
+        "attacker": ["x06", "x07", "x01", "x02"],
+        "defender": ["x11", "x12"],
     }
 
 

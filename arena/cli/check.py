@@ -13,7 +13,12 @@ from arena.games import get_game
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-@click.option("--game", "game_name", default="kamisado", show_default=True)
+@click.option(
+    "--game",
+    "game_name",
+    default=None,
+    help="Game to check (default: each game the bot declares in its identity).",
+)
 @click.option(
     "--timeout",
     type=FiniteFloat(0, 3600, min_open=True),
@@ -33,7 +38,7 @@ from arena.games import get_game
 @friendly_errors
 def check_bot(
     command: tuple[str, ...],
-    game_name: str,
+    game_name: str | None,
     timeout: float,
     games: int,
     tc: str,
@@ -45,14 +50,17 @@ def check_bot(
 ) -> None:
     """Check that a bot speaks the protocol and plays whole games: arena check-bot -- COMMAND...
 
-    The games are played in every variant the bot declares, against the built-in
-    random bot and the strongest built-in bot for the game; the first fault is
-    shown with the game, the ply and the position the bot faced.
+    Without --game, every game the bot declares is checked in turn. The games are
+    played in every variant the bot declares, against the built-in random bot and
+    the strongest built-in bot for the game; the first fault is shown with the
+    game, the ply and the position the bot faced. They check legality, not
+    strength: their results are shown by seat.
     """
     from arena.match.clock import TimeControl
     from arena.tools.compliance import run_checks
 
-    get_game(game_name)
+    if game_name is not None:
+        get_game(game_name)
     TimeControl.parse(tc)
     limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
     sys.exit(

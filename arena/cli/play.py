@@ -17,14 +17,27 @@ from arena.cli.common import (
 )
 from arena.games import get_game
 from arena.match.record import SandboxRecord
+from arena.report import fmt
+from arena.report.summary import game_figures
 from arena.report.text import visible
 
 
 @main.command()
 @click.argument("first")
 @click.argument("second")
-@click.option("--game", "game_name", default="kamisado", show_default=True)
-@click.option("--variant", default=None, help="Variant (Kamisado: single|standard|long|marathon).")
+@click.option(
+    "--game",
+    "game_name",
+    default="kamisado",
+    show_default=True,
+    help="Game: kamisado or sekigahara.",
+)
+@click.option(
+    "--variant",
+    default=None,
+    help="Variant (kamisado: single|standard|long|marathon, default standard; "
+    "sekigahara: battle|siege, default battle).",
+)
 @click.option("--tc", default="10+0.1", show_default=True, help="Time control, e.g. 10+0.1.")
 @click.option("--seed", type=SEED, default=None, help="Seed for built-in bots and the opening.")
 @click.option(
@@ -152,7 +165,9 @@ def play(
             for name, box in zip(record.players, record.sandbox, strict=False):
                 click.echo(f"sandbox of {visible(name)}: {_confinement_text(box)}")
         detail = f" ({visible(record.detail)})" if record.detail else ""
-        click.echo(f"result {record.result} {record.reason}{detail}")
+        summary = fmt.figures(game_figures(record), roles)
+        figures = f"; {summary}" if summary else ""
+        click.echo(f"result {record.result} {record.reason}{detail}{figures}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
             if tail and record.faulty is not None:
                 click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}", err=True)

@@ -25,7 +25,7 @@ from arena.engine.sandbox import MODES
     "results_root",
     default="results",
     show_default=True,
-    help="Folder holding one sub-folder per tournament.",
+    help="Folder holding one sub-folder per tournament (relative to the current folder).",
 )
 @click.option(
     "--concurrency",

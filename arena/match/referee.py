@@ -244,7 +244,7 @@ async def _one_decision(
         last = reply.infos[-1]
         info = {
             k: v
-            for k in ("depth", "score", "pv", "nodes", "text")
+            for k in ("depth", "score", "pv", "nodes", "playouts", "text")
             if (v := getattr(last, k)) is not None
         }
     if reply.infos_dropped:  # beyond the engine's bound: counted, not kept

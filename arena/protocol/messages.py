@@ -142,7 +142,15 @@ class Go(_ArenaBase, kw_only=True, tag="go"):
     position: str
     observation: dict[str, Any]
     history: list[str]
-    legal: list[str]
+    legal: Annotated[
+        list[str],
+        msgspec.Meta(
+            min_length=1,
+            description="every legal action; a single one only when it is forced by what "
+            "the bot hides (e.g. a Sekigahara pass without a loyalty card): a decision "
+            "forced for both players to see is played by the arena and never asked",
+        ),
+    ]
     clock: ClockInfo
 
 
@@ -253,6 +261,13 @@ class Info(_BotBase, kw_only=True, tag="info"):
     score: float | None = None
     pv: list[str] | None = None
     nodes: int | None = None
+    playouts: Annotated[
+        int | None,
+        msgspec.Meta(
+            description="a Monte-Carlo bot's playouts so far, sent instead of nodes "
+            "(reports show playouts/s)"
+        ),
+    ] = None
     text: str | None = None
 
     def as_dict(self) -> dict[str, Any]:

@@ -12,7 +12,8 @@ A bot is a function from a decoded :class:`Request` to an action::
 ``run`` answers the handshake, ``newgame``, ``ping`` and ``quit``; it calls
 ``choose`` for every ``go`` and writes its answer. ``choose`` may also return
 ``(action, info)`` where ``info`` is a dict of ``depth``/``score``/``pv``/
-``nodes``/``text``, sent as an ``info`` line before the action. For a richer
+``nodes`` (or a Monte-Carlo bot's ``playouts``)/``text``, sent as an ``info``
+line before the action. For a richer
 bot, subclass :class:`Bot` and override ``choose`` (and ``new_game``/
 ``game_over`` if it keeps state between decisions).
 

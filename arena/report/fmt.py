@@ -37,6 +37,16 @@ def prob(value: float | None) -> str:
     return DASH if value is None else f"{100 * value:.1f}%"
 
 
+def figures(values: dict[str, str], roles: tuple[str, str]) -> str:
+    """A game's figures in one phrase, player 0's first as in the report's columns:
+    ``impact 34-34, casualties 5-4 (attacker-defender)``; empty when it has none."""
+    if not values:
+        return ""
+    return ", ".join(f"{label} {value}" for label, value in values.items()) + (
+        f" ({roles[0]}-{roles[1]})"
+    )
+
+
 def points(value: float) -> str:
     """Half points as ``2.5``, whole points as ``3``."""
     return f"{value:g}"
@@ -102,6 +112,7 @@ STATS_HEADERS = [
     "moves with info",
     "avg depth",
     "nodes/s",
+    "playouts/s",
     "last info",
 ]
 
@@ -136,6 +147,7 @@ def stats_cells(b: BotStats) -> list[str]:
         str(b.info_moves),
         depth(b.depth),
         count(b.nodes_per_s),
+        count(b.playouts_per_s),
         info(b.last_info),
     ]
 

@@ -139,12 +139,13 @@ def search_section(data: ReportData) -> list[str]:
     if not any(b.moves for b in data.bot_stats):
         return ["No bot was asked for a move."]
     lines = [
-        "From the `info` lines bots send before each move: mean depth, and nodes per "
-        "second of thinking time; forced moves are not counted.",
+        "From the `info` lines bots send before each move: mean depth (for a Monte-Carlo "
+        "bot, the length of its principal line), and nodes or, for a Monte-Carlo bot, "
+        "playouts per second of thinking time; forced moves are not counted.",
         "",
     ]
     return lines + _table(
-        fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrl"
+        fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrrl"
     )
 
 

@@ -160,7 +160,7 @@ def replay_json(record: GameRecord) -> dict[str, Any]:
     ``a`` lists the actions as ``[text, ms, player]``, then ``1`` for a forced
     action the referee played without asking (else ``0``, present only when an
     ``info`` follows), then the bot's last ``info`` for that move (depth, score,
-    pv, nodes, text) when it sent one; ``f`` the delta frames,
+    pv, nodes or playouts, text) when it sent one; ``f`` the delta frames,
     ``e`` why the replay stopped early, if it did; ``k`` is the picture kind
     (``"kamisado"`` for a board, ``"sekigahara"`` for the battle, ``"text"`` for
     the generic field listing); ``n`` the players' names and ``r`` their roles.

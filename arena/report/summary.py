@@ -128,7 +128,9 @@ class BotStats:
     ``moves`` counts the decisions it was asked for (forced ones, played by the
     referee, are left out); ``ms_per_move`` is its mean thinking time. ``depth``
     averages over the moves whose ``info`` gave a depth, and ``nodes_per_s`` is
-    total nodes over the thinking time of the moves that reported nodes.
+    total nodes over the thinking time of the moves that reported nodes;
+    ``playouts_per_s`` the same of a Monte-Carlo bot's ``playouts`` (protocol.md
+    §2), kept apart because a playout is a whole simulated game, not a node.
     ``None`` means the bot never said.
     """
 
@@ -138,6 +140,7 @@ class BotStats:
     info_moves: int
     depth: float | None
     nodes_per_s: float | None
+    playouts_per_s: float | None = None
     last_info: dict[str, object] | None = None
     """The last ``info`` it sent in the tournament: a sample of what it reports."""
 
@@ -353,9 +356,10 @@ def _roles(game: str, variant: str) -> tuple[str, str]:
         return ("first", "second")
 
 
-def _figures(r: GameRecord) -> dict[str, str]:
+def game_figures(r: GameRecord) -> dict[str, str]:
     """The game's own figures for the final position; none for a record it cannot read
-    (the report of a broken record must still be written)."""
+    (the report of a broken record must still be written). ``arena play`` prints the
+    same at the end of its game."""
     if not r.final_position:
         return {}
     try:
@@ -369,8 +373,8 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
     ms: Counter[str] = Counter()
     infos: Counter[str] = Counter()
     depths: dict[str, list[int]] = {p: [] for p in order}
-    nodes: Counter[str] = Counter()
-    node_ms: Counter[str] = Counter()
+    counts = {key: Counter[str]() for key in ("nodes", "playouts")}
+    count_ms = {key: Counter[str]() for key in ("nodes", "playouts")}
     last: dict[str, dict[str, object]] = {}
     for r in records:
         for a in r.actions:
@@ -387,10 +391,11 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             depth = info.get("depth")
             if isinstance(depth, int) and not isinstance(depth, bool):
                 depths.setdefault(name, []).append(depth)
-            n = info.get("nodes")
-            if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
-                nodes[name] += n
-                node_ms[name] += a.ms
+            for key, total in counts.items():
+                n = info.get(key)
+                if isinstance(n, int) and not isinstance(n, bool) and n >= 0:
+                    total[name] += n
+                    count_ms[key][name] += a.ms
     out = []
     for p in order:
         d = depths.get(p) or []
@@ -401,11 +406,16 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 ms_per_move=ms[p] / moves[p] if moves[p] else None,
                 info_moves=infos[p],
                 depth=sum(d) / len(d) if d else None,
-                nodes_per_s=1000.0 * nodes[p] / node_ms[p] if node_ms[p] > 0 else None,
+                nodes_per_s=_per_second(counts["nodes"][p], count_ms["nodes"][p]),
+                playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
                 last_info=last.get(p),
             )
         )
     return tuple(out)
+
+
+def _per_second(count: int, ms: int) -> float | None:
+    return 1000.0 * count / ms if ms > 0 else None
 
 
 def _pair(text: str) -> tuple[int, int] | None:
@@ -471,7 +481,7 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         seconds=max(r.ended_at - r.started_at, 0.0),
         opening=r.opening,
         ms=(ms[0], ms[1]),
-        figures=_figures(r),
+        figures=game_figures(r),
         stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
 

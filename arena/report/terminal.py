@@ -41,6 +41,7 @@ RIGHT = {
     "moves with info",
     "avg depth",
     "nodes/s",
+    "playouts/s",
 }
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
@@ -48,7 +49,7 @@ SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 
 def text_console() -> Console:
     """A console that prints text as it is: no markup, no ``:name:`` emoji codes
-    (a Sekigahara card ``T17:date:s`` must not become a calendar), no highlighting."""
+    (a Sekigahara card ``T18:date:s`` must not become a calendar), no highlighting."""
     return Console(markup=False, emoji=False, highlight=False)
 
 
@@ -93,7 +94,8 @@ def _search_rows(data: ReportData) -> list[list[str]]:
 
 
 def search_table(data: ReportData) -> Table:
-    """Per bot: moves, time per move and, from its ``info`` lines, depth and nodes/s."""
+    """Per bot: moves, time per move and, from its ``info`` lines, depth, nodes/s and
+    (Monte-Carlo bots) playouts/s."""
     table = Table(title="search (from info lines)")
     for name in SEARCH_HEADERS:
         table.add_column(name, justify="right" if name in RIGHT else "left", overflow="fold")

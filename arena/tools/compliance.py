@@ -29,6 +29,10 @@ real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament se
 A failed check does not stop the later ones: a faulted bot is killed (as the
 engine always does) and restarted for the next check. Only a bot that cannot be
 started at all fails everything after ``start``.
+
+Without ``--game`` the checks run for each game the bot declares in its
+``identity`` (:func:`choose_games` asks it first): an author of a Sekigahara-only
+bot should not have to know that the arena's first game is Kamisado.
 """
 
 from __future__ import annotations
@@ -46,8 +50,9 @@ import trio
 from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
 from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
-from arena.games import Game, State, get_game
+from arena.games import Game, State, game_names, get_game
 from arena.match.clock import Clock, TimeControl
+from arena.plan.config import program_command
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
@@ -279,6 +284,7 @@ async def check_bot(
     tc: str = STAGE_TC,
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
+    cwd: str | None = None,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
@@ -287,19 +293,11 @@ async def check_bot(
     declared variant and opponent follow, at time control ``tc``. Never raises
     for a bot fault: each one becomes a failed :class:`Check`. Raises
     ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
-    the bot as a tournament would (the CLI passes the tournament defaults).
+    the bot as a tournament would (the CLI passes the tournament defaults); ``cwd``
+    is the folder it starts in.
     """
     rules = get_game(game)
-    name = Path(command[0]).name if command else "bot"
-    config = EngineConfig(
-        name=name,
-        command=list(command),
-        handshake_timeout=timeout,
-        quit_timeout=QUIT_TIMEOUT,
-        term_timeout=0.5,
-        limits=limits or ResourceLimits(),
-        sandbox=sandbox or Sandbox(),
-    )
+    config = _config(command, timeout, limits, sandbox, cwd)
     decisions = positions(rules)
     checks: list[Check] = []
     async with Engine(config) as engine:
@@ -316,6 +314,25 @@ async def check_bot(
         checks.append(await _gameover(session))
         checks.append(await _quit(session))
     return checks
+
+
+def _config(
+    command: list[str],
+    timeout: float,
+    limits: ResourceLimits | None,
+    sandbox: Sandbox | None,
+    cwd: str | None,
+) -> EngineConfig:
+    return EngineConfig(
+        name=Path(command[0]).name if command else "bot",
+        command=list(command),
+        cwd=cwd,
+        handshake_timeout=timeout,
+        quit_timeout=QUIT_TIMEOUT,
+        term_timeout=0.5,
+        limits=limits or ResourceLimits(),
+        sandbox=sandbox or Sandbox(),
+    )
 
 
 async def _handshake(session: _Session) -> list[Check]:
@@ -341,6 +358,8 @@ async def _handshake(session: _Session) -> list[Check]:
         identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
     version_ok = ident.protocol == PROTOCOL_VERSION
     supports = ident.supports(game.name, game.default_variant)
+    others = [g for g in _known_games(ident.games) if g != game.name]
+    hint = f" (it declares {' and '.join(others)}: check with --game {others[0]})" if others else ""
     return [
         Check("start", True, f"started and answered hello in {ms} ms"),
         Check("identity", True, identity),
@@ -354,7 +373,11 @@ async def _handshake(session: _Session) -> list[Check]:
             f"supports {game.name}",
             supports,
             f"declared games {ident.games}"
-            + ("" if supports else f": {game.name!r} missing, so it would never be offered it"),
+            + (
+                ""
+                if supports
+                else f": {game.name!r} missing, so it would never be offered it{hint}"
+            ),
         ),
     ]
 
@@ -389,13 +412,13 @@ async def _options(session: _Session) -> Check:
 
 async def _games(session: _Session, games: int, tc: str) -> list[Check]:
     """The whole-game stage in every variant the bot declares (``compliance_games``)."""
+    if (why := await session.ensure_running()) is not None:
+        return [Check("games", False, why)]
     ident = session.engine.identity
     rules = session.game
     variants = [v for v in rules.variants if ident is not None and ident.supports(rules.name, v)]
     if not variants:
         return [Check("games", False, f"not run: the bot declares no variant of {rules.name}")]
-    if (why := await session.ensure_running()) is not None:
-        return [Check("games", False, why)]
     results = await play_stage(session.engine, rules, variants, games=games, tc=tc)
     return [Check(r.name, r.passed, r.detail) for r in results]
 
@@ -451,10 +474,67 @@ async def _quit(session: _Session) -> Check:
     return Check("quit", True, f"exited with status 0 in {took * 1000:.0f} ms")
 
 
+def _known_games(declared: Sequence[str]) -> list[str]:
+    """The arena's games among a bot's ``games`` entries (``kamisado/marathon`` counts
+    as ``kamisado``), in the bot's order, each once."""
+    names = (entry.split("/", 1)[0] for entry in declared)
+    return list(dict.fromkeys(n for n in names if n in game_names()))
+
+
+@dataclass(frozen=True, slots=True)
+class GameChoice:
+    """Which games to check, and the line that says why (``arena check-bot`` prints it)."""
+
+    games: list[str]
+    why: list[str]
+
+
+async def choose_games(
+    command: list[str],
+    *,
+    timeout: float = 5.0,
+    limits: ResourceLimits | None = None,
+    sandbox: Sandbox | None = None,
+    cwd: str | None = None,
+) -> GameChoice:
+    """The games the bot declares, from one handshake (it is then told to quit).
+
+    The ``hello`` has to offer some game; it offers the arena's first, which a bot
+    answers with its ``identity`` whatever it plays (protocol.md §2). A bot that
+    gives no usable identity, or declares no game the arena knows, is checked for
+    that first game, whose ``start`` or ``supports`` check then says what is wrong.
+    """
+    first = game_names()[0]
+    async with Engine(_config(command, timeout, limits, sandbox, cwd)) as engine:
+        rules = get_game(first)
+        try:
+            ident = await engine.start(rules.name, rules.default_variant, check_identity=False)
+        except EngineError:
+            return GameChoice([first], [f"{first}: the bot gave no identity to choose by"])
+        await engine.stop(graceful=True)
+    known = _known_games(ident.games)
+    declared = f"games {list(ident.games)}"
+    if not known:
+        return GameChoice(
+            [first], [f"{first}: the bot declares no game the arena knows ({declared})"]
+        )
+    if len(known) == 1:
+        return GameChoice(
+            known, [f"{known[0]}, the game the bot declares ({declared}; --game G for another)"]
+        )
+    return GameChoice(
+        known,
+        [
+            f"{g}, game {i} of the {len(known)} the bot declares ({declared})"
+            for i, g in enumerate(known, 1)
+        ],
+    )
+
+
 def run_checks(
     command: Sequence[str],
     *,
-    game: str = "kamisado",
+    game: str | None = None,
     timeout: float = 5.0,
     games: int = 0,
     tc: str = STAGE_TC,
@@ -462,30 +542,58 @@ def run_checks(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
 ) -> int:
-    """Synchronous entry point for ``arena check-bot``: print one line per check
-    and a summary; return the exit status (0 when every check passed, else 1)."""
+    """Synchronous entry point for ``arena check-bot``: print which game is checked
+    and why, one line per check and a summary; return the exit status (0 when every
+    check passed, else 1). ``game`` ``None`` checks every game the bot declares.
+
+    ``command`` is given as typed in the current folder (``python3 mybot.py``):
+    its relative paths are made absolute and the bot starts in its program's
+    folder, as ``arena play`` and a tournament entry without ``cwd`` start it.
+    """
     started = time.monotonic()
-    checks = trio.run(
-        lambda: check_bot(
-            list(command),
-            game=game,
-            timeout=timeout,
-            games=games,
-            tc=tc,
-            limits=limits,
-            sandbox=sandbox,
+    argv, cwd = program_command(list(command), Path.cwd())
+    if game is None:
+        choice = trio.run(
+            lambda: choose_games(argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd)
         )
-    )
-    for check in checks:
-        echo(check.line())
-    failed = [c.name for c in checks if not c.passed]
+    else:
+        choice = GameChoice([game], [f"{game}, as --game says"])
+    failed: list[str] = []
+    total = 0
+    for name, why in zip(choice.games, choice.why, strict=True):
+        echo(f"checking {why}")
+        checks = trio.run(
+            lambda name=name: check_bot(
+                argv,
+                game=name,
+                timeout=timeout,
+                games=games,
+                tc=tc,
+                limits=limits,
+                sandbox=sandbox,
+                cwd=cwd,
+            )
+        )
+        for check in checks:
+            echo(check.line())
+        prefix = f"{name}: " if len(choice.games) > 1 else ""
+        failed += [prefix + c.name for c in checks if not c.passed]
+        total += len(checks)
     took = time.monotonic() - started
     if failed:
-        echo(f"{len(failed)} of {len(checks)} checks failed ({', '.join(failed)}) in {took:.1f} s")
+        echo(f"{len(failed)} of {total} checks failed ({', '.join(failed)}) in {took:.1f} s")
         echo(f"command: {shlex.join(command)}")
         return 1
-    echo(f"all {len(checks)} checks passed in {took:.1f} s")
+    echo(f"all {total} checks passed in {took:.1f} s")
     return 0
 
 
-__all__ = ["Check", "Position", "check_bot", "positions", "run_checks"]
+__all__ = [
+    "Check",
+    "GameChoice",
+    "Position",
+    "check_bot",
+    "choose_games",
+    "positions",
+    "run_checks",
+]

@@ -2,7 +2,7 @@
 
 These are plain frozen values: the state never mutates a block or a card, it
 only moves ids between hands, reserves and the field. Each value has a compact
-text *token* (``b07:mori:1g``, ``I12:mori:s``) used in position texts, scenario
+text *token* (``b08:mori:1g``, ``I19:mori:s``) used in position texts, scenario
 strings and observations, so a bot can read what a revealed id stands for.
 """
 
@@ -92,7 +92,7 @@ class Block:
         return self.any_card or self.mon == mon
 
     def token(self) -> str:
-        """``id:mon:<strength><mark letter>[*]``, e.g. ``b03:mori:1g`` or ``b42:ii:4*``."""
+        """``id:mon:<strength><mark letter>[*]``, e.g. ``b08:mori:1g`` or ``b42:ii:4*``."""
         star = "*" if self.any_card else ""
         return f"{self.id}:{self.mon}:{self.strength}{_MARK_LETTER[self.mark]}{star}"
 
@@ -132,7 +132,7 @@ class Card:
         return self.kind is CardKind.LOYALTY
 
     def token(self) -> str:
-        """``id:mon:<p|s|d>`` or ``id:loyalty``, e.g. ``T17:date:s``."""
+        """``id:mon:<p|s|d>`` or ``id:loyalty``, e.g. ``T18:date:s``."""
         return f"{self.id}:{self.describe()}"
 
     def describe(self) -> str:
@@ -168,7 +168,10 @@ DECK_PREFIX = {"ishida": "I", "tokugawa": "T"}
 
 
 def deck(side: str) -> tuple[Card, ...]:
-    """The 55-card deck of ``side``, ids ``I01``-``I55`` / ``T01``-``T55`` in listing order.
+    """The 55-card deck of ``side``, ids ``I01``-``I55`` / ``T01``-``T55`` in listing order:
+    loyalty cards, then per clan (in ``DECK_COUNTS`` order) double, swords, plain. The
+    rules page (docs/rules/sekigahara-battle.md) states this order as a table, checked
+    by tests/test_rules_docs.py, so a change here must change it there too.
 
     The ids are fixed so that a record can be audited against the published deck;
     they reveal nothing while a card stays in hand, because hidden cards' ids are

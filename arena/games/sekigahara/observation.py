@@ -50,12 +50,14 @@ class PerRoleField(msgspec.Struct, frozen=True, kw_only=True):
 
 class Pending(msgspec.Struct, frozen=True, kw_only=True):
     """The card deployment open to a challenge (phase challenge) or to refutation
-    (phase refute)."""
+    (phase refute); ``null`` in the other phases."""
 
     by: Role
-    card: str | None
-    blocks: list[str]
-    added: int
+    card: Annotated[
+        str, Meta(description="the card played; never null: a free leader opens no challenge")
+    ]
+    blocks: Annotated[list[str], Meta(description="the block ids it deployed, in order")]
+    added: Annotated[int, Meta(description="what it added to the deployer's impact")]
     challenge: Annotated[str | None, Meta(description="the loyalty card played against it")]
 
 
@@ -95,7 +97,10 @@ class SekigaharaObservation(msgspec.Struct, frozen=True, kw_only=True):
     opponent_hand: Count
     opponent_reserve: Count
     field: PerRoleField
-    pending: Pending | None
+    pending: Annotated[
+        Pending | None,
+        Meta(description="the deployment open to a challenge or refutation; null in act and over"),
+    ]
     revealed_cards: Annotated[
         dict[str, str],
         Meta(description="card id -> mon:<p|s|d> or loyalty, for every card shown so far"),

@@ -426,6 +426,7 @@ class SekigaharaState(State):
         pending = None
         if self.phase in ("challenge", "refute"):
             last = self.deployments[-1]
+            assert last.card is not None  # only a card deployment opens a challenge
             pending = {
                 "by": ROLES[last.role],
                 "card": last.card,

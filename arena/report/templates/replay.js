@@ -171,13 +171,14 @@
     return b;
   }
 
-  // An action's info (depth, score, nodes, PV) as one short line.
+  // An action's info (depth, score, nodes or playouts, PV) as one short line.
   function infoText(info) {
     if (!info) return "";
     const parts = [];
     if (info.depth !== undefined) parts.push("depth " + info.depth);
     if (info.score !== undefined) parts.push("score " + (info.score > 0 ? "+" : "") + info.score);
     if (info.nodes !== undefined) parts.push(info.nodes + " nodes");
+    if (info.playouts !== undefined) parts.push(info.playouts + " playouts");
     if (info.pv && info.pv.length) parts.push("pv " + info.pv.join(" "));
     if (info.text) parts.push(info.text);
     return parts.join(" · ");
