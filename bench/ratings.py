@@ -126,8 +126,10 @@ elapsed = time.perf_counter() - t0
 fit_only = time.perf_counter() - t1
 peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 import arena
+ratings = {f"{t.slug}/{r.player}": r.rating for t in data.tables for r in t.rows}
 print(json.dumps({"seconds": elapsed, "build": fit_only, "peak_mb": peak, "games": data.games,
-                  "players": sum(len(t.rows) for t in data.tables), "arena": arena.__file__}))
+                  "players": sum(len(t.rows) for t in data.tables), "arena": arena.__file__,
+                  "ratings": ratings}))
 """
 
 TARGETS = {"first run": (10.0, 1024.0), "incremental run": (1.0, None)}
@@ -224,8 +226,15 @@ def main() -> None:
         print("speed-up over the baseline (its time / this one's):")
         for what, run in runs.items():
             print(f"  {what + ':':17} {base[what]['seconds'] / run['seconds']:6.1f}x")
-        if base["first run"]["games"] != runs["first run"]["games"]:
-            print("  (the two rated different numbers of games!)")
+        for what in ("first run", "incremental run"):
+            mine, theirs = runs[what]["ratings"], base[what]["ratings"]
+            if mine.keys() != theirs.keys() or runs[what]["games"] != base[what]["games"]:
+                print(f"  {what}: the two rated different games or players!")
+                continue
+            worst = max(abs(mine[p] - theirs[p]) for p in mine)
+            print(
+                f"  {what}: the same {len(mine)} players; ratings differ by {worst:.1e} Elo at most"
+            )
     missed = [
         what
         for what, (seconds, mb) in TARGETS.items()

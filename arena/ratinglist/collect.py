@@ -149,9 +149,8 @@ def find_stores(paths: list[Path]) -> list[Path]:
         if (path / DB_NAME).is_file():
             found.append(path)
             continue
-        inner = (
-            sorted(p for p in path.iterdir() if (p / DB_NAME).is_file()) if path.is_dir() else []
-        )
+        names = sorted(e.name for e in os.scandir(path)) if path.is_dir() else []
+        inner = [path / n for n in names if os.path.isfile(os.path.join(path, n, DB_NAME))]
         if not inner:
             raise RatingInputError(f"{path}: no tournament results (no {DB_NAME} in it or below)")
         found += inner
@@ -376,9 +375,10 @@ def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
     return got
 
 
-READERS = max(1, min(4, len(os.sched_getaffinity(0))))
-"""Stores read at once: SQLite works without the GIL, so a first run over
-hundreds of stores uses every core (up to 4)."""
+READERS = 4
+"""Stores read at once. SQLite works without the GIL and a store not in the OS
+cache is mostly waiting for the disk, so a first run over hundreds of stores
+overlaps those waits (and uses two cores where it has them)."""
 
 
 def read_stores(
@@ -391,15 +391,15 @@ def read_stores(
     todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
     for i, folder in enumerate(folders):
         key = os.path.abspath(os.path.join(folder, DB_NAME))
-        where = _stat_key(key)
-        if where is None:
+        stat_key = _stat_key(key)
+        if stat_key is None:
             out[i] = RatingInputError(f"{folder}: no results database ({DB_NAME})")
             continue
         cached = cache.get(key)
-        if cached is not None and cached[0].get("stat") == where:
+        if cached is not None and cached[0].get("stat") == stat_key:
             out[i] = _from_parts(folder, *cached)
         else:
-            todo.append((i, folder / DB_NAME, key, where, cached))
+            todo.append((i, folder / DB_NAME, key, stat_key, cached))
     if todo:
         with ThreadPoolExecutor(max_workers=READERS) as pool:
             read = list(pool.map(lambda job: _read(*job[1:]), todo))
