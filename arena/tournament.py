@@ -16,6 +16,10 @@ Guarantees, and how they are kept:
 
 The runner reports progress through a :class:`Observer`, so the live terminal
 view (``arena/cli/live.py``) and quiet logs are interchangeable.
+
+May import: :mod:`arena.backends` (through their pool protocol), :mod:`arena.plan`,
+:mod:`arena.storage`, :mod:`arena.match`, :mod:`arena.engine` (the sandbox mode, the
+options check), :mod:`arena.games`. Knows nothing of game rules beyond the interface.
 """
 
 from __future__ import annotations
@@ -27,12 +31,12 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 import msgspec
 import trio
 
-from arena.backends.slots import GameSlots, WorkItem, engine_config
+from arena.backends.pool import Pool, split
+from arena.backends.slots import InProcessPool, WorkItem, engine_config
 from arena.backends.workers import WorkerPool
 from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
@@ -42,9 +46,6 @@ from arena.plan.config import ConfigError, TournamentConfig
 from arena.plan.prepare import prepare
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.storage.store import Store, default_directory
-
-if TYPE_CHECKING:
-    from arena.backends.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -223,8 +224,7 @@ class Tournament:
         )
         self.observer = observer or Observer()
         self.progress = Progress(total=2 * len(self.tasks))
-        self.slots: GameSlots | None = None
-        self.pool: WorkerPool | RayPool | None = None
+        self.pool: Pool | None = None
 
     # ------------------------------------------------------------------ policy
 
@@ -255,17 +255,6 @@ class Tournament:
         return out
 
     # ------------------------------------------------------------------ running
-
-    def plan(self, work: int) -> tuple[int, int]:
-        """(worker processes, game slots per process) for ``work`` pair tasks.
-
-        One process per core, up to the concurrency; ``workers = 1`` keeps every
-        game in this process (no worker start-up cost, easiest to debug).
-        """
-        concurrency = max(1, min(self.config.concurrency, work))
-        processes = self.workers or min(concurrency, os.cpu_count() or 1)
-        processes = max(1, min(processes, concurrency))
-        return processes, -(-concurrency // processes)
 
     async def run(self) -> Outcome:
         """Play every game not stored yet; return when all are stored or the run is cancelled."""
@@ -311,6 +300,11 @@ class Tournament:
                 ) from None
 
     async def _play(self, work: list[WorkItem]) -> None:
+        self.pool = self._pool(len(work))
+        await self.pool.run(work)
+
+    def _pool(self, work: int) -> Pool:
+        """The backend's pool for ``work`` pair tasks."""
         on_event: EventSink | None = (
             self.observer.game_event if self.observer.wants_events else None
         )
@@ -318,7 +312,7 @@ class Tournament:
             from arena.backends.raypool import RayPool
 
             # Actors and slots follow the cluster's CPUs, not this machine's.
-            self.pool = RayPool(
+            return RayPool(
                 self.config_text,
                 str(self.config_path),
                 processes=self.workers,
@@ -330,31 +324,26 @@ class Tournament:
                 concurrency=self.concurrency,
                 log_path=self.directory / "ray.log",
             )
-            await self.pool.run(work)
-            return
-        processes, slots = self.plan(len(work))
+        processes, slots = split(self.config.concurrency, work, os.cpu_count() or 1, self.workers)
         if processes == 1:
-            self.slots = GameSlots(self.config, slots)
-            send, receive = trio.open_memory_channel[WorkItem](len(work) + 1)
-            async with send:
-                for item in work:
-                    send.send_nowait(item)
-            await self.slots.run(
-                receive, self._store_game, skip=self._disqualified, on_event=on_event
-            )
-        else:
-            self.pool = WorkerPool(
-                self.config_text,
-                str(self.config_path),
-                sandbox=self.config.sandbox,
-                processes=processes,
-                slots=slots,
+            return InProcessPool(
+                self.config,
+                slots,
                 on_record=self._store_game,
-                dispatchable=self._dispatchable,
-                protocol=self.config.protocol,
+                skip=self._disqualified,
                 on_event=on_event,
             )
-            await self.pool.run(work)
+        return WorkerPool(
+            self.config_text,
+            str(self.config_path),
+            sandbox=self.config.sandbox,
+            processes=processes,
+            slots=slots,
+            on_record=self._store_game,
+            dispatchable=self._dispatchable,
+            protocol=self.config.protocol,
+            on_event=on_event,
+        )
 
     async def run_until_interrupted(self) -> bool:
         """:meth:`run`, with the arena's answer to signals; ``True`` if interrupted.
@@ -406,10 +395,12 @@ class Tournament:
 
     def kill_all(self) -> None:
         """Second Ctrl-C: SIGKILL every bot and worker now."""
-        if self.slots is not None and self.slots.pool is not None:
-            self.slots.pool.kill_all()
         if self.pool is not None:
             self.pool.kill_all()
+
+    def summary(self) -> str | None:
+        """The backend's line for the end of a run (the Ray backend's nodes and losses)."""
+        return None if self.pool is None else self.pool.summary()
 
     def close(self) -> None:
         self.store.close()

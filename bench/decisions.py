@@ -22,10 +22,11 @@ import random
 import time
 from collections import defaultdict
 
+from arena.bots.compiled_search import CompiledSearcher
+
 from arena.games import get_game
 from arena.games.kamisado.board import MATCH_KINDS, MATCH_TARGET
 from arena.games.kamisado.position import OVER, PLAY
-from bots.compiled_search import CompiledSearcher
 
 BUCKET = 4
 """Round plies are grouped in buckets of this many plies."""

@@ -31,8 +31,9 @@ from arena.games.base import State
 from arena.match.clock import TimeControl
 from arena.match.record import FAULT_REASONS, TIME, GameRecord
 from arena.match.referee import play_game
+from arena.plan.builtins import resolve_builtin
 from arena.plan.config import read_openings_file
-from bots import resolve_builtin
+from arena.plan.prepare import prepare
 
 BOTS = ("random", "greedy", "mcts", "alphabeta")
 ROOT = Path(__file__).resolve().parent.parent
@@ -74,6 +75,8 @@ async def play_pair(
             )
             for i, n in enumerate(names)
         ]
+        for config in configs:  # the built-in searching bots' cache, before their games
+            await prepare(config.command)
         async with Engine(configs[0]) as a, Engine(configs[1]) as b:
             for engines in ((a, b), (b, a)):
                 record = await play_game(

@@ -18,8 +18,9 @@ import importlib.util
 import time
 from pathlib import Path
 
+from arena.bots.compiled_search import CompiledSearcher, warm_up
+
 from arena.games.kamisado.notation import move_to_text, text_to_position
-from bots.compiled_search import CompiledSearcher, warm_up
 
 POSITIONS = {
     "standard start (free choice)": "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - standard 0-0 1 -",

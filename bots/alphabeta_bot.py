@@ -1,7 +1,7 @@
 """alphabeta: iterative-deepening principal variation search, compiled with numba.
 
-The top rung of the ladder. The search itself (:mod:`bots.kamisado_jit`,
-driven by :mod:`bots.compiled_search`) runs as machine code, some fifteen
+The top rung of the ladder. The search itself (:mod:`arena.bots.kamisado_jit`,
+driven by :mod:`arena.bots.compiled_search`) runs as machine code, some fifteen
 times the nodes a second of the pure-Python search it replaced. Kamisado-
 specific points:
 
@@ -18,7 +18,7 @@ specific points:
   around the previous value;
 * an exact round solver runs first, for a share of the planned time, and a
   proven win is played without further search;
-* the clock is planned by :mod:`bots.timeman`: a soft limit from the measured
+* the clock is planned by :mod:`arena.bots.timeman`: a soft limit from the measured
   number of decisions left, stretched while the best move keeps changing, and
   a hard limit that is never crossed;
 * between rounds the regroup choice is searched: the next round is searched
@@ -35,13 +35,14 @@ import argparse
 import random
 from typing import Any
 
+from arena.bots import timeman
+from arena.bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
+from arena.bots.kamisado_eval import protocol_score
+
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol.messages import NewGame
 from arena.sdk import Bot, Request, log, run
-from bots import timeman
-from bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
-from bots.kamisado_eval import protocol_score
 
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""

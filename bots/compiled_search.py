@@ -1,12 +1,12 @@
 """The Python side of the compiled search: tables, the clock and iterative deepening.
 
-:mod:`bots.kamisado_jit` holds the compiled kernels; this module gives them a
+:mod:`arena.bots.kamisado_jit` holds the compiled kernels; this module gives them a
 position from the rules core, keeps their arrays (transposition table,
 history, killers) for the whole game, and drives them:
 
 * iterative deepening with an aspiration window around the previous value,
   the root re-ordered best-first after each iteration;
-* the clock from :mod:`bots.timeman`: no new iteration once half the planned
+* the clock from :mod:`arena.bots.timeman`: no new iteration once half the planned
   time is gone, more time while the best move keeps changing, and a hard
   deadline enforced by a watchdog thread that raises a flag the compiled code
   reads (it runs without the GIL, so the thread gets to run);
@@ -21,15 +21,15 @@ import time
 from collections.abc import Callable
 
 import numpy as np
+from arena.bots import jit_cache, kamisado_eval
 
 from arena.games.kamisado.board import MATCH_TARGET
 from arena.games.kamisado.position import REGROUP, Position
-from bots import jit_cache, kamisado_eval
 
 jit_cache.prepare()
 
 with jit_cache.without_blas():
-    from bots import kamisado_jit as K  # (after the cache is placed)
+    from arena.bots import kamisado_jit as K  # (after the cache is placed)
 
 ASPIRATION = 60
 """Half-width of the root window around the previous iteration's value."""
@@ -89,7 +89,7 @@ class Board:
 
 
 def weights() -> np.ndarray:
-    """The evaluation weights as set in :mod:`bots.kamisado_eval`, then the search
+    """The evaluation weights as set in :mod:`arena.bots.kamisado_eval`, then the search
     parameters (``--eval`` changes both)."""
     values = [getattr(kamisado_eval, name) for name in K.WEIGHT_NAMES]
     return np.array([*values, *SEARCH_PARAMS.values()], dtype=np.int64)
@@ -429,10 +429,3 @@ def compiled() -> int:
         for f in vars(K).values()
         if hasattr(f, "stats") and hasattr(f, "py_func")
     )
-
-
-if __name__ == "__main__":
-    import sys
-
-    if sys.argv[1:] == ["--warm"]:
-        warm_up()

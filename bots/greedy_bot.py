@@ -14,11 +14,12 @@ from __future__ import annotations
 import argparse
 import random
 
+from arena.bots.kamisado_eval import WIN_ROUND, round_end_value, winning_move
+
 from arena.games.kamisado.board import LIMITED_RAYS
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import PLAY, Position
 from arena.sdk import Request, run
-from bots.kamisado_eval import WIN_ROUND, round_end_value, winning_move
 
 LOSS = -WIN_ROUND
 

@@ -6,7 +6,7 @@ that folder read-only, and numba would then compile again in every game
 (seconds of start-up, twice a game). So when the folder is read-only, its
 cache files are copied to a private writable folder (the sandbox's own
 ``/tmp``) and numba is pointed there: a cache built outside the sandbox
-(``arena`` builds it before the first game, see ``arena/plan/prepare.py``) is used
+(``arena`` builds it before the first game with ``bots/prepare.py``) is used
 inside, and a stale or missing one is rebuilt privately.
 
 numba checks a cached function against the source of its own file only;
@@ -14,7 +14,7 @@ the kernels also freeze the rules core's board tables (``board.py``) into
 their machine code, so a cache built from another ``board.py`` is dropped
 (:func:`drop_stale`).
 
-This module must run before :mod:`bots.kamisado_jit` is imported: numba
+This module must run before :mod:`arena.bots.kamisado_jit` is imported: numba
 picks a function's cache folder when it is decorated.
 """
 
@@ -38,6 +38,8 @@ TABLES = Path(board.__file__)
 """The other source frozen into the compiled code."""
 PRIVATE = "kamisado-arena-numba"
 _prepared = False
+_in_tree = False
+"""Whether numba caches into :data:`IN_TREE` (else a private copy or its own folder)."""
 
 
 def writable(folder: Path) -> bool:
@@ -72,7 +74,7 @@ def without_blas() -> Iterator[None]:
 
 def prepare() -> None:
     """Point numba at a writable cache holding whatever the tree's cache has."""
-    global _prepared
+    global _prepared, _in_tree
     if _prepared:
         return
     _prepared = True
@@ -80,6 +82,7 @@ def prepare() -> None:
         return
     if writable(IN_TREE):
         drop_stale(IN_TREE)
+        _in_tree = True
         return
     import numba
     from numba.core.caching import _CacheLocator
@@ -122,3 +125,23 @@ def drop_stale(folder: Path) -> None:
     for f in _cache_files(folder):
         f.unlink(missing_ok=True)
     (folder / f"{SOURCE.stem}.tables").write_text(digest + "\n")
+
+
+def built_from() -> list[Path] | None:
+    """What the tree's cache was built from (the kernels' source, the board tables,
+    numba and llvmlite, the interpreter) and the cache files themselves; ``None``
+    when this process does not cache into the tree.
+
+    A change to any of them can make numba compile again, so the arena starts
+    the preparation again when one changed (``arena/plan/prepare.py``).
+    """
+    if not _in_tree:
+        return None
+    import llvmlite
+    import numba
+
+    versions = [Path(m.__file__).parent / "_version.py" for m in (numba, llvmlite)]
+    versions = [v for v in versions if v.exists()]
+    stamp = IN_TREE / f"{SOURCE.stem}.tables"
+    sources = [SOURCE, TABLES, *versions, Path(sys.executable)]
+    return [*sources, stamp, *sorted(_cache_files(IN_TREE))]

@@ -5,13 +5,13 @@ about 130 k nodes a second; an outside program compiled to machine code does
 tens of times that, and in a single round depth is most of strength. numba
 compiles these functions with LLVM from wheels, so ``pip install -e .`` needs
 no compiler, and ``cache=True`` keeps the machine code beside this file (see
-:mod:`bots.jit_cache` for where the cache lives inside the sandbox).
+:mod:`arena.bots.jit_cache` for where the cache lives inside the sandbox).
 
 Everything the compiled code needs is in this one file on purpose: numba's
 cache is checked against the source of the file that holds a function, not
 against the files it calls into. The board tables are built from the rules
 core's ``board.py`` at import and frozen into the machine code, so
-:mod:`bots.jit_cache` drops the cache when that file changes.
+:mod:`arena.bots.jit_cache` drops the cache when that file changes.
 
 The search works within one round, with the rules core's semantics (tested
 against it move for move): a round end is a terminal whose value is the
@@ -1032,7 +1032,7 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
 )
 def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
     """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
-    ``ctl[C_STOP]`` is raised (:mod:`bots.solver`'s proof, compiled).
+    ``ctl[C_STOP]`` is raised (:mod:`arena.bots.solver`'s proof, compiled).
 
     Two cuts keep late rounds tiny: a side with a move onto the goal row wins
     at once, and a move after which the opponent has one is refuted without a

@@ -1,6 +1,6 @@
 """mcts: UCT Monte-Carlo tree search with fast playouts to the end of the round.
 
-The tree and the playouts are compiled (:mod:`bots.kamisado_jit`, driven by
+The tree and the playouts are compiled (:mod:`arena.bots.kamisado_jit`, driven by
 :class:`bots.compiled_search.CompiledMcts`), some hundred times the playouts
 of the pure-Python search it replaced. Rewards are round wins, credited to
 the player who *made* the move into a node (stored per node), because after a
@@ -12,7 +12,7 @@ default; accepted by SPRT, see docs/ladder.md) never hands the opponent a
 free path to its goal row when another move exists. A node whose mover can
 win at once is scored as a certain win without a playout.
 
-Time is planned by :mod:`bots.timeman`; at the soft limit the search goes on
+Time is planned by :mod:`arena.bots.timeman`; at the soft limit the search goes on
 (up to the hard limit) while the most visited root move is not also the one
 with the best win rate, since the choice between them is not settled yet.
 Between rounds each regroup choice gets half the time, and the choice whose
@@ -28,12 +28,13 @@ import random
 import time
 from typing import Any
 
+from arena.bots import timeman
+from arena.bots.compiled_search import CompiledMcts, warm_up
+from arena.bots.kamisado_eval import winning_move
+
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import REGROUP, Position
 from arena.sdk import Bot, Request, log, run
-from bots import timeman
-from bots.compiled_search import CompiledMcts, warm_up
-from bots.kamisado_eval import winning_move
 
 
 class MctsBot(Bot):

@@ -1,4 +1,3 @@
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,12 +14,15 @@ ROOT = Path(__file__).resolve().parent.parent
 
 @pytest.fixture(scope="session", autouse=True)
 def compiled_search() -> None:
-    """Build the compiled search's cache once, before any test (about 15 s on a
-    fresh clone, a second after): otherwise the first test to search would
-    pay for the compiling inside its own deadlines."""
-    subprocess.run(
-        [sys.executable, str(ROOT / "bots" / "alphabeta_bot.py"), "--warm"], check=True, timeout=600
-    )
+    """Build the compiled search's cache once, before any test, as the arena does
+    (about 15 s on a fresh clone, nothing after): otherwise the first test to
+    search would pay for the compiling inside its own deadlines."""
+    import trio
+
+    from arena.plan.builtins import resolve_builtin
+    from arena.plan.prepare import prepare
+
+    assert trio.run(prepare, resolve_builtin("alphabeta")) is None
 
 
 @pytest.fixture(scope="session", autouse=True)

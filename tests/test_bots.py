@@ -16,6 +16,9 @@ from pathlib import Path
 
 import pytest
 import trio
+from arena.bots.compiled_search import CompiledSearcher
+from arena.bots.greedy_bot import choose_move
+from arena.bots.kamisado_eval import WIN_BOUND, winning_move
 
 from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
@@ -24,10 +27,7 @@ from arena.games.kamisado.position import PLAY
 from arena.match.clock import TimeControl
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.match.referee import play_game
-from bots import BUILTIN, resolve_builtin
-from bots.compiled_search import CompiledSearcher
-from bots.greedy_bot import choose_move
-from bots.kamisado_eval import WIN_BOUND, winning_move
+from arena.plan.builtins import BUILTIN, resolve_builtin
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "bots" / "examples"

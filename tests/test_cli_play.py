@@ -6,6 +6,7 @@ import json
 import re
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -97,20 +98,66 @@ def test_play_sends_no_opening_plies_in_history_like_run(tmp_path: Path) -> None
     assert first_go["history"] == [action for _, action in moves[:mine]]
 
 
-def test_a_command_bot_is_named_by_its_identity_for_sprt_too() -> None:
-    from arena.cli.common import bot_command, identity_name
-
-    spec = bot_command(f"{sys.executable} {AUTHOR_BOT} --name 'plain c/2'", None)
-    assert spec[0] != "plain-c-2"
-    assert identity_name(spec, "kamisado", "standard") == "plain-c-2"
-    assert identity_name(bot_command("random", 1), "kamisado", "standard") == "random"
-
-
 def test_play_handshake_timeout_is_the_operators() -> None:
     slow = f"{sys.executable} -c 'import time; time.sleep(5)'"
     result = CliRunner().invoke(main, ["play", slow, slow, "-q", "--handshake-timeout", "0.5"])
     assert result.exit_code == 0, result.output
     assert "result 0-1 time" in result.output and "no answer within 0.500 s" in result.output
+
+
+# Counts its starts (a line appended to a file of a folder it may write), then
+# plays the first legal action, or with "hang" never answers at all.
+COUNTING_BOT = """
+import json, sys
+with open(sys.argv[1], "a") as f:
+    f.write("start\\n")
+if sys.argv[2:] == ["hang"]:
+    sys.stdin.read()
+for line in sys.stdin:
+    msg = json.loads(line)
+    kind, out = msg["type"], None
+    if kind == "hello":
+        out = {"type": "identity", "protocol": 1, "name": "counter", "games": ["kamisado"]}
+    elif kind in ("newgame", "ping"):
+        out = {"type": "ready" if kind == "newgame" else "pong"}
+    elif kind == "go":
+        out = {"type": "action", "action": msg["legal"][0]}
+    elif kind == "quit":
+        break
+    if out is not None:
+        out["id"] = msg["id"]
+        print(json.dumps(out), flush=True)
+"""
+
+
+def test_play_starts_each_bot_once(tmp_path: Path) -> None:
+    """A command bot is started once, to learn its name, and plays with that process."""
+    bot = tmp_path / "counting_bot.py"
+    bot.write_text(COUNTING_BOT)
+    first, second = tmp_path / "first.starts", tmp_path / "second.starts"
+    # Unconfined: the bots write into tmp_path, which play cannot grant.
+    args = ["play", f"{sys.executable} {bot} {first}", f"{sys.executable} {bot} {second}"]
+    result = CliRunner().invoke(main, [*args, "-q", "--sandbox", "none", "--variant", "single"])
+    assert result.exit_code == 0, result.output
+    assert "home-row" in result.output or "deadlock" in result.output, result.output
+    assert first.read_text() == "start\n" and second.read_text() == "start\n"
+
+
+def test_play_pays_a_hanging_bots_handshake_deadline_once(tmp_path: Path) -> None:
+    """A bot that never answers ``hello`` loses on its one start: it is not started
+    again for the game, so its deadline is paid once (it used to be twice)."""
+    bot = tmp_path / "counting_bot.py"
+    bot.write_text(COUNTING_BOT)
+    starts = tmp_path / "hang.starts"
+    timeout = 2.0
+    args = ["play", f"{sys.executable} {bot} {starts} hang", "random", "-q", "--sandbox", "none"]
+    began = time.monotonic()
+    result = CliRunner().invoke(main, [*args, "--handshake-timeout", str(timeout)])
+    took = time.monotonic() - began
+    assert result.exit_code == 0, result.output
+    assert "result 0-1 time" in result.output and "no answer within 2.000 s" in result.output
+    assert starts.read_text() == "start\n"
+    assert timeout <= took < 2 * timeout, took
 
 
 ARENA = [sys.executable, "-m", "arena.cli"]

@@ -11,13 +11,20 @@ against plain negamax, and (in test_search.py) the exact solver against exhausti
 from __future__ import annotations
 
 import random
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
-import trio
+from arena.bots import jit_cache, kamisado_eval
+from arena.bots.compiled_search import Board, CompiledSearcher, weights
+from arena.bots.compiled_search import K as kernels
+from arena.bots.kamisado_eval import (
+    INF,
+    round_end_value,
+    win_now_value,
+    winning_move,
+)
 from kamisado_helpers import state
 
 from arena.engine import sandbox
@@ -26,16 +33,7 @@ from arena.engine.sandbox import Sandbox
 from arena.games.kamisado import GAME, KamisadoState
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import OVER, PLAY, REGROUP, Position, perft
-from arena.plan import prepare as prepare_module
-from bots import jit_cache, kamisado_eval, prepare_command, resolve_builtin
-from bots.compiled_search import Board, CompiledSearcher, weights
-from bots.compiled_search import K as kernels
-from bots.kamisado_eval import (
-    INF,
-    round_end_value,
-    win_now_value,
-    winning_move,
-)
+from arena.plan.builtins import resolve_builtin
 
 
 def random_positions(
@@ -294,31 +292,6 @@ def test_a_cache_built_from_other_board_tables_is_dropped(tmp_path: Path) -> Non
     jit_cache.drop_stale(tmp_path)  # now stamped with this board.py: kept
     assert kept.exists()
     assert (tmp_path / "kamisado_jit.tables").read_text().strip() == jit_cache.tables_digest()
-
-
-def test_the_built_in_searching_bots_are_prepared_and_no_other_command_is() -> None:
-    """The arena runs a preparation outside the sandbox only for its own bots
-    (their script, named as builtin:NAME or by path), never for a user's."""
-    warm = [sys.executable, str(Path(jit_cache.__file__).with_name("compiled_search.py")), "--warm"]
-    for name in ("alphabeta", "mcts"):  # one cache: one command, run once
-        assert prepare_command([*resolve_builtin(name), "--seed", "1"]) == warm
-    assert prepare_command(resolve_builtin("greedy")) is None
-    assert prepare_command(["python3", "mybot.py"]) is None
-    assert prepare_command(["alphabeta_bot.py"]) is None
-
-
-async def test_a_preparation_runs_once_per_process(tmp_path: Path) -> None:
-    """Concurrent first games of the same bot wait for one preparation."""
-    count = tmp_path / "count"
-    script = f"open({str(count)!r}, 'a').write('x')"
-    command = [sys.executable, "-c", script]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(prepare_module, "_prepare_command", lambda c: command)
-        async with trio.open_nursery() as nursery:
-            for _ in range(3):
-                nursery.start_soon(prepare_module.prepare, ["bot"])
-        assert await prepare_module.prepare(["bot"]) is None
-    assert count.read_text() == "x"
 
 
 def test_the_kernels_value_scale_is_kamisado_evals() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import sys
@@ -11,6 +12,7 @@ from pathlib import Path
 import pytest
 from fake_game import fake_registered  # noqa: F401  (fixture)
 
+from arena.plan import builtins
 from arena.plan.config import ConfigError, TournamentConfig, load_config, parse_config
 
 pytestmark = pytest.mark.usefixtures("fake_registered")
@@ -159,21 +161,24 @@ def test_bare_name_found_on_path(tmp_path: Path) -> None:
     assert config.bots[0].command[0] == os.path.abspath(shutil.which("sh") or "")
 
 
-def test_builtin_bots_resolved_through_bots_package(
+def test_builtin_bots_are_the_installed_arena_bots_whatever_bots_is_at_hand(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    module = types.ModuleType("bots")
-
-    def resolve_builtin(name: str) -> list[str]:
-        if name != "builtin:random":
-            raise KeyError(name)
-        return [PY, "-m", "bots.random"]
-
-    module.resolve_builtin = resolve_builtin  # type: ignore[attr-defined]
-    monkeypatch.setitem(sys.modules, "bots", module)
+    """``builtin:`` names the installed ``arena.bots`` scripts, found by path: neither a
+    ``bots`` package already imported nor a user's ``bots/`` folder in the current
+    folder (first on ``sys.path``, as in a Ray node's shipped working directory)
+    stands in for them."""
+    installed = Path(importlib.util.find_spec("arena.bots").origin).parent  # type: ignore[union-attr]
+    theirs = tmp_path / "bots"
+    theirs.mkdir()
+    (theirs / "__init__.py").write_text("def resolve_builtin(name): return ['/bin/false']\n")
+    (theirs / "random_bot.py").write_text("raise SystemExit('not the built-in')\n")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(sys.modules, "bots", types.ModuleType("bots"))
     text = two_bots().replace(f'"{PY} -u bot.py --fast"', '"builtin:random --seed 3"')
     config = load_config(write(tmp_path, text))
-    assert config.bots[0].command == [PY, "-m", "bots.random", "--seed", "3"]
+    assert config.bots[0].command == [PY, str(installed / "random_bot.py"), "--seed", "3"]
 
     bad = two_bots().replace(f'"{PY} -u bot.py --fast"', '"builtin:nope"')
     with pytest.raises(ConfigError, match=r"bots\[0\] \(alpha\)\.command: unknown built-in"):
@@ -256,7 +261,7 @@ BAD: dict[str, tuple[str, list[str]]] = {
     "missing cwd": (two_bots(extra='cwd = "nowhere"'), ["bots[1] (beta).cwd", "nowhere"]),
     "builtin without package": (
         two_bots().replace(f'"{PY} -u bot.py --fast"', '"builtin:random"'),
-        ["bots[0] (alpha).command", "builtin:random"],
+        ["bots[0] (alpha).command", "builtin:random", "built-in bots are not installed"],
     ),
     "openings both": (
         two_bots(top='[openings]\nplies = 2\nfile = "o.txt"'),
@@ -283,8 +288,8 @@ BAD: dict[str, tuple[str, list[str]]] = {
 def test_every_mistake_is_one_readable_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, case: str
 ) -> None:
-    # No bots package for the builtin case, whatever the tree holds.
-    monkeypatch.setitem(sys.modules, "bots", types.ModuleType("bots"))
+    # No built-in bots installed for the builtin case, whatever the tree holds.
+    monkeypatch.setattr(builtins, "folder", lambda: None)
     (tmp_path / NOT_EXEC).write_text("#!/bin/sh\n")
     (tmp_path / NOT_EXEC).chmod(0o644)
     (tmp_path / "bad.txt").write_text("fake:standard:a\nchess:startpos\n")

@@ -12,6 +12,16 @@ import random
 import time
 
 import pytest
+from arena.bots import kamisado_eval, timeman
+from arena.bots.compiled_search import CompiledSearcher
+from arena.bots.kamisado_eval import (
+    POINT,
+    WIN_BOUND,
+    WIN_MATCH,
+    WIN_ROUND,
+    evaluate,
+    protocol_score,
+)
 
 from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
@@ -20,17 +30,8 @@ from arena.games.kamisado.position import PLAY, Position
 from arena.match.clock import TimeControl
 from arena.match.record import FAULT_REASONS
 from arena.match.referee import play_game
+from arena.plan.builtins import resolve_builtin
 from arena.protocol.messages import ClockInfo
-from bots import kamisado_eval, resolve_builtin, timeman
-from bots.compiled_search import CompiledSearcher
-from bots.kamisado_eval import (
-    POINT,
-    WIN_BOUND,
-    WIN_MATCH,
-    WIN_ROUND,
-    evaluate,
-    protocol_score,
-)
 
 
 class TooBig(Exception):

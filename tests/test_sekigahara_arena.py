@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from arena.bots.battle_greedy_bot import choose_action
 
 from arena.engine.bot import Engine, EngineConfig
 from arena.engine.sandbox import Sandbox
@@ -39,7 +40,6 @@ from arena.plan.schedule import build_schedule
 from arena.report import HTML_NAME, MARKDOWN_NAME, write_reports
 from arena.storage.store import Store
 from arena.tournament import Tournament
-from bots.battle_greedy_bot import choose_action
 
 # A bot that appends every raw line it reads to a file before the SDK decodes it.
 # "greedy" plays like battle-greedy (so challenges and refutations happen), any
@@ -47,7 +47,7 @@ from bots.battle_greedy_bot import choose_action
 LOGGING_BOT = r"""
 import random, sys
 from arena.sdk import Bot, serve
-from bots.battle_greedy_bot import choose_action
+from arena.bots.battle_greedy_bot import choose_action
 
 log_path, mode, seed = sys.argv[1], sys.argv[2], int(sys.argv[3])
 rng = random.Random(seed)

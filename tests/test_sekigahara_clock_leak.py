@@ -227,7 +227,7 @@ def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
     """Through real processes: a hidden-forced action is a timed ``go`` that the
     built-in bots answer, recorded as asked (not forced) with its time charged."""
     from arena.engine.bot import Engine, EngineConfig
-    from bots import resolve_builtin
+    from arena.plan.builtins import resolve_builtin
 
     async def games() -> list[Any]:
         records = []

@@ -55,11 +55,13 @@ from typing import Any
 import msgspec
 import trio
 
+from arena.backends.pool import split
 from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
 from arena.backends.slots import GameSlots, WorkItem
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ConfigError, TournamentConfig, parse_config
+from arena.plan.prepare import prepare
 
 __all__ = [
     "EXTRA_HINT",
@@ -183,11 +185,21 @@ class GameActor:
         Done before the first game so that a node without a bot fails the run at
         once with one readable line, instead of every game there ending in a
         "crash" fault charged to an innocent bot; so does a node where the sandbox
-        the driver chose does not work. Returns that sandbox mode.
+        the driver chose does not work. The built-in bots are prepared here too
+        (``arena/plan/prepare.py``: nothing to do where the node's cache is built).
+        Returns that sandbox mode.
         """
         if self._config is None:
             self._config = self._load()
-        return self._check_sandbox(self._config.sandbox.mode)
+        mode = self._check_sandbox(self._config.sandbox.mode)
+        trio.run(self._prepare, self._config)
+        return mode
+
+    @staticmethod
+    async def _prepare(config: TournamentConfig) -> None:
+        """The built-in bots' preparation on this node (its own cache, built once per node)."""
+        for bot in config.bots:
+            await prepare(bot.argv)
 
     @staticmethod
     def _check_sandbox(mode: str) -> str:
@@ -424,7 +436,8 @@ class _ActorLost(Exception):
 
 
 class RayPool:
-    """Runs work items on Ray actors with game slots each; mirrors ``WorkerPool``.
+    """Runs work items on Ray actors with game slots each (a
+    :class:`~arena.backends.pool.Pool`, as ``WorkerPool`` is).
 
     ``processes`` is the number of actors (default: one per cluster CPU, up to
     the concurrency) and ``slots`` the games each plays at once (default: the
@@ -653,12 +666,11 @@ class RayPool:
         return self.config.concurrency if in_file else cpus
 
     def _plan(self, work: int) -> int:
-        """Actors and slots per actor for ``work`` pair tasks, from the cluster's CPUs."""
+        """Actors (and slots per actor) for ``work`` pair tasks: the local backend's
+        split (:func:`~arena.backends.pool.split`) over the cluster's CPUs."""
         cpus = max(1, sum(node.cpus for node in self.cluster.values() if not node.lost))
-        concurrency = max(1, min(self._concurrency(cpus), work))
-        count = self.processes or min(concurrency, cpus)
-        count = max(1, min(count, work))
-        self._slots_each = self.slots or -(-concurrency // count)
+        count, slots = split(self._concurrency(cpus), work, cpus, self.processes)
+        self._slots_each = self.slots or slots
         # More actors than CPUs (asked for explicitly) share them rather than wait forever.
         self._actor_cpus = 1.0 if count <= cpus else 0.0
         return count

@@ -227,3 +227,36 @@ class GameSlots:
             )
 
         return moved
+
+
+class InProcessPool:
+    """The :class:`~arena.backends.pool.Pool` of ``--workers 1``: game slots on the
+    arena's own trio loop (no worker start-up cost, easiest to debug)."""
+
+    def __init__(
+        self,
+        config: TournamentConfig,
+        slots: int,
+        *,
+        on_record: Emit,
+        skip: Callable[[str], bool] = lambda name: False,
+        on_event: EventSink | None = None,
+    ) -> None:
+        self.slots = GameSlots(config, slots)
+        self.on_record = on_record
+        self.skip = skip
+        self.on_event = on_event
+
+    async def run(self, items: list[WorkItem]) -> None:
+        send, receive = trio.open_memory_channel[WorkItem](len(items) + 1)
+        async with send:
+            for item in items:
+                send.send_nowait(item)
+        await self.slots.run(receive, self.on_record, skip=self.skip, on_event=self.on_event)
+
+    def kill_all(self) -> None:
+        if self.slots.pool is not None:
+            self.slots.pool.kill_all()
+
+    def summary(self) -> str | None:
+        return None

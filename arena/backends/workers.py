@@ -170,7 +170,8 @@ async def worker_main() -> None:
 
 
 class WorkerPool:
-    """Runs work items on ``processes`` worker processes with ``slots`` games each."""
+    """Runs work items on ``processes`` worker processes with ``slots`` games each
+    (a :class:`~arena.backends.pool.Pool`)."""
 
     def __init__(
         self,
@@ -210,6 +211,10 @@ class WorkerPool:
         for pgid in list(self.pgids):
             with suppress(ProcessLookupError, PermissionError):
                 os.killpg(pgid, signal.SIGKILL)
+
+    def summary(self) -> str | None:
+        """Nothing to add on this machine: the games stored say it all."""
+        return None
 
     def _next(self) -> WorkItem | None:
         while self.queue:

@@ -1,6 +1,9 @@
 """The ``arena`` command: thin verbs, one module each, that parse arguments and
 delegate (``app`` holds the group and its one-line errors, ``common`` the options
-several verbs share, ``live`` what a running tournament shows).
+several verbs share, ``live`` what a running tournament shows). What a verb does
+beyond that lives in the package that owns it (``plan``, ``tools``, ``tournament``...).
+
+May import: everything (nothing imports it).
 
 Importing the package registers every verb on :data:`main`.
 """

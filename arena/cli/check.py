@@ -80,8 +80,8 @@ def check_bot(
 @main.command()
 def bots() -> None:
     """List the built-in bots (use them as NAME or builtin:NAME)."""
-    from bots import BUILTIN, builtin_names
+    from arena.plan.builtins import builtin_names, description
 
     width = max(map(len, builtin_names()), default=0)
     for name in builtin_names():
-        click.echo(f"{name:<{width}}  {BUILTIN[name][1]}")
+        click.echo(f"{name:<{width}}  {description(name)}")

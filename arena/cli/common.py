@@ -1,5 +1,5 @@
-"""What several verbs parse alike: the protocol and confinement options, bot
-names or commands, the observer of a run, the report printed at a run's end."""
+"""What several verbs parse alike: the protocol and confinement options, the
+observer of a run, the report printed at a run's end."""
 
 from __future__ import annotations
 
@@ -123,68 +123,6 @@ def protocol_settings(
 
     given = {"handshake_timeout": handshake, "newgame_timeout": newgame, "max_line": max_line}
     return msgspec.structs.replace(base, **{k: v for k, v in given.items() if v is not None})
-
-
-def identity_name(spec: tuple[str, list[str], bool], game: str, variant: str) -> str:
-    """A command bot's ``identity`` name, made a valid tournament name; a built-in
-    (or a bot that does not answer ``hello``) keeps the name it has."""
-    import re
-
-    import trio
-
-    from arena.engine.bot import Engine, EngineConfig, EngineError
-    from arena.plan.config import NAME_RE
-
-    name, command, builtin = spec
-    if builtin:
-        return name
-
-    async def ask() -> str:
-        async with Engine(EngineConfig(name=name, command=command)) as engine:
-            try:
-                return (await engine.start(game, variant, check_identity=False)).name
-            except EngineError:
-                return name
-
-    wanted = re.sub(r"[^A-Za-z0-9_.+\-]", "-", trio.run(ask))[:64].lstrip("-.+_")
-    return wanted if NAME_RE.match(wanted) else name
-
-
-def shown_name(name: str) -> str:
-    """A bot's self-chosen name as the terminal may show it: no control characters
-    (a name could hold escape sequences), at most 64 characters."""
-    shown = "".join(c if c.isprintable() else "?" for c in name[:64])
-    return shown + ("..." if len(name) > 64 else "")
-
-
-def bot_command(spec: str, seed: int | None) -> tuple[str, list[str], bool]:
-    """A built-in bot name (``random`` or ``builtin:random``) or a command line;
-    the flag says whether the name is the built-in's (else it is a placeholder
-    until the bot's ``identity`` names it)."""
-    import shlex
-    from pathlib import Path
-
-    from bots import builtin_names, resolve_builtin
-
-    name = spec.removeprefix("builtin:")
-    if name in builtin_names():
-        command = resolve_builtin(name)
-        if seed is not None:
-            command += ["--seed", str(seed)]
-        return name, command, True
-    try:
-        command = shlex.split(spec)
-    except ValueError as exc:
-        raise UserError(f"bot command {spec!r}: {exc}") from None
-    if not command:
-        raise UserError("empty bot command")
-    import shutil
-
-    exe = command[0]
-    found = Path(exe).is_file() if "/" in exe else shutil.which(exe) is not None
-    if not found:
-        raise UserError(f"bot {spec!r}: executable {exe!r} not found")
-    return Path(exe).stem, command, False
 
 
 def observer_for(quiet: bool):  # noqa: ANN202

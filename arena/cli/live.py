@@ -33,7 +33,6 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
-from arena.stats.rating import joint_fit
 from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
 
 
@@ -125,6 +124,10 @@ class RunningElo:
             self._seen = len(results)
             players = list(dict.fromkeys(p for r in results for p in r[:2]))
             if len(players) >= 2:
+                # Here, not at module level: scipy's import is most of a run's start-up
+                # (``bench/startup.py``), and the quiet log never fits.
+                from arena.stats.rating import joint_fit
+
                 try:
                     fit = joint_fit(results, players=players)
                 except ValueError:

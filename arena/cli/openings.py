@@ -8,7 +8,6 @@ import time
 import click
 
 from arena.cli.app import OPENING_PLIES, SEED, UserError, friendly_errors, main
-from arena.cli.common import bot_command
 from arena.games import get_game
 
 
@@ -112,29 +111,24 @@ def openings_generate(
     import trio
 
     from arena.engine.bot import EngineError
-    from arena.tools.openings import Probe, generate
+    from arena.plan.entrants import entrant
+    from arena.tools.openings import Probe, book_text, generate
 
     game = get_game(game_name)
     variant = variant or game.default_variant
     check_variant = check_variant or game.variants[0]
-    _, command, _ = bot_command(bot, None)
+    command = entrant(bot).command
     probe = None
-    probe_text = ""
     if probe_pairs:
         probe_bot = probe_bot or bot
         probe_weak = probe_weak or probe_bot
         probe = Probe(
-            strong=bot_command(probe_bot, None)[1],
-            weak=bot_command(probe_weak, None)[1],
+            strong=entrant(probe_bot).command,
+            weak=entrant(probe_weak).command,
             variant=probe_variant or check_variant,
             pairs=probe_pairs,
             strong_movetime=probe_movetime[0],
             weak_movetime=probe_movetime[1],
-        )
-        probe_text = (
-            f" --probe-pairs {probe_pairs} --probe-bot {probe_bot} --probe-weak {probe_weak} "
-            f"--probe-movetime {probe_movetime[0]:g} {probe_movetime[1]:g} "
-            f"--probe-variant {probe.variant}"
         )
     stats: Counter[str] = Counter()
     started = time.monotonic()
@@ -167,18 +161,22 @@ def openings_generate(
         raise UserError(f"scoring bot {bot!r}: {exc.reason}: {exc.detail}") from None
     if sys.stderr.isatty():
         click.echo("", err=True)
-    header = (
-        f"# arena openings generate --game {game_name} --variant {variant} --plies {plies} "
-        f"--count {count} --bot {bot} --depth {depth} --check-variant {check_variant} "
-        f"--movetime {movetime:g} --max-score {max_score:g}{probe_text} --seed {seed}\n"
-        f"# {len(texts)} positions: no side wins by force within {depth} plies "
-        f"({check_variant}), |score| <= {max_score:g}"
-        + (f", no probe pair split ({probe_pairs} in {probe.variant})" if probe else "")
-        + "\n# walks: "
-        + ", ".join(f"{stats[k]} {k}" for k in ("kept", "forced", "duplicate", "score", "split"))
-        + "\n"
+    body = book_text(
+        texts,
+        stats,
+        game=game_name,
+        variant=variant,
+        plies=plies,
+        count=count,
+        bot=bot,
+        depth=depth,
+        check_variant=check_variant,
+        movetime=movetime,
+        max_score=max_score,
+        seed=seed,
+        probe=probe,
+        probe_bots=(probe_bot or "", probe_weak or ""),
     )
-    body = header + "".join(t + "\n" for t in texts)
     if output == "-":
         sys.stdout.write(body)
         sys.stdout.flush()

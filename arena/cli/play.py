@@ -8,12 +8,10 @@ import click
 
 from arena.cli.app import OPENING_PLIES, PLIES, SEED, friendly_errors, main
 from arena.cli.common import (
-    bot_command,
     confinement,
     confinement_options,
     protocol_options,
     protocol_settings,
-    shown_name,
 )
 from arena.games import get_game
 from arena.match.record import SandboxRecord
@@ -75,13 +73,13 @@ def play(
     """
     import random
 
-    import msgspec
     import trio
 
-    from arena.engine.bot import Engine, EngineConfig, EngineError
+    from arena.engine.bot import Engine, EngineConfig
     from arena.match.clock import TimeControl
     from arena.match.referee import MoveEvent, RefereeSettings, play_game
-    from arena.plan.config import ProtocolSettings
+    from arena.plan.config import ProtocolSettings, program_command
+    from arena.plan.entrants import entrant, start_named
 
     game = get_game(game_name)
     variant = variant or game.default_variant
@@ -94,16 +92,13 @@ def play(
     )
     # Through the text, as a tournament stores and reads it (so `history` agrees).
     opening = game.state_from_text(opening.to_text())
-    specs = [
-        bot_command(spec, None if seed is None else seed + i)
-        for i, spec in enumerate((first, second))
+    bots = [
+        entrant(spec, None if seed is None else seed + i) for i, spec in enumerate((first, second))
     ]
     roles = opening.player_names()
     limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
 
     def engine_config(name: str, command: list[str]) -> EngineConfig:
-        from arena.plan.config import program_command
-
         command, cwd = program_command(command, Path.cwd())
         return EngineConfig(
             name=name,
@@ -115,22 +110,6 @@ def play(
             sandbox=box,
         )
 
-    async def start_and_name(engines: list[Engine]) -> None:
-        """Start command bots first, to name them after their ``identity``."""
-        for engine, spec in zip(engines, specs, strict=True):
-            if spec[2]:
-                continue
-            try:
-                ident = await engine.start(game.name, variant)
-            except EngineError:
-                continue  # the referee restarts it and records the fault
-            engine.config = msgspec.structs.replace(engine.config, name=shown_name(ident.name))
-        if engines[0].name == engines[1].name:
-            for i, engine in enumerate(engines):
-                engine.config = msgspec.structs.replace(
-                    engine.config, name=f"{engine.name}-{i + 1}"
-                )
-
     def show_action(event: MoveEvent) -> None:
         if quiet:
             return
@@ -139,10 +118,10 @@ def play(
 
     async def run() -> None:
         async with (
-            Engine(engine_config(specs[0][0], specs[0][1])) as a,
-            Engine(engine_config(specs[1][0], specs[1][1])) as b,
+            Engine(engine_config(bots[0].name, bots[0].command)) as a,
+            Engine(engine_config(bots[1].name, bots[1].command)) as b,
         ):
-            await start_and_name([a, b])
+            await start_named([a, b], bots, game.name, variant)
             if not quiet:
                 click.echo(
                     f"{game.name} {variant}, {control}: {a.name} ({roles[0]}) "
@@ -156,7 +135,7 @@ def play(
                 [control, control],
                 variant=variant,
                 settings=RefereeSettings(
-                    max_plies=max_plies, newgame_timeout=settings.newgame_timeout
+                    max_plies=max_plies, newgame_timeout=settings.newgame_timeout, restart=False
                 ),
                 on_action=show_action,
             )

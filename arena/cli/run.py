@@ -162,7 +162,7 @@ def run_command(
     click.echo(
         f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
     )
-    summary = getattr(tournament.pool, "summary", None)
+    summary = tournament.summary()
     if summary is not None:  # the Ray backend: nodes used, nodes and actors lost
-        click.echo(summary())
+        click.echo(summary)
     report_and_standings(tournament.directory, write=not no_report)

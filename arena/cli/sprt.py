@@ -15,10 +15,9 @@ from arena.cli.app import (
     friendly_errors,
     main,
 )
-from arena.cli.common import SANDBOX_HELP, bot_command, identity_name, observer_for
+from arena.cli.common import SANDBOX_HELP, observer_for
 from arena.engine.sandbox import MODES
 from arena.games import get_game
-from arena.match.record import GameRecord
 from arena.plan.config import MAX_GAMES_PER_PAIRING, SEED_RANGE
 
 
@@ -87,26 +86,22 @@ def sprt(
 
     import trio
 
-    from arena.plan.config import parse_config
-    from arena.tools.sprt import SprtState, tournament_text
-    from arena.tournament import Tournament
+    from arena.tools.sprt import SprtState, players, sprt_tournament
 
-    specs = [bot_command(first, seed), bot_command(second, seed + 1)]
     variant_name = variant or get_game(game_name).default_variant
-    (a, a_cmd), (b, b_cmd) = [
-        (identity_name(spec, game_name, variant_name), spec[1]) for spec in specs
-    ]
-    if a == b:
-        a, b = f"{a}-1", f"{b}-2"
+    bots = players(first, second, seed=seed, game=game_name, variant=variant_name)
+    (a, _), (b, _) = bots
     state = SprtState(a, elo0, elo1, alpha, beta, model)
     try:
         state.check()
     except ValueError as exc:
         hint = "; try smaller Elo bounds or --model logistic" if "bracket" in str(exc) else ""
         raise UserError(f"--elo0 {elo0:g} --elo1 {elo1:g} ({model} model): {exc}{hint}") from None
-    name = name or f"sprt-{a}-{b}"
-    text = tournament_text(
-        name=name,
+    observer = observer_for(quiet)
+    tournament = sprt_tournament(
+        state,
+        bots,
+        name=name or f"sprt-{a}-{b}",
         game=game_name,
         variant=variant,
         tc=tc,
@@ -115,28 +110,10 @@ def sprt(
         concurrency=concurrency or os.cpu_count() or 1,
         opening_plies=opening_plies,
         openings_file=str(Path(openings_file).resolve()) if openings_file else None,
-        bots=[(a, a_cmd), (b, b_cmd)],
+        results_root=results_root,
         comment=f"arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
         f"--alpha {alpha:g} --beta {beta:g} --model {model}",
-    )
-    directory = Path(results_root) / name
-    directory.mkdir(parents=True, exist_ok=True)
-    path = directory / "sprt.toml"
-    path.write_text(text, encoding="utf-8")
-    config = parse_config(text, path)
-    state.resume(directory)
-
-    def decided(key: str, pair_key: str, record: GameRecord) -> bool:
-        return state.add_game(pair_key, record) and state.decision() != "continue"
-
-    observer = observer_for(quiet)
-    tournament = Tournament(
-        config,
-        text,
-        directory=directory,
         observer=observer,
-        config_path=path,
-        stop_when=decided,
         sandbox=sandbox,
     )
     interrupted = False

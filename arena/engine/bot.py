@@ -49,14 +49,13 @@ from arena.engine.process import ChildProcess, child_preexec, spawn
 from arena.engine.sandbox import (
     SCRATCH,
     Sandbox,
+    SandboxRecord,
     bound_paths,
     exit_status,
     missing_program,
     resolve,
     wrap,
 )
-from arena.match.record import SandboxRecord
-from arena.plan.prepare import prepare
 from arena.protocol.messages import (
     EXPECTED_ANSWER,
     MAX_LINE,
@@ -542,7 +541,6 @@ class Engine:
         self.returncode = None
         limits = cfg.limits.pairs()
         self.sandbox_mode = mode = resolve(cfg.sandbox.mode)  # SandboxError: no bwrap
-        await prepare(cfg.command)  # a built-in bot's cache, before its first game
         env = cfg.environment()
         command = cfg.command
         cwd = cfg.cwd

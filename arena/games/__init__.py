@@ -2,6 +2,8 @@
 
 Discovery is by package scan, so adding a game means adding a folder here and
 nothing else.
+
+May import: nothing else of the arena (the rules are pure: no I/O, processes or clocks).
 """
 
 from __future__ import annotations

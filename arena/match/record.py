@@ -10,6 +10,8 @@ from typing import Any
 
 import msgspec
 
+from arena.engine.sandbox import SandboxRecord  # the engine's account of a bot's confinement
+
 # End reasons. The rules' own reasons (e.g. "home-row", "deadlock", "battle") come
 # from the game; these are the arena's verdicts on faults.
 TIME = "time"
@@ -28,25 +30,6 @@ class ActionRecord(msgspec.Struct, frozen=True):
     ms: int = 0
     forced: bool = False
     info: dict[str, Any] | None = None
-
-
-class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """How one player's bot process was confined (see ``arena/engine/sandbox.py``).
-
-    ``mode`` is the one in force (``bwrap`` or ``none``); ``ro``/``rw``/``net`` are
-    the bot's own grants beyond the default sandbox. ``user`` is who the bot ran
-    as (empty: the arena's own user, or a record from before issue 22);
-    ``bound`` how its processes and memory were bounded as a whole: ``cgroup``
-    (one per bot process), ``rlimit`` (per process, and processes per user) or
-    empty (unconfined, or an older record).
-    """
-
-    mode: str
-    ro: list[str] = []
-    rw: list[str] = []
-    net: bool = False
-    user: str = ""
-    bound: str = ""
 
 
 class GameRecord(msgspec.Struct, kw_only=True):

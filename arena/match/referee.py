@@ -51,6 +51,9 @@ class RefereeSettings:
 
     max_plies: int = 1000
     newgame_timeout: float = 10.0
+    restart: bool = True
+    """Start again an engine whose process faulted (a tournament's next game); ``False``:
+    it loses this game with that fault (``arena play`` started it for this game)."""
 
 
 def _clock_info(clocks: Sequence[Clock], player: int) -> ClockInfo:
@@ -108,7 +111,8 @@ async def play_game(
     clocks = [Clock(controls[0]), Clock(controls[1])]
     started = time.time()
     for engine in engines:
-        engine.stderr_tail(clear=True)
+        if settings.restart or engine.running:  # else a failed start's tail is this game's
+            engine.stderr_tail(clear=True)
 
     def finish(
         score: float, reason: str, detail: str = "", faulty: int | None = None
@@ -179,6 +183,8 @@ async def _prepare(
     for player, engine in enumerate(engines):
         try:
             if not engine.running:
+                if engine.faulted is not None and not settings.restart:
+                    raise engine.faulted
                 if engine.starts:
                     await engine.restart(game.name, variant)
                 else:

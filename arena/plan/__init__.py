@@ -1,7 +1,9 @@
 """What a tournament is before it plays: tournament files, the schedule of pair tasks,
-openings, and where the built-in bots are found and how they get ready.
+openings, the bots named on the command line, and where the built-in bots are found
+(by path: the arena never imports them) and how they get ready.
 
 May import: :mod:`arena.games`, :mod:`arena.match` (time controls and records),
-:mod:`arena.engine.bot` (limits and sandbox settings). Knows nothing of how a game is
-played.
+:mod:`arena.engine` (limits and sandbox settings, the preparation's process, a command
+bot's name), :mod:`arena.protocol` (the line limit and framing). Knows nothing of how a
+game is played.
 """

@@ -14,18 +14,12 @@ openings ``file`` are absolute, ``variant`` names a real variant and
 
 from __future__ import annotations
 
-import functools
-import importlib.machinery
-import importlib.util
 import os
 import re
 import shlex
 import shutil
-import sys
 import tomllib
-from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Annotated, Literal, get_args
 
 import msgspec
@@ -34,6 +28,7 @@ from msgspec import Meta
 from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
+from arena.plan.builtins import resolve_builtin
 from arena.protocol.messages import MAX_LINE
 
 __all__ = [
@@ -292,43 +287,6 @@ def _check_time_control(text: str) -> str | None:
     return None
 
 
-def builtin_function(name: str) -> Callable[..., list[str] | None] | None:
-    """Function ``name`` of the installed built-in bots package, if there is one
-    (``resolve_builtin`` here, ``prepare_command`` for ``arena/plan/prepare.py``).
-
-    Not ``import bots``: where the current folder comes first on ``sys.path`` (a
-    Ray node running in its copy of a shipped working directory), a user's own
-    ``bots/`` folder there would hide the installed package.
-    """
-    module = sys.modules.get("bots")  # imported already: the arena's own (or a test's)
-    if module is None:
-        module = _installed_module("bots")
-    return getattr(module, name, None)
-
-
-@functools.cache
-def _installed_module(name: str) -> ModuleType | None:
-    """Top-level package ``name`` as installed, skipping the current folder; not
-    entered in ``sys.modules`` (the folder's own ``name`` stays importable)."""
-    here = os.path.realpath(os.getcwd())
-    path = [entry for entry in sys.path if os.path.realpath(entry or os.curdir) != here]
-    for finder in sys.meta_path:
-        if finder is importlib.machinery.PathFinder:
-            spec = importlib.machinery.PathFinder.find_spec(name, path)
-        else:
-            find_spec = getattr(finder, "find_spec", None)
-            spec = find_spec(name, None) if find_spec is not None else None
-        if spec is None or spec.loader is None or spec.origin is None:
-            continue  # not here, or a namespace folder: not the package
-        module = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except Exception:  # noqa: BLE001 - a broken package is the same as none
-            return None
-        return module
-    return None
-
-
 class _Validator:
     """Checks that need several fields or the file system, and resolves paths."""
 
@@ -516,18 +474,12 @@ class _Validator:
         return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=folder, **grants)
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
-        resolve = builtin_function("resolve_builtin")
-        if resolve is None:
-            raise self.fail(key, f"{word!r}: built-in bots are not available (no bots package)")
         try:
-            argv = list(resolve(word))
-        except (KeyError, ValueError, LookupError) as e:
+            return resolve_builtin(word)
+        except KeyError as e:
             detail = e.args[0] if e.args else ""
             known = f" ({detail})" if detail else ""
             raise self.fail(key, f"unknown built-in bot {word!r}{known}") from None
-        if not argv:
-            raise self.fail(key, f"built-in bot {word!r} resolved to an empty command")
-        return argv
 
     def _resolve_executable(self, key: str, word: str, cwd: Path, env: dict[str, str]) -> str:
         """An absolute path to the program ``word`` names.
@@ -537,22 +489,43 @@ class _Validator:
         (the bot's own ``env`` PATH if it sets one), as a shell would.
         """
         word = os.path.expanduser(word)
-        if os.sep in word or (os.altsep and os.altsep in word):
+        found = find_program(word, [cwd, self.base], env.get("PATH"))
+        if found is None and is_path(word):
             candidates = [Path(word)] if os.path.isabs(word) else [cwd / word, self.base / word]
-            for candidate in candidates:
-                if candidate.is_file():
-                    if not os.access(candidate, os.X_OK):
-                        raise self.fail(key, f"{str(candidate)!r} is not executable (chmod +x?)")
-                    # abspath, not resolve(): a virtualenv's python is a symlink
-                    # that must stay one to find its environment.
-                    return os.path.normpath(os.path.abspath(candidate))
             where = " or ".join(repr(str(c)) for c in dict.fromkeys(candidates))
             raise self.fail(key, f"no executable file {where}")
-        found = shutil.which(word, path=env.get("PATH"))
         if found is None:
             hint = f"; for a file next to the tournament file write './{word}'"
             raise self.fail(key, f"program {word!r} not found on PATH{hint}")
-        return os.path.abspath(found)
+        if is_path(word) and not os.access(found, os.X_OK):
+            raise self.fail(key, f"{found!r} is not executable (chmod +x?)")
+        return found
+
+
+def is_path(word: str) -> bool:
+    """A program word with a slash is a path; a bare word is looked up on the PATH."""
+    return os.sep in word or bool(os.altsep and os.altsep in word)
+
+
+def find_program(word: str, folders: list[Path], path_env: str | None) -> str | None:
+    """The absolute path of the program ``word`` names, or ``None`` if there is none.
+
+    A path (:func:`is_path`) is taken as it is when absolute, else relative to each
+    of ``folders`` in turn, and must be a file (whether it may be executed is for
+    the caller to say); a bare word is looked up on ``path_env`` (``None``: the
+    arena's own ``PATH``) as a shell would. The one lookup of tournament files
+    and of bots named on the command line.
+    """
+    if not is_path(word):
+        found = shutil.which(word, path=path_env)
+        return None if found is None else os.path.abspath(found)
+    candidates = [Path(word)] if os.path.isabs(word) else [f / word for f in folders]
+    for candidate in candidates:
+        if candidate.is_file():
+            # abspath, not resolve(): a virtualenv's python is a symlink that must
+            # stay one to find its environment.
+            return os.path.normpath(os.path.abspath(candidate))
+    return None
 
 
 def program_command(argv: list[str], base: Path) -> tuple[list[str], str | None]:

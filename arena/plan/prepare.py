@@ -1,42 +1,76 @@
-"""Getting a built-in bot ready before its first game, once per arena process.
+"""Getting the built-in bots ready before their first game.
 
 The searching bots' (alphabeta's, mcts's) search is compiled machine code
-kept in a cache beside their source. Built inside a game, it would cost seconds of start-up in every
-game (the sandbox sees the cache folder read-only) and could overrun the
-handshake. So before the first game of such a bot the arena runs the bot's
-own preparation command (``bots.prepare_command``: the compiled search
-with ``--warm``), outside the sandbox: trusted code of the arena's own package,
-which builds the cache once and is a quick no-op afterwards. Bots that are
-not built-in are never run outside the sandbox.
+kept in a cache beside their source. Built inside a game, it would cost
+seconds of start-up in every game (the sandbox sees the cache folder
+read-only) and could overrun the handshake. So whoever is about to start games
+(the tournament, ``arena play``, ``check-bot``, the openings generator, a Ray
+actor on its node) first calls :func:`prepare` with each bot's command; for a
+built-in searching bot it runs the bots' own preparation
+(``arena.bots``'s ``prepare.py``, found by :mod:`arena.plan.builtins`) outside
+the sandbox: trusted code of the arena's own package. Bots that are not
+built-in are never run outside the sandbox. The engine itself only starts
+processes: it knows nothing of this.
+
+Three properties, each for a reason seen in practice:
+
+* **Nothing to do costs nothing.** Starting the preparation only to find its
+  cache built took 1.5 s and more of every ``arena run`` (loading numba and the
+  cache), and each worker process paid it again. The preparation therefore
+  reports the files its cache was built from and the cache files themselves;
+  the arena keeps their sizes, modification times and (for the small ones)
+  content hashes in a stamp beside the cache (:func:`up_to_date`), and while
+  they all match, no process is started at all.
+* **It dies with the arena.** It is a child in a process group of its own,
+  spawned with ``PR_SET_PDEATHSIG`` (:func:`arena.engine.process.child_preexec`),
+  so a SIGKILLed arena takes it along; any other end of the call kills its group.
+* **It says "compiling" only when it compiles.** The preparation prints a
+  ``compiling`` line when numba starts compiling a kernel (a cache miss), and
+  only then does the arena say what it is waiting for.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
+import signal
 import subprocess
 import sys
+from contextlib import suppress
+from pathlib import Path
 
 import trio
 
+from arena.engine.process import child_preexec, spawn
+from arena.plan.builtins import prepare_command, stamp_path
+from arena.protocol.messages import EndOfStream, LineReader, ProtocolError
+
 PREPARE_TIMEOUT = 600.0
 """Seconds a preparation may take (compiling from scratch takes about 15 s)."""
+
+COMPILING = "arena: compiling the built-in bots' search (once per machine, about 15 s)..."
+"""Said when the preparation reports that it compiles."""
+
+MAX_REPORT = 1 << 20
+"""Longest line the preparation may write (its report names a few dozen files)."""
+STDERR_TAIL = 4096
+"""Bytes of the preparation's stderr kept for a one-line error."""
+HASHED = 64 << 10
+"""Files up to this size are fingerprinted by content too (the sources, the cache's
+indexes); larger ones (compiled code, the interpreter) by size and modification time
+alone, as numba checks its own source: the check stays a few milliseconds."""
 
 _done: dict[tuple[str, ...], str | None] = {}
 _LOCK = trio.Lock()
 """Preparations run one at a time: they compile the same cache."""
 
 
-def _prepare_command(command: list[str]) -> list[str] | None:
-    from arena.plan.config import builtin_function
-
-    find = builtin_function("prepare_command")
-    return None if find is None else find(command)
-
-
 async def prepare(command: list[str]) -> str | None:
-    """Run ``command``'s preparation if it is a built-in bot that has one (once
-    per process; concurrent callers wait for the first). An error line if it
-    failed (the bot then builds its cache itself, more slowly), else ``None``."""
-    warm = _prepare_command(command)
+    """Get ``command`` ready if it is a built-in bot with a preparation (at most once per
+    process; concurrent callers wait for the first). An error line if it failed
+    (the bot then builds its cache itself, more slowly), else ``None``."""
+    warm = prepare_command(command)
     if warm is None:
         return None
     key = tuple(warm)
@@ -44,42 +78,145 @@ async def prepare(command: list[str]) -> str | None:
         return _done[key]
     async with _LOCK:
         if key not in _done:
-            _done[key] = await _run(warm)
+            _done[key] = None if up_to_date(warm) else await _run(warm)
             if _done[key] is not None:
                 print(f"arena: warning: {_done[key]}", file=sys.stderr, flush=True)
     return _done[key]
 
 
-NOTICE_AFTER = 2.0
-"""Seconds of preparing after which the arena says what it is waiting for."""
+# ----------------------------------------------------------------------------- the stamp
 
 
-async def _notice() -> None:
-    await trio.sleep(NOTICE_AFTER)
-    print(
-        "arena: compiling the built-in bots' search (once per machine, about 15 s)...",
-        file=sys.stderr,
-        flush=True,
-    )
+def fingerprint(path: str) -> list[object] | None:
+    """``[size, mtime_ns, sha256 or None]`` of ``path``; ``None`` if it cannot be read."""
+    try:
+        st = os.stat(path)
+        digest = None
+        if st.st_size <= HASHED:
+            digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return None
+    return [st.st_size, st.st_mtime_ns, digest]
+
+
+def up_to_date(warm: list[str]) -> bool:
+    """Whether the stamp says ``warm`` has nothing to do: written by this command (in
+    this environment) and every file it names unchanged. Any doubt (no stamp, a bad
+    one) is ``False``."""
+    path = stamp_path()
+    if path is None:
+        return False
+    try:
+        stamp = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(stamp, dict) or stamp.get("command") != _key(warm):
+        return False
+    files = stamp.get("files")
+    if not isinstance(files, dict) or not files:
+        return False
+    return all(fingerprint(name) == seen for name, seen in files.items())
+
+
+def _key(warm: list[str]) -> list[str]:
+    """``warm`` as the stamp knows it: its interpreter by the folder it lies in, the
+    environment it runs in (``.venv/bin/python`` and ``.venv/bin/python3`` are one)."""
+    return [os.path.realpath(os.path.dirname(warm[0])), *warm[1:]]
+
+
+def write_stamp(warm: list[str], files: list[str]) -> None:
+    """Record ``files`` as ``warm`` left them (atomically; a failure leaves no stamp)."""
+    path = stamp_path()
+    if path is None:
+        return
+    prints = {name: fingerprint(name) for name in files}
+    if not prints or any(p is None for p in prints.values()):
+        return
+    text = json.dumps({"command": _key(warm), "files": prints}, indent=1) + "\n"
+    partial = path.with_name(f".{path.name}.{os.getpid()}")
+    try:
+        partial.write_text(text, encoding="utf-8")
+        os.replace(partial, path)
+    except OSError:
+        with suppress(OSError):
+            partial.unlink()
+
+
+# ----------------------------------------------------------------------------- the process
+
+
+def _label(warm: list[str]) -> str:
+    return warm[1] if len(warm) > 1 else warm[0]
 
 
 async def _run(warm: list[str]) -> str | None:
+    """Run the preparation as a child that dies with the arena; stamp its cache on success."""
+    try:
+        process = spawn(
+            warm,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+            preexec_fn=child_preexec([]),
+        )
+    except OSError as exc:
+        return f"preparing {_label(warm)} failed: {exc}"
+    report: list[str] = []
+    tail = bytearray()
+
+    async def read_stdout() -> None:
+        assert process.stdout is not None
+        lines = LineReader(process.stdout, MAX_REPORT)
+        said = False
+        while True:
+            try:
+                line = (await lines.receive_line()).decode("utf-8", "replace")
+            except (EndOfStream, ProtocolError):
+                return
+            if line == "compiling" and not said:
+                said = True
+                print(COMPILING, file=sys.stderr, flush=True)
+            elif line.startswith("{"):
+                report.append(line)
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        while chunk := await process.stderr.receive_some(65536):
+            tail.extend(chunk)
+            del tail[:-STDERR_TAIL]
+
     try:
         with trio.fail_after(PREPARE_TIMEOUT):
             async with trio.open_nursery() as nursery:
-                nursery.start_soon(_notice)
-                done = await trio.run_process(
-                    warm,
-                    capture_stdout=True,
-                    capture_stderr=True,
-                    check=False,
-                    stdin=subprocess.DEVNULL,
-                )
-                nursery.cancel_scope.cancel()
-    except (OSError, trio.TooSlowError) as exc:
-        return f"preparing {warm[1] if len(warm) > 1 else warm[0]} failed: {exc or 'too slow'}"
-    if done.returncode != 0:
-        lines = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        why = lines[-1] if lines else f"exit code {done.returncode}"
-        return f"preparing {warm[1] if len(warm) > 1 else warm[0]} failed: {why}"
+                nursery.start_soon(read_stdout)
+                nursery.start_soon(read_stderr)
+                code = await process.wait()
+                with suppress(ProcessLookupError, PermissionError):
+                    os.killpg(process.pid, signal.SIGKILL)  # anything left holding the pipes
+    except trio.TooSlowError:
+        return f"preparing {_label(warm)} failed: too slow (over {PREPARE_TIMEOUT:g} s)"
+    finally:
+        with trio.CancelScope(shield=True):
+            with suppress(ProcessLookupError, PermissionError):
+                os.killpg(process.pid, signal.SIGKILL)  # cancelled or too slow: the whole group
+            await process.wait()
+            await process.aclose_streams()
+    if code != 0:
+        lines = tail.decode("utf-8", "replace").strip().splitlines()
+        why = lines[-1] if lines else f"exit code {code}"
+        return f"preparing {_label(warm)} failed: {why}"
+    files = _reported_files(report)
+    if files:
+        write_stamp(warm, files)
     return None
+
+
+def _reported_files(report: list[str]) -> list[str]:
+    """The files the preparation's last report line names (none: its cache is not the
+    tree's, so there is nothing for the arena to stamp)."""
+    try:
+        files = json.loads(report[-1])["files"] if report else []
+    except (ValueError, KeyError, TypeError):
+        return []
+    if not isinstance(files, list):
+        return []
+    return [f for f in files if isinstance(f, str)]

@@ -2,6 +2,10 @@
 
 The entry points are imported lazily so that ``arena show``, which only needs
 ``arena.report.boards``, does not pay for numpy, scipy and jinja2.
+
+May import: :mod:`arena.storage`, :mod:`arena.stats`, :mod:`arena.match` (the game
+record), :mod:`arena.games` (boards and figures). Knows nothing of how results were
+produced.
 """
 
 from __future__ import annotations

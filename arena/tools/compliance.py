@@ -53,6 +53,7 @@ from arena.engine.sandbox import Sandbox
 from arena.games import Game, State, game_names, get_game
 from arena.match.clock import Clock, TimeControl
 from arena.plan.config import program_command
+from arena.plan.prepare import prepare
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
@@ -300,6 +301,7 @@ async def check_bot(
     config = _config(command, timeout, limits, sandbox, cwd)
     decisions = positions(rules)
     checks: list[Check] = []
+    await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)
@@ -505,7 +507,9 @@ async def choose_games(
     that first game, whose ``start`` or ``supports`` check then says what is wrong.
     """
     first = game_names()[0]
-    async with Engine(_config(command, timeout, limits, sandbox, cwd)) as engine:
+    config = _config(command, timeout, limits, sandbox, cwd)
+    await prepare(config.command)
+    async with Engine(config) as engine:
         rules = get_game(first)
         try:
             ident = await engine.start(rules.name, rules.default_variant, check_identity=False)

@@ -83,7 +83,8 @@ async def play_stage(
     tc: str = STAGE_TC,
 ) -> list[StageResult]:
     """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
-    from bots import resolve_builtin
+    from arena.plan.builtins import resolve_builtin
+    from arena.plan.prepare import prepare
 
     control = TimeControl.parse(tc)
     settings = RefereeSettings(max_plies=MAX_PLIES)
@@ -101,6 +102,7 @@ async def play_stage(
             by_seat = [[0, 0, 0], [0, 0, 0]]  # per seat: wins, losses, draws
             late = 0
             roles: tuple[str, str] = ("player 0", "player 1")
+            await prepare(command)
             async with Engine(config) as other:
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2

@@ -31,6 +31,7 @@ from arena.engine.bot import Engine, EngineConfig
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
+from arena.plan.prepare import prepare
 from arena.protocol.messages import ClockInfo, GameOver, Go, NewGame
 
 
@@ -216,6 +217,8 @@ async def generate(
     kept: list[str] = []
     tries = 0
     limit = max_tries if max_tries is not None else 50 * count
+    for command in (bot, *((probe.strong, probe.weak) if probe else ())):
+        await prepare(command)
     async with (
         Engine(EngineConfig(name="scorer", command=bot)) as engine,
         Engine(EngineConfig(name="strong", command=probe.strong if probe else bot)) as strong,
@@ -248,3 +251,49 @@ async def generate(
                 progress(len(kept), tries)
             await trio.lowlevel.checkpoint()
     return kept
+
+
+WALK_FATES = ("kept", "forced", "duplicate", "score", "split")
+"""What :func:`generate` counts in ``stats``, in the order a book's header lists them."""
+
+
+def book_text(
+    texts: Sequence[str],
+    stats: Counter[str],
+    *,
+    game: str,
+    variant: str,
+    plies: int,
+    count: int,
+    bot: str,
+    depth: int,
+    check_variant: str,
+    movetime: float,
+    max_score: float,
+    seed: int,
+    probe: Probe | None = None,
+    probe_bots: tuple[str, str] = ("", ""),
+) -> str:
+    """The openings file: one position text per line after a header of ``#`` lines
+    saying how the book was made (the ``arena openings generate`` command that makes
+    it again, with ``bot`` and ``probe_bots`` as they were named there) and what its
+    positions are, with the fate of every walk tried."""
+    probe_text = ""
+    if probe is not None:
+        probe_text = (
+            f" --probe-pairs {probe.pairs} --probe-bot {probe_bots[0]} "
+            f"--probe-weak {probe_bots[1]} --probe-movetime {probe.strong_movetime:g} "
+            f"{probe.weak_movetime:g} --probe-variant {probe.variant}"
+        )
+    header = (
+        f"# arena openings generate --game {game} --variant {variant} --plies {plies} "
+        f"--count {count} --bot {bot} --depth {depth} --check-variant {check_variant} "
+        f"--movetime {movetime:g} --max-score {max_score:g}{probe_text} --seed {seed}\n"
+        f"# {len(texts)} positions: no side wins by force within {depth} plies "
+        f"({check_variant}), |score| <= {max_score:g}"
+        + (f", no probe pair split ({probe.pairs} in {probe.variant})" if probe else "")
+        + "\n# walks: "
+        + ", ".join(f"{stats[k]} {k}" for k in WALK_FATES)
+        + "\n"
+    )
+    return header + "".join(t + "\n" for t in texts)

@@ -17,7 +17,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import trio
+
 from arena.match.record import GameRecord
+from arena.plan.config import parse_config
+from arena.plan.entrants import distinct, entrant, identity_name
 from arena.stats.rating import (
     SprtDecision,
     llr_pentanomial,
@@ -27,6 +31,7 @@ from arena.stats.rating import (
     sprt_decision,
 )
 from arena.storage.store import Store
+from arena.tournament import Observer, Tournament
 
 
 @dataclass(slots=True)
@@ -147,3 +152,72 @@ def tournament_text(
     for bot, command in bots:
         lines += ["[[bots]]", f"name = {json.dumps(bot)}", f"command = {json.dumps(command)}"]
     return "\n".join(lines) + "\n"
+
+
+def players(
+    first: str, second: str, *, seed: int, game: str, variant: str
+) -> list[tuple[str, list[str]]]:
+    """The two bots of a test, each a built-in name or a command (given ``--seed seed``
+    and ``seed + 1``), as (name, command): a command bot named after its ``identity``
+    (started once for it), two of one name told apart."""
+    bots = [entrant(first, seed), entrant(second, seed + 1)]
+
+    async def names() -> list[str]:
+        return [await identity_name(bot, game, variant) for bot in bots]
+
+    return list(zip(distinct(trio.run(names)), (bot.command for bot in bots), strict=True))
+
+
+def sprt_tournament(
+    state: SprtState,
+    bots: Sequence[tuple[str, list[str]]],
+    *,
+    name: str,
+    game: str,
+    variant: str | None,
+    tc: str,
+    max_games: int,
+    seed: int,
+    concurrency: int,
+    opening_plies: int,
+    openings_file: str | None,
+    results_root: str | Path,
+    comment: str,
+    observer: Observer,
+    sandbox: str | None = None,
+) -> Tournament:
+    """The test as a tournament in ``results_root/name``: its file written there
+    (:func:`tournament_text`), ``state`` brought up to the pairs already stored, and
+    a run that stops as soon as ``state`` decides."""
+    text = tournament_text(
+        name=name,
+        game=game,
+        variant=variant,
+        tc=tc,
+        max_games=max_games,
+        seed=seed,
+        concurrency=concurrency,
+        opening_plies=opening_plies,
+        openings_file=openings_file,
+        bots=bots,
+        comment=comment,
+    )
+    directory = Path(results_root) / name
+    directory.mkdir(parents=True, exist_ok=True)
+    path = directory / "sprt.toml"
+    path.write_text(text, encoding="utf-8")
+    config = parse_config(text, path)
+    state.resume(directory)
+
+    def decided(key: str, pair_key: str, record: GameRecord) -> bool:
+        return state.add_game(pair_key, record) and state.decision() != "continue"
+
+    return Tournament(
+        config,
+        text,
+        directory=directory,
+        observer=observer,
+        config_path=path,
+        stop_when=decided,
+        sandbox=sandbox,
+    )

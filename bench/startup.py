@@ -1,0 +1,136 @@
+"""Start-up: seconds from the spawn of ``arena run`` to its first stored game.
+
+Runs ``arena run examples/quick.toml`` (the README's quick start) in a fresh
+results folder several times and polls ``games.sqlite`` (read-only, every
+few milliseconds) for its first row; prints each run's figure and the median.
+The built-in bots' compiled search is prepared once before the timed runs, so
+the figure is the start-up of an arena whose cache is built (the goal: under
+1 s). Beside it, what the figure is made of: the preparation's own cost on a
+built cache (``prepare``), the same tournament with instant bots only (the
+arena's own start-up and its first games), and one sandboxed start of each
+compiled bot up to its handshake answer (``bot start``).
+
+    python bench/startup.py [--runs 5] [--file examples/quick.toml] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+ARENA = [sys.executable, "-c", "from arena.cli import main; main()"]
+DEADLINE = 120.0
+"""Seconds a run may take to store its first game before the benchmark gives up."""
+
+
+def first_row(database: Path) -> bool:
+    if not database.exists():
+        return False
+    try:
+        with sqlite3.connect(f"file:{database}?mode=ro", uri=True, timeout=0.05) as db:
+            return db.execute("SELECT 1 FROM games LIMIT 1").fetchone() is not None
+    except sqlite3.Error:  # not created yet, or locked for a moment
+        return False
+
+
+def one_run(file: Path, root: Path, workers: int | None) -> float:
+    """Seconds from spawning ``arena run`` to the first row of its store."""
+    name = tomllib.loads(file.read_text())["name"]
+    database = root / name / "games.sqlite"
+    command = [*ARENA, "run", str(file), "--results", str(root), "-q", "--no-report"]
+    if workers is not None:
+        command += ["--workers", str(workers)]
+    start = time.monotonic()
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        while not first_row(database):
+            if proc.poll() is not None:
+                raise SystemExit(f"arena run ended before storing a game: {proc.stderr.read()!r}")
+            if time.monotonic() - start > DEADLINE:
+                raise SystemExit(f"no game stored within {DEADLINE:g} s")
+            time.sleep(0.002)
+        return time.monotonic() - start
+    finally:
+        proc.kill()
+        proc.wait()
+        assert proc.stderr is not None
+        proc.stderr.close()
+
+
+def instant_file(file: Path, folder: Path) -> Path:
+    """``file`` with every built-in bot replaced by an instant one (random or greedy)."""
+    text = file.read_text()
+    for slow, fast in (("builtin:mcts", "builtin:random"), ("builtin:alphabeta", "builtin:greedy")):
+        text = text.replace(f'"{slow}"', f'"{fast}"')
+    name = tomllib.loads(text)["name"]
+    text = text.replace(f'name = "{name}"', f'name = "{name}-instant"', 1)
+    out = folder / f"{file.stem}-instant.toml"
+    out.write_text(text)
+    return out
+
+
+def bot_start_seconds(name: str) -> float:
+    """One sandboxed start of built-in ``name``, from spawn to its ``identity``."""
+    code = (
+        "import time, trio; from arena.engine.bot import Engine, EngineConfig; "
+        "from arena.engine.sandbox import Sandbox; from arena.plan.builtins import "
+        f"resolve_builtin\nasync def main():\n"
+        f"    async with Engine(EngineConfig(name='b', command=resolve_builtin({name!r}), "
+        "sandbox=Sandbox(mode='auto'))) as e:\n"
+        "        t = time.monotonic(); await e.start('kamisado', 'standard'); "
+        "print(time.monotonic() - t)\ntrio.run(main)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def prepare_seconds() -> float:
+    """The preparation as ``arena run`` does it, timed in a process of its own."""
+    code = (
+        "import trio, time; from arena.plan.builtins import resolve_builtin; "
+        "from arena.plan.prepare import prepare; t = time.monotonic(); "
+        "trio.run(prepare, resolve_builtin('alphabeta')); print(time.monotonic() - t)"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--file", type=Path, default=ROOT / "examples" / "quick.toml")
+    parser.add_argument("--workers", type=int, default=None)
+    args = parser.parse_args()
+    first = prepare_seconds()  # builds the cache if it is not built
+    again = prepare_seconds()
+    print(f"prepare: first call {first:.3f} s, with the cache built {again:.3f} s")
+    print("load average before the runs: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for name in ("alphabeta", "mcts"):
+        starts = [bot_start_seconds(name) for _ in range(3)]
+        print(f"bot start: {name} answers hello {statistics.median(starts):.3f} s after spawn")
+    with tempfile.TemporaryDirectory(prefix="arena-startup-") as tmp:
+        os.chmod(tmp, 0o755)
+        instant = instant_file(args.file.resolve(), Path(tmp))
+        for label, file in (("instant bots only", instant), (args.file.name, args.file.resolve())):
+            figures = []
+            for i in range(args.runs):
+                seconds = one_run(file, Path(tmp) / f"{file.stem}-{i}", args.workers)
+                figures.append(seconds)
+                print(f"{label}, run {i + 1}: first game stored {seconds:.3f} s after the spawn")
+            print(
+                f"{label}: first game stored, median {statistics.median(figures):.3f} s over "
+                f"{args.runs} runs (min {min(figures):.3f}, max {max(figures):.3f}); goal < 1 s"
+            )
+
+
+if __name__ == "__main__":
+    main()

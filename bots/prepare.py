@@ -1,0 +1,50 @@
+"""Builds the compiled search's cache before the first game of alphabeta or mcts.
+
+Run by the arena outside the sandbox (``arena/plan/prepare.py``), with the
+bot's interpreter: ``python bots/prepare.py``. It loads every kernel the bots
+use, compiling those the cache lacks, and tells the arena two things on its
+standard output:
+
+* a line ``compiling`` as soon as numba starts compiling one (a cache miss),
+  so that the arena says what it waits for only when it is worth waiting for;
+* last, when the cache is the tree's own (``bots/__pycache__``, which the
+  sandboxed bots read), one JSON line ``{"files": [...]}`` naming what the cache
+  was built from and the cache itself. The arena fingerprints those files and
+  does not start this script again while they are unchanged.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from numba.core import event
+
+
+class _SayCompiling(event.Listener):
+    """Prints ``compiling`` once, when the first kernel starts compiling."""
+
+    said = False
+
+    def on_start(self, ev: event.Event) -> None:
+        if not self.said:
+            self.said = True
+            print("compiling", flush=True)
+
+    def on_end(self, ev: event.Event) -> None:
+        pass
+
+
+def main() -> None:
+    event.register("numba:compile", _SayCompiling())
+    from arena.bots import jit_cache
+    from arena.bots.compiled_search import warm_up
+
+    warm_up()
+    files = jit_cache.built_from()
+    if files is not None:
+        print(json.dumps({"files": [str(f) for f in files]}), flush=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
