@@ -192,7 +192,7 @@ def run_arena(
             for page in opened:  # polled by timer: no requestAnimationFrame loop of ours
                 page.goto(url)
                 if page.evaluate("!document.hidden"):  # a hidden page opens no stream
-                    page.wait_for_function("window.arenaLive.snapshots >= 1", polling=100)
+                    page.wait_for_function("() => window.arenaLive.snapshots >= 1", polling=100)
             if tabs:
                 out["facts"] = tab_facts(opened)
             gate.touch()
@@ -349,7 +349,7 @@ def tab_facts(opened: list[Any]) -> dict[str, Any]:
     session.detach()
     for page in opened:
         page.evaluate(PROBE_START)
-    opened[0].wait_for_function("window.__probe.frames >= 30", polling=20, timeout=30_000)
+    opened[0].wait_for_function("() => window.__probe.frames >= 30", polling=20, timeout=30_000)
     probes = [page.evaluate(PROBE_READ) for page in opened]
     return {
         "targets": len(targets),

@@ -36,13 +36,19 @@ import random
 from typing import Any
 
 from arena.bots import timeman
-from arena.bots.compiled_search import TUNABLE, CompiledSearcher, set_parameter, warm_up
+from arena.bots.compiled_search import (
+    TUNABLE,
+    CompiledSearcher,
+    serve_and_leave,
+    set_parameter,
+    warm_up,
+)
 from arena.bots.kamisado_eval import protocol_score
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol.messages import NewGame
-from arena.sdk import Bot, Request, log, run
+from arena.sdk import Bot, Request, log
 
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""
@@ -131,7 +137,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(AlphaBetaBot(args.seed))
+        serve_and_leave(AlphaBetaBot(args.seed))
 
 
 if __name__ == "__main__":

@@ -29,12 +29,12 @@ import time
 from typing import Any
 
 from arena.bots import timeman
-from arena.bots.compiled_search import CompiledMcts, warm_up
+from arena.bots.compiled_search import CompiledMcts, serve_and_leave, warm_up
 from arena.bots.kamisado_eval import winning_move
 
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import REGROUP, Position
-from arena.sdk import Bot, Request, log, run
+from arena.sdk import Bot, Request, log
 
 
 class MctsBot(Bot):
@@ -114,7 +114,7 @@ def main() -> None:
     if (compiled := warm_up()) and not args.warm:
         log(f"mcts: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        run(MctsBot(args.seed, safe_playouts=args.playouts == "safe"))
+        serve_and_leave(MctsBot(args.seed, safe_playouts=args.playouts == "safe"))
 
 
 if __name__ == "__main__":

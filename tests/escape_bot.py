@@ -23,7 +23,10 @@ Modes (the attempt happens at the first ``go``; each outcome is one stderr line
 * ``fork N``: start N children that wait; reports how many started;
 * ``hoard MB N``: hold MB in a memfd, then start N children holding MB each;
   reports the total held (all of it touched, so it is resident);
-* ``unix``: connect to the unix socket at ``$ESCAPE_SOCKET``.
+* ``unix``: connect to the unix socket at ``$ESCAPE_SOCKET``;
+* ``userns``: start a child in a new user namespace (``clone``, as a browser's
+  sandbox would), then move into one (``unshare(CLONE_NEWUSER)``, as
+  ``unshare -U`` does).
 """
 
 from __future__ import annotations
@@ -225,6 +228,25 @@ def unix() -> None:
         report(f"unix {path}", None)
 
 
+CLONE_NEWUSER = 0x10000000
+CLONE_CALL = {"x86_64": 56, "aarch64": 220}[platform.machine()]
+
+
+def userns() -> None:
+    # clone(CLONE_NEWUSER | SIGCHLD) with no new stack: the child returns 0 and exits.
+    # First: once unshared into a namespace without a uid map, clone would fail anyway.
+    pid = libc.syscall(
+        CLONE_CALL, ctypes.c_ulong(CLONE_NEWUSER | signal.SIGCHLD), None, None, None, None
+    )
+    if pid == 0:
+        os._exit(0)
+    if pid > 0:
+        os.waitpid(pid, 0)
+    report("userns clone", None if pid > 0 else os.strerror(ctypes.get_errno()))
+    got = libc.unshare(ctypes.c_int(CLONE_NEWUSER))
+    report("userns unshare", None if got == 0 else os.strerror(ctypes.get_errno()))
+
+
 attempted = False
 key_read = False
 
@@ -255,6 +277,8 @@ def choose(request: Request) -> str:
             hoard(int(ARGS[0]), int(ARGS[1]))
         elif MODE == "unix":
             unix()
+        elif MODE == "userns":
+            userns()
     return request.legal[0]
 
 

@@ -224,7 +224,9 @@ def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
     command = _example_commands(tmp_path).get(language)
     if command is None:
         pytest.skip(f"no {'node' if language == 'js' else 'C compiler'} on this machine")
-    result = CliRunner().invoke(main, ["check-bot", "--games", "0", "--", *command])
+    # In the sandbox, as a tournament runs it (bwrap is required here, not just tried).
+    args = ["check-bot", "--sandbox", "bwrap", "--games", "0", "--", *command]
+    result = CliRunner().invoke(main, args)
     assert result.exit_code == 0, result.output
     assert "all 13 checks passed" in result.output
 

@@ -14,6 +14,7 @@ import socket
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -95,10 +96,14 @@ def attempts(run: Run, bot: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str, socket.socket]]:
+def hostile() -> Iterator[tuple[Run, str, socket.socket]]:
+    """One tournament of hostile entrants, in a folder outside ``/tmp``: every bot's
+    ``/tmp`` is its own, so a folder in the real one would be out of sight anyway,
+    and the allow-list (not the private ``/tmp``) must be what hides the others."""
     if probe() is not None:
         pytest.fail(f"bubblewrap cannot run here: {probe()}")
-    base = tmp_path_factory.mktemp("hostile")
+    base = Path(tempfile.mkdtemp(prefix="arena-hostile-", dir="/var/tmp"))
+    base.chmod(0o755)  # the entrants' own folders are in it, for their users to read
     (base / "bots" / "alice").mkdir(parents=True)
     (base / "bots" / "alice" / "book.txt").write_text("alice's secret opening book\n")
     key = f"arena-test-{uuid.uuid4().hex[:12]}"
@@ -118,6 +123,7 @@ def hostile(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Run, str
         yield tournament(base, "hostile", bots), key, server
     finally:
         server.close()
+        shutil.rmtree(base, ignore_errors=True)
 
 
 def test_games_finish_and_record_the_user_and_the_bound(hostile) -> None:
@@ -194,8 +200,10 @@ def test_a_bot_holds_no_more_than_its_memory_through_children_and_memfd(bounded:
 
 
 def check_bot(*command: str) -> subprocess.CompletedProcess[str]:
+    """The protocol checks only: these entrants play whole games sandboxed (and the
+    same ones unconfined) in ``test_a_static_binary_..._play_the_same_games...``."""
     return subprocess.run(
-        [*ARENA, "check-bot", "--sandbox", "bwrap", "--", *command],
+        [*ARENA, "check-bot", "--sandbox", "bwrap", "--games", "0", "--", *command],
         capture_output=True,
         text=True,
         timeout=300,
@@ -210,7 +218,7 @@ def test_a_statically_linked_bot_passes_check_bot(tmp_path: Path) -> None:
     subprocess.run(["gcc", "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
     assert b"statically linked" in subprocess.run(["file", str(exe)], capture_output=True).stdout
     done = check_bot(str(exe))
-    assert done.returncode == 0 and "all 21 checks passed" in done.stdout, done.stdout
+    assert done.returncode == 0 and "all 13 checks passed" in done.stdout, done.stdout
 
 
 def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) -> None:
@@ -225,7 +233,7 @@ def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) 
     bot.write_text((HERE.parent / "bots" / "random_bot.py").read_text())
     done = check_bot(f"{venv}/bin/python", str(bot))
     # random declares both games: 21 checks of Kamisado, 15 of Sekigahara
-    assert done.returncode == 0 and "all 36 checks passed" in done.stdout, done.stdout
+    assert done.returncode == 0 and "FAIL" not in done.stdout, done.stdout
 
 
 def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
@@ -252,3 +260,128 @@ def test_the_sandbox_user_of_the_tournament_file_runs_its_bots(tmp_path: Path) -
         extra='[sandbox]\nuser = "daemon"\n',
     )
     assert {s.user for r in run.records for s in r.sandbox} == {"daemon" if ROOT else ""}
+
+
+def test_no_bot_creates_a_user_namespace(tmp_path: Path) -> None:
+    """Nested user namespaces are attack surface nothing needs: ``unshare`` and a
+    ``clone`` into a new one are refused (the seccomp filter)."""
+    run = tournament(tmp_path, "userns", {"erin": (["userns"], {}), "waiter": (["fork", "0"], {})})
+    tried = attempts(run, "erin")
+    for call in ("unshare", "clone"):
+        lines = [line for line in tried if line.startswith(f"ESCAPE userns {call} ")]
+        assert lines and all("failed: Operation not permitted" in line for line in lines), tried
+
+
+# --------------------------------------------------------------------------- every kind of entrant
+
+BOTS = HERE.parent / "bots"
+SCHEMA = [sys.executable, str(HERE / "schema_bot.py"), str(HERE.parent / "docs" / "schema")]
+
+
+@pytest.mark.parametrize(
+    ("game", "script"),
+    [
+        ("kamisado", "random_bot.py"),
+        ("kamisado", "greedy_bot.py"),
+        ("kamisado", "alphabeta_bot.py"),
+        ("kamisado", "mcts_bot.py"),
+        ("sekigahara", "battle_greedy_bot.py"),
+    ],
+)
+def test_every_built_in_bot_passes_check_bot_in_the_sandbox(game: str, script: str) -> None:
+    """A generous ``--timeout``: the compiled bots load their machine code at start,
+    seconds on a loaded machine."""
+    done = subprocess.run(
+        [*ARENA, "check-bot", "--sandbox", "bwrap", "--game", game, "--games", "0"]
+        + ["--timeout", "12", "--", sys.executable, str(BOTS / script)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0 and "checks passed" in done.stdout, done.stdout + done.stderr
+
+
+def test_check_bot_takes_commands_relative_to_the_current_folder(tmp_path: Path) -> None:
+    """``arena check-bot -- python3 bot.py`` from the bot's folder, as its author runs
+    it: the sandbox starts the bot in its program's folder, not in its private /tmp."""
+    (tmp_path / "bot.py").write_text((BOTS / "random_bot.py").read_text())
+    source = BOTS / "examples" / "c" / "kamisado_bot.c"
+    subprocess.run(
+        ["gcc", "-std=c99", "-O2", "-o", str(tmp_path / "cbot"), str(source)], check=True
+    )
+    for command in ([sys.executable, "bot.py"], ["./cbot"]):
+        done = subprocess.run(
+            [*ARENA, "check-bot", "--sandbox", "bwrap", "--games", "0", "--", *command],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert done.returncode == 0 and "checks passed" in done.stdout, done.stdout
+
+
+def _same(base: Path, mode: str, game: str, bots: dict[str, list[str]]) -> dict[str, tuple]:
+    """Every stored game of a round robin of ``bots``, run with ``--sandbox mode``."""
+    lines = [f'name = "same-{game}"', f'game = "{game}"', 'tc = "30+0.3"', "concurrency = 1"]
+    if game == "kamisado":
+        lines.append('variant = "single"')
+    for name, command in bots.items():
+        lines += [
+            "[[bots]]",
+            f'name = "{name}"',
+            f"command = {msgspec.json.encode(command).decode()}",
+        ]
+    path = base / f"{game}-{mode}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    results = base / f"results-{mode}"
+    done = subprocess.run(
+        [*ARENA, "run", str(path), "--results", str(results), "--workers", "1", "-q"]
+        + ["--no-report", "--sandbox", mode],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    with Store.open_existing(results / f"same-{game}") as store:
+        assert {s.mode for r in store.records() for s in r.sandbox} == {mode}
+        return {
+            key: (r.players, [a.action for a in r.actions], r.score, r.reason, r.detail)
+            for key, r in store.items()
+        }
+
+
+def test_a_static_binary_a_virtualenv_and_the_schema_bot_play_the_same_games_sandboxed_or_not(
+    tmp_path: Path,
+) -> None:
+    """``tests/test_sandbox.py`` compares the built-in and example bots; these are the
+    issue's other entrants, all deterministic: the sandbox changes no move."""
+    exe = tmp_path / "static" / "cbot"
+    exe.parent.mkdir()
+    source = BOTS / "examples" / "c" / "kamisado_bot.c"
+    subprocess.run(["gcc", "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    site = next(venv.glob("lib/python*/site-packages"))
+    (site / "arena_tree.pth").write_text(f"{HERE.parent}\n{sysconfig.get_paths()['purelib']}\n")
+    mine = tmp_path / "mine" / "bot.py"
+    mine.parent.mkdir()
+    mine.write_text((BOTS / "random_bot.py").read_text())
+    bots = {
+        "static": [str(exe), "--seed", "6"],
+        "venv": [f"{venv}/bin/python", str(mine), "--seed", "3"],
+        "schema": [*SCHEMA, "kamisado/single"],
+    }
+    on = _same(tmp_path, "bwrap", "kamisado", bots)
+    assert len(on) == 6 and on == _same(tmp_path, "none", "kamisado", bots)
+
+
+def test_the_battle_bots_play_the_same_games_sandboxed_or_not(tmp_path: Path) -> None:
+    bots = {
+        "greedy-1": [sys.executable, str(BOTS / "battle_greedy_bot.py"), "--seed", "1"],
+        "greedy-2": [sys.executable, str(BOTS / "battle_greedy_bot.py"), "--seed", "2"],
+    }
+    on = _same(tmp_path, "bwrap", "sekigahara", bots)
+    assert len(on) == 2 and on == _same(tmp_path, "none", "sekigahara", bots)

@@ -181,4 +181,4 @@ def test_a_bot_cannot_write_escape_sequences_to_the_terminal_through_its_name(
     assert result.returncode == 0, result.stderr
     assert "\x1b" not in result.stdout and "\x07" not in result.stdout
     first = result.stdout.splitlines()[0]
-    assert "?[2J?]0;owned?" in first and "n" * 40 in first and "n" * 100 not in first
+    assert "\\x1b[2J\\x1b]0;owned\\x07" in first and "n" * 40 in first and "n" * 100 not in first

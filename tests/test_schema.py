@@ -12,6 +12,7 @@ import jsonschema
 import msgspec
 import pytest
 
+from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
 from arena.protocol.messages import (
@@ -150,6 +151,8 @@ def test_the_observation_schema_is_not_vacuous() -> None:
 async def test_a_bot_written_from_the_schemas_alone_passes_check_bot(name: str) -> None:
     declared = {"kamisado": "kamisado/standard", "sekigahara": "sekigahara"}[name]
     # A generous clock: this bot validates every line with jsonschema, slow under load.
-    checks = await check_bot([*SCHEMA_BOT, declared], game=name, games=1, tc="20+0.2")
+    checks = await check_bot(
+        [*SCHEMA_BOT, declared], game=name, games=1, tc="20+0.2", sandbox=Sandbox(mode="bwrap")
+    )
     assert [c.line() for c in checks if not c.passed] == []
     assert any(c.name.startswith("game") for c in checks)

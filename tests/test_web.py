@@ -341,3 +341,138 @@ def test_live_boards_of_both_games_are_the_reports_frames() -> None:
         assert payload is not None
         assert payload["k"] == game and payload["ply"] == 1 and payload["clocks"] == [9, 8]
         assert payload["frame"] == COMPACT[game](game_view(state))
+
+
+# --------------------------------------------------------------------------- hardening (issue 22)
+
+
+@pytest.fixture(scope="module")
+def stored_site(tmp_path_factory: pytest.TempPathFactory) -> Site:
+    """A served folder with one small stored tournament (``stored``)."""
+    tmp_path = tmp_path_factory.mktemp("hardening")
+    tournament = make_tournament(tmp_path, "stored", LiveHub(), workers=1)
+    trio.run(tournament.run)
+    tournament.close()
+    return Site(find_tournaments([tmp_path / "results"]))
+
+
+async def test_without_a_token_only_the_bound_address_is_answered(stored_site: Site) -> None:
+    """A page of another site rebinding its own name to 127.0.0.1 (DNS rebinding)
+    sends that name as ``Host``: refused, whatever the path."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, stored_site, parse_listen("127.0.0.1:0"))
+            port = url.rsplit(":", 1)[1]
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                for host in ("127.0.0.1", f"127.0.0.1:{port}", "localhost", f"localhost:{port}"):
+                    answer = await client.get("/t/stored/games", headers={"Host": host})
+                    assert answer.status_code == 200, host
+                for host in (f"evil.example:{port}", "evil.example", f"127.0.0.1.evil:{port}"):
+                    for path in ("/", "/t/stored/games", "/static/live.js", "/live/events"):
+                        answer = await client.get(path, headers={"Host": host})
+                        assert answer.status_code == 400, (host, path)
+                        assert "security-policy" in " ".join(answer.headers).lower()
+            nursery.cancel_scope.cancel()
+
+
+async def test_an_ipv6_loopback_view_answers_its_bracketed_address(stored_site: Site) -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, stored_site, parse_listen("[::1]:0"))
+            port = url.rsplit(":", 1)[1]
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                assert (await client.get("/")).status_code == 200  # Host: [::1]:PORT
+                assert (await client.get("/", headers={"Host": "localhost"})).status_code == 200
+                evil = await client.get("/", headers={"Host": f"evil.example:{port}"})
+                assert evil.status_code == 400
+            nursery.cancel_scope.cancel()
+
+
+async def test_with_a_token_any_host_may_ask(stored_site: Site) -> None:
+    """The token is the guard then (a view on 0.0.0.0 is reached by any name)."""
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, stored_site, parse_listen("127.0.0.1:0", "s3cret"))
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                headers = {"Host": "arena.lan:8080", "Authorization": "Bearer s3cret"}
+                assert (await client.get("/", headers=headers)).status_code == 200
+                denied = await client.get("/", headers={"Host": "arena.lan:8080"})
+                assert denied.status_code == 401 and "x-frame-options" in denied.headers
+            nursery.cancel_scope.cancel()
+
+
+SECURITY = {
+    "x-frame-options": "DENY",
+    "x-content-type-options": "nosniff",
+    "referrer-policy": "no-referrer",
+    "cross-origin-opener-policy": "same-origin",
+    "cross-origin-resource-policy": "same-origin",
+}
+
+
+async def test_every_answer_carries_the_security_headers(stored_site: Site) -> None:
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, stored_site, parse_listen("127.0.0.1:0"))
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                page = await client.get("/t/stored")
+                scripts = [
+                    s for s in page.text.split("<script")[1:] if 'type="application/json"' not in s
+                ]
+                assert scripts and all(s.startswith(' src="/static/') for s in scripts)
+                assert "<style" not in page.text and " style=" not in page.text
+                static = await client.get(scripts[0].split('"')[1])
+                assert static.headers["content-type"].startswith("text/javascript")
+                assert "immutable" in static.headers["cache-control"]
+                for path, status in (
+                    ("/", 200),
+                    ("/t/stored", 200),
+                    ("/t/stored/games", 200),
+                    ("/ratings", 200),
+                    ("/static/style.css", 200),
+                    ("/t/nope", 404),
+                    ("/static/nope.js", 404),
+                    ("/t/stored/games?offset=-1", 400),
+                ):
+                    answer = await client.get(path)
+                    assert answer.status_code == status, path
+                    for name, value in SECURITY.items():
+                        assert answer.headers[name] == value, (path, name)
+                    csp = answer.headers["content-security-policy"]
+                    assert "default-src 'none'" in csp and "script-src 'self';" in csp
+                    assert "frame-ancestors 'none'" in csp and "unsafe" not in csp
+            nursery.cancel_scope.cancel()
+
+
+async def test_paging_and_filter_parameters_are_range_checked(stored_site: Site) -> None:
+    bad = {
+        "/t/stored/games?offset=9223372036854775808": "offset",
+        "/t/stored/games?offset=-1": "offset",
+        "/t/stored/games?offset=abc": "offset",
+        "/t/stored/games?limit=501": "limit",
+        "/t/stored/games?limit=-5": "limit",
+        "/t/stored/games?result=2-0": "result",
+        "/t/stored/games?faulted=maybe": "faulted",
+        "/t/stored/games?reason=x%27%20OR%201=1": "reason",
+        "/t/stored/games?player=../../etc": "player",
+        "/t/stored/replay": "key",
+        "/ratings/games/a?offset=9223372036854775808": "offset",
+        "/ratings/games/a?limit=100000": "limit",
+    }
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, stored_site, parse_listen("127.0.0.1:0"))
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                for path, name in bad.items():
+                    answer = await client.get(path)
+                    assert answer.status_code == 400, (path, answer.text)
+                    error = answer.json()["error"]
+                    assert f"`{name}`" in error and "\n" not in error, (path, error)
+                fine = await client.get(
+                    "/t/stored/games?offset=2&limit=500&player=a&result=1-0&faulted=0"
+                    "&reason=home-row&token=ignored"
+                )
+                assert fine.status_code == 200 and fine.json()["offset"] == 2
+                far = (await client.get("/t/stored/games?offset=1000000000")).json()
+                assert far["games"] == [] and far["total"] == 6
+            nursery.cancel_scope.cancel()

@@ -117,14 +117,14 @@ def test_live_page_follows_a_running_tournament(
                 timeout=30_000,
             )  # the board changed (or the game ended)
             page.wait_for_function(  # a game under way shows both clocks as m:ss.s
-                "[...document.querySelectorAll('.card')].some(c => +c.dataset.ply >= 1"
+                "() => [...document.querySelectorAll('.card')].some(c => +c.dataset.ply >= 1"
                 " && [...c.querySelectorAll('.clock')].every(k => /^\\d+:\\d\\d\\.\\d$/"
                 ".test(k.textContent)))",
                 timeout=30_000,
             )
-            page.wait_for_function("window.arenaLive.finished >= 1", timeout=30_000)
+            page.wait_for_function("() => window.arenaLive.finished >= 1", timeout=30_000)
             page.wait_for_function(
-                "document.querySelectorAll('#recent tbody tr').length >= 1"
+                "() => document.querySelectorAll('#recent tbody tr').length >= 1"
                 " && document.querySelectorAll('#live-standings tbody tr').length === 3",
                 timeout=30_000,
             )
@@ -137,7 +137,7 @@ def test_live_page_follows_a_running_tournament(
                 assert overflow(narrow)["wide"] == []
                 assert narrow_errors == []
             page.wait_for_function(
-                "document.getElementById('progress-line').dataset.state === 'finished'",
+                "() => document.getElementById('progress-line').dataset.state === 'finished'",
                 timeout=60_000,
             )
             assert page.locator("#progress-line").get_attribute("data-done") == "6"
@@ -212,7 +212,7 @@ def test_live_page_draws_each_game_once_a_frame_at_its_latest_move(
     with page_at(browser, 1400) as (page, errors):
         page.add_init_script(WRAP_EVENT_SOURCE)
         page.goto(still_live)
-        page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
+        page.wait_for_function("() => Object.keys(window.__games).length === 2", timeout=30_000)
         drawn = page.evaluate(COALESCE)
         assert drawn == {"before": 0, "after": 2, "plies": ["5", "1"]}
         assert errors == []
@@ -251,7 +251,7 @@ def test_live_page_marks_the_last_move_when_it_skipped_plies(browser, still_live
     with page_at(browser, 1400) as (page, errors):
         page.add_init_script(WRAP_EVENT_SOURCE)
         page.goto(still_live)
-        page.wait_for_function("Object.keys(window.__games).length === 2", timeout=30_000)
+        page.wait_for_function("() => Object.keys(window.__games).length === 2", timeout=30_000)
         drawn = page.evaluate(SKIPPED)
         assert drawn["ply"] == "3"
         assert drawn["marked"] == drawn["moved"]
@@ -342,12 +342,12 @@ def test_stored_tournament_filter_and_replay(
             page.goto(url)
             page.click("a[href='/t/club']")
             page.wait_for_function(
-                "document.getElementById('page-info').dataset.total === '12'", timeout=20_000
+                "() => document.getElementById('page-info').dataset.total === '12'", timeout=20_000
             )
             assert page.locator("#standings-table tbody tr").count() == 3
             page.select_option("select[name=player]", "greedy")
             page.wait_for_function(
-                "document.getElementById('page-info').dataset.total === '8'", timeout=20_000
+                "() => document.getElementById('page-info').dataset.total === '8'", timeout=20_000
             )
             rows = page.locator("#games-paged tbody tr.game")
             assert rows.count() == 8

@@ -61,7 +61,7 @@ def test_ratings_page_plots_and_a_players_games(browser, tmp_path: Path, served:
                 # A player's page: its games in both tournaments, then a replay.
                 page.locator("table.ratings tbody tr.rated[data-player='greedy 1'] a").click()
                 page.wait_for_function(
-                    "document.getElementById('page-info').dataset.total === "
+                    "() => document.getElementById('page-info').dataset.total === "
                     f"'{expected.row('greedy 1').games}'",
                     timeout=20_000,
                 )

@@ -19,14 +19,20 @@ from arena.plan.config import (
     MAX_PLIES,
     SEED_RANGE,
 )
+from arena.protocol.text import visible
 from arena.storage.store import StoreError
 
 
 class UserError(click.ClickException):
-    """A mistake in what the user asked for; printed as one line."""
+    """A mistake in what the user asked for; printed as one line.
+
+    The message may quote a bot's words (the options it declares, a fault's
+    detail) or a file's bytes: control characters are shown as escapes, so the
+    one line stays one line and sets no terminal state.
+    """
 
     def show(self, file: Any = None) -> None:
-        click.echo(f"arena: error: {self.format_message()}", err=True)
+        click.echo(f"arena: error: {visible(self.format_message())}", err=True)
 
 
 def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
@@ -80,7 +86,7 @@ class _OneLineUsageError(click.UsageError):
 
     def show(self, file: Any = None) -> None:
         hint = f" (see '{self.ctx.command_path} --help')" if self.ctx is not None else ""
-        click.echo(f"arena: error: {self.format_message()}{hint}", err=True)
+        click.echo(f"arena: error: {visible(self.format_message())}{hint}", err=True)
 
 
 _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())

@@ -15,9 +15,9 @@ from arena.cli.common import (
 )
 from arena.games import get_game
 from arena.match.record import SandboxRecord
+from arena.protocol.text import visible
 from arena.report import fmt
 from arena.report.summary import game_figures
-from arena.report.text import visible
 
 
 @main.command()

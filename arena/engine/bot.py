@@ -78,6 +78,7 @@ from arena.protocol.messages import (
     decode_bot_message,
     encode_line,
 )
+from arena.protocol.text import visible
 
 _KEPT_ENV = ("PATH", "HOME", "LANG")
 _EXIT_DRAIN = 0.1
@@ -103,11 +104,17 @@ witness, and a crash record names memory when it shows one of these."""
 
 
 class EngineError(Exception):
-    """A bot fault. ``reason`` is the record's end reason; ``stderr_tail`` its last words."""
+    """A bot fault. ``reason`` is the record's end reason; ``stderr_tail`` its last words.
+
+    The message may quote what the bot sent (its option names, a bad line), so its
+    control characters are made visible here, once for every fault: the detail
+    reaches the record, the terminal and the reports.
+    """
 
     reason: ClassVar[str] = "protocol"
 
     def __init__(self, message: str, *, engine: str = "", elapsed: float | None = None) -> None:
+        message, engine = visible(message), visible(engine)
         super().__init__(f"{engine}: {message}" if engine else message)
         self.detail = message
         self.engine = engine
@@ -255,7 +262,9 @@ class StderrTail:
     (and counted) instead. A line longer than ``line_bytes`` keeps its first
     and last halves around a ``[... N bytes cut]`` mark, so one huge line can
     neither push out every line before it nor cost more than its bound, even
-    while it is still being written (no newline yet).
+    while it is still being written (no newline yet). :meth:`text` shows control
+    characters as escapes (``arena/protocol/text.py``): the tail goes to the record,
+    ``arena play``'s terminal and the reports.
     """
 
     def __init__(self, max_lines: int = 64, max_bytes: int = 8192) -> None:
@@ -327,7 +336,7 @@ class StderrTail:
         lines = list(self._lines)
         if self._head or self._end:
             lines.append(self._partial())
-        body = b"\n".join(lines).decode("utf-8", errors="replace")
+        body = visible(b"\n".join(lines).decode("utf-8", errors="replace"), multiline=True)
         if self.dropped:
             return f"[... {self.dropped} earlier lines dropped]\n{body}"
         return body

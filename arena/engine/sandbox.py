@@ -341,6 +341,13 @@ def arena_package() -> str:
     return str(Path(__file__).resolve().parents[1])
 
 
+@functools.cache
+def _arena_paths() -> tuple[str, ...]:
+    """The interpreter prefixes and the ``arena`` package, resolved once per process:
+    resolving them at every bot start was most of :func:`shown`'s time."""
+    return tuple(dict.fromkeys(os.path.realpath(p) for p in (sys.prefix, sys.base_prefix)))
+
+
 def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list[str]:
     """The bot's own paths: its folder, its program, files on its command line.
 
@@ -350,7 +357,8 @@ def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list
     is a whole home folder; and the arena's own interpreter prefix and package (built-in bots
     import ``arena.sdk``). Nothing above these: not the folder they lie in.
     """
-    wanted = [sys.prefix, sys.base_prefix, arena_package()]
+    wanted = [*_arena_paths(), arena_package()]
+    real = set(wanted)  # already resolved
     if cwd is not None:
         wanted.append(cwd)
     base = cwd or os.getcwd()
@@ -359,7 +367,8 @@ def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list
     words += [w for w in command[1:] if w.startswith("/") or os.path.exists(os.path.join(base, w))]
     for word in words:
         path = os.path.join(base, word)
-        for p in dict.fromkeys((os.path.abspath(path), os.path.realpath(path))):
+        resolved = os.path.realpath(path)
+        for p in dict.fromkeys((os.path.abspath(path), resolved)):
             if not os.path.exists(p):
                 continue
             folder = os.path.dirname(p) if os.path.isfile(p) else p
@@ -367,8 +376,10 @@ def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list
             prefix = os.path.dirname(folder)
             if word == exe and os.path.basename(folder) in ("bin", "shims"):
                 wanted.append(prefix)  # PREFIX of PREFIX/bin, ~/.pyenv of shims
+        if resolved not in real and os.path.exists(resolved):  # its folder is resolved too
+            real.update((resolved, os.path.dirname(resolved)))
     out = []
-    for p in dict.fromkeys(os.path.realpath(p) for p in wanted):
+    for p in dict.fromkeys(p if p in real else os.path.realpath(p) for p in wanted):
         if not _too_broad(p) and not _under(p, SYSTEM) and not _under(p, NOT_SHOWN):
             out.append(p)
     return out
@@ -461,9 +472,10 @@ def wrap(
         SCRATCH,
     ]
     made: set[str] = set()
-    for path in [*shown(command, cwd, path_env), *sandbox.ro, *sandbox.rw]:
+    mine = shown(command, cwd, path_env)
+    for path in [*mine, *sandbox.ro, *sandbox.rw]:
         args += _parents(path, made)  # the folders above are the sandbox's own
-    own = [p for p in shown(command, cwd, path_env) if not _under(p, hidden)]
+    own = [p for p in mine if not _under(p, hidden)]
     for path in own:
         if not any(path != outer and _under(path, [outer]) for outer in own):  # one suffices
             args += ["--ro-bind", path, path]

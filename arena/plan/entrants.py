@@ -22,6 +22,7 @@ from arena.engine.bot import Engine, EngineConfig, EngineError
 from arena.plan.builtins import builtin_names, resolve_builtin
 from arena.plan.config import NAME_RE, find_program
 from arena.plan.prepare import prepare
+from arena.protocol.text import visible
 
 
 class EntrantError(ValueError):
@@ -68,10 +69,9 @@ def playing_name(name: str) -> str:
 
 
 def shown_name(name: str) -> str:
-    """A bot's self-chosen name as the terminal may show it: no control characters
-    (a name could hold escape sequences), at most 64 characters."""
-    shown = "".join(c if c.isprintable() else "?" for c in name[:64])
-    return shown + ("..." if len(name) > 64 else "")
+    """A bot's self-chosen name as the terminal may show it: control characters as
+    escapes (a name could hold escape sequences), at most 64 characters."""
+    return visible(name[:64]) + ("..." if len(name) > 64 else "")
 
 
 def distinct(names: Sequence[str]) -> list[str]:

@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
 import msgspec
 
+from arena.protocol.text import MAYBE_UNSAFE_JSON, visible
+
 # The framing only names trio's stream types: imported for type checking alone, so
 # that a bot importing arena.sdk does not pay trio's import (most of its start-up).
 if TYPE_CHECKING:
@@ -54,11 +56,13 @@ class ProtocolError(Exception):
     """A line that is not a valid message of the expected union.
 
     The text is msgspec's message, which names the field, prefixed by what was
-    being decoded; the raw line (truncated) is kept for the record.
+    being decoded; the raw line (truncated) is kept for the record. msgspec may
+    quote a bad value as it came (``Invalid value '...'``), so the text has its
+    control characters made visible (:func:`arena.protocol.text.visible`).
     """
 
     def __init__(self, message: str, line: bytes = b"") -> None:
-        super().__init__(message)
+        super().__init__(visible(message))
         self.line = line[:200]
 
 
@@ -338,9 +342,49 @@ def encode_line(msg: msgspec.Struct) -> bytes:
 def decode_bot_message(line: bytes | str) -> BotMessage:
     """Decode one line written by a bot; raise :class:`ProtocolError` naming the field.
 
-    No other exception can come out of it, whatever the bytes (``tests/test_fuzz.py``).
+    No other exception can come out of it, whatever the bytes (``tests/test_robust_decoding.py``).
+    The free text of an ``identity`` and an ``info`` comes out with its control
+    characters made visible (:func:`shown`): this is where a bot's words become
+    the arena's strings, so nothing built from them (records, check-bot, reports,
+    the rating list) can carry an escape sequence to a terminal.
     """
-    return _decode(_bot_decoder, line, "bot")
+    msg = _decode(_bot_decoder, line, "bot")
+    if isinstance(msg, Identity | Info):
+        raw = line.encode(errors="surrogateescape") if isinstance(line, str) else line
+        if MAYBE_UNSAFE_JSON.search(raw):
+            return shown(msg)
+    return msg
+
+
+def _text(value: Any) -> Any:
+    return visible(value) if isinstance(value, str) else value
+
+
+def shown(msg: Identity | Info) -> Identity | Info:
+    """``msg`` with every string a person may read made visible (an ``action`` is not
+    one: it is legal, the game's own text, or quoted with ``repr`` as illegal)."""
+    if isinstance(msg, Info):
+        pv = None if msg.pv is None else [visible(m) for m in msg.pv]
+        return msgspec.structs.replace(msg, pv=pv, text=_text(msg.text))
+    options = None
+    if msg.options is not None:
+        options = [
+            msgspec.structs.replace(
+                o,
+                name=visible(o.name),
+                default=_text(o.default),
+                choices=None if o.choices is None else [visible(c) for c in o.choices],
+            )
+            for o in msg.options
+        ]
+    return msgspec.structs.replace(
+        msg,
+        name=visible(msg.name),
+        games=[visible(g) for g in msg.games],
+        author=_text(msg.author),
+        version=_text(msg.version),
+        options=options,
+    )
 
 
 def decode_arena_message(line: bytes | str) -> ArenaMessage:
@@ -463,4 +507,5 @@ __all__ = [
     "encode_line",
     "nesting_depth",
     "send_message",
+    "shown",
 ]

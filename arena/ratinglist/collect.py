@@ -43,6 +43,7 @@ from urllib.parse import quote
 import msgspec
 import numpy as np
 
+from arena.protocol.text import visible
 from arena.storage.store import DB_NAME, GAME_DAY, SCHEMA_VERSION
 
 __all__ = [
@@ -63,7 +64,9 @@ __all__ = [
 
 CACHE_DIR = ".ratings-cache"
 CACHE_NAME = "stores.cache"
-CACHE_VERSION = 4
+CACHE_VERSION = 5
+"""3: identity names and versions with control characters shown as escapes; 4: one
+file of groups for every store; 5: both (a cache of 4 may hold raw names)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -283,9 +286,11 @@ def _identity_label(text: object) -> str | None:
         return None
     if not isinstance(ident, dict) or not isinstance(ident.get("name"), str):
         return None
-    name = " ".join(ident["name"].split())[:64]
+    # An older arena stored a bot's words as it wrote them: shown as escapes here,
+    # so no list, terminal table or ratings.md carries an escape sequence.
+    name = visible(" ".join(ident["name"].split()))[:64]
     version = ident.get("version")
-    return f"{name} {version}" if isinstance(version, str) and version else name
+    return f"{name} {visible(version)}" if isinstance(version, str) and version else name
 
 
 class _Cache:

@@ -268,7 +268,6 @@ def history_svg(t: RatingTable, players: Sequence[str] | None = None) -> str:
     parts = [
         f'<svg class="history-plot" viewBox="0 0 {total_w} {top + height + 40}" '
         f'width="{total_w}" height="{top + height + 40}" role="img" '
-        'style="max-width:100%;height:auto" '
         f'aria-label="rating after each tournament">'
     ]
     step = (high - low) / 4

@@ -4,7 +4,8 @@ The entry points are imported lazily so that ``arena show``, which only needs
 ``arena.report.boards``, does not pay for numpy, scipy and jinja2.
 
 May import: :mod:`arena.storage`, :mod:`arena.stats`, :mod:`arena.match` (the game
-record), :mod:`arena.games` (boards and figures). Knows nothing of how results were
+record), :mod:`arena.games` (boards and figures), :mod:`arena.protocol` (a bot's
+text made visible, for stores written before it was at decoding). Knows nothing of how results were
 produced.
 """
 

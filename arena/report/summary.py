@@ -4,6 +4,11 @@ Every output (terminal, Markdown, HTML) is drawn from one ``ReportData`` so that
 they cannot disagree with each other, and so that tests can compare the numbers
 they print with numbers computed here from the database. Nothing in this module
 formats text for a reader; nothing in the writers reads the store.
+
+What a bot wrote (fault details, stderr tails, ``info`` text) comes out with its
+control characters as escapes (``arena/protocol/text.py``): the arena stores it so
+since issue 22, and a store an older arena wrote is made safe here, on the way
+into every report.
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from dataclasses import dataclass, field
 
 from arena.games import GameError, get_game
 from arena.match.record import FAULT_REASONS, ActionRecord, GameRecord
+from arena.protocol.text import visible
 from arena.stats.rating import JointFit, joint_fit
 from arena.storage.store import Store
 
@@ -408,7 +414,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 depth=sum(d) / len(d) if d else None,
                 nodes_per_s=_per_second(counts["nodes"][p], count_ms["nodes"][p]),
                 playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
-                last_info=last.get(p),
+                last_info=_shown_info(last.get(p)),
             )
         )
     return tuple(out)
@@ -455,6 +461,19 @@ def _info(a: ActionRecord) -> dict[str, object]:
     return a.info if isinstance(a.info, dict) else {}
 
 
+def _shown_info(info: dict[str, object] | None) -> dict[str, object] | None:
+    """An ``info`` with its text and PV as a reader may be shown them."""
+    if info is None:
+        return None
+    shown = dict(info)
+    if isinstance(shown.get("text"), str):
+        shown["text"] = visible(str(shown["text"]))
+    pv = shown.get("pv")
+    if isinstance(pv, list):
+        shown["pv"] = [visible(m) if isinstance(m, str) else m for m in pv]
+    return shown
+
+
 def _finite(x: float) -> float | None:
     """NaN or infinity would print as nonsense and break JSON; show "unknown" instead."""
     return x if math.isfinite(x) else None
@@ -475,7 +494,7 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         score=float(r.score),
         result=r.result,
         reason=r.reason,
-        detail=r.detail,
+        detail=visible(r.detail),
         faulty_player=None if r.faulty is None else r.players[r.faulty],
         plies=len(r.actions),
         seconds=max(r.ended_at - r.started_at, 0.0),
@@ -487,4 +506,4 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
 
 
 def _text(items: list[str], i: int) -> str:
-    return items[i] if i < len(items) and isinstance(items[i], str) else ""
+    return visible(items[i], multiline=True) if i < len(items) and isinstance(items[i], str) else ""

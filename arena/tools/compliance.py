@@ -63,6 +63,7 @@ from arena.protocol.messages import (
     NewGame,
     SetOption,
 )
+from arena.protocol.text import visible
 from arena.tools.compliance_games import STAGE_TC, play_stage
 
 QUIT_TIMEOUT = 1.0
@@ -85,8 +86,9 @@ class Check:
     detail: str
 
     def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints."""
-        return f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}"
+        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
+        characters shown as escapes (a detail quotes what the bot sent)."""
+        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -355,7 +357,11 @@ async def _handshake(session: _Session) -> list[Check]:
     # Named by its identity from now on, as in every game record of the stage.
     engine.config = msgspec.structs.replace(engine.config, name=ident.name)
     missing = [f for f in ("author", "version") if not getattr(ident, f)]
-    identity = f"name {ident.name!r}, author {ident.author!r}, version {ident.version!r}"
+    # Quoted, not repr'd: the decoder already showed control characters as escapes,
+    # which repr would double.
+    identity = ", ".join(
+        f"{field} {_quoted(getattr(ident, field))}" for field in ("name", "author", "version")
+    )
     if missing:
         identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
     version_ok = ident.protocol == PROTOCOL_VERSION
@@ -382,6 +388,10 @@ async def _handshake(session: _Session) -> list[Check]:
             ),
         ),
     ]
+
+
+def _quoted(text: str | None) -> str:
+    return "None" if text is None else f"'{text}'"
 
 
 async def _options(session: _Session) -> Check:

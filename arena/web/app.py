@@ -4,16 +4,18 @@ Pages are rendered from the same ``ReportData`` as the reports (so a page and a
 report of the same store agree) and the same board drawing; finished games are
 always read from the store through a read-only connection, running games from
 the :class:`~arena.web.hub.LiveHub`. The live page is one server-sent-event
-stream: a snapshot first, then only what changed, pushed as it changes.
+stream: a snapshot first, then only what changed, pushed as it changes. Pages
+load their scripts and styles from ``/static/`` (no inline code: the content
+security policy allows none); who may ask and what they may ask is
+``arena/web/guard.py``'s.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hmac
+import hashlib
 import time
-from collections.abc import AsyncIterator
-from http.cookies import SimpleCookie
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -24,20 +26,28 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 from arena.report import fmt
 from arena.report.html import asset, board_assets, embed_json, section_context
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.storage.store import DB_NAME, StoreError
+from arena.web.guard import (
+    LOOPBACK_NAMES,
+    BadRequest,
+    GamesQuery,
+    PageQuery,
+    ReplayQuery,
+    guarded,
+    parse_query,
+)
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
 from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
-__all__ = ["Site", "TokenGate", "build_app", "find_tournaments", "refresh_results"]
+__all__ = ["Site", "build_app", "find_tournaments", "refresh_results"]
 
-COOKIE = "arena_token"
 BATCH_SECONDS = 0.02
 """After each send a page's stream waits this long, so moves arriving meanwhile
 go out together (at most ~50 messages a second per page, however fast bots move)."""
@@ -150,17 +160,50 @@ def _sse(event: str, data: bytes) -> bytes:
     return b"event: " + event.encode() + b"\ndata: " + data + b"\n\n"
 
 
-def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
+class StaticFiles:
+    """The pages' scripts and style sheet, served from memory at ``/static/NAME``.
+
+    Each page names them with their content's digest (``?v=``), so a browser
+    may keep them as long as it likes: a new arena's files have new addresses.
+    """
+
+    MEDIA = {".js": "text/javascript", ".css": "text/css"}
+
+    def __init__(self) -> None:
+        files = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
+        files["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
+        files["style.css"] = asset("report.css") + _static("site.css")
+        self.files = {name: text.encode() for name, text in files.items()}
+        self.digests = {
+            name: hashlib.sha256(data).hexdigest()[:16] for name, data in self.files.items()
+        }
+
+    def url(self, name: str) -> str:
+        return f"/static/{name}?v={self.digests[name]}"
+
+    async def serve(self, request: Request) -> Response:
+        name = request.path_params["file"]
+        data = self.files.get(name)
+        if data is None:
+            raise _NotFound(f"no file {name!r}")
+        current = request.query_params.get("v") == self.digests[name]
+        cache = "public, max-age=31536000, immutable" if current else "no-cache"
+        media = self.MEDIA[name[name.rindex(".") :]]
+        return Response(data, media_type=media, headers={"Cache-Control": cache})
+
+
+def build_app(
+    site: Site, *, token: str | None = None, hosts: Sequence[str] = LOOPBACK_NAMES
+) -> ASGIApp:
+    """The view of ``site``: behind ``token`` if given, else answering only requests
+    whose ``Host`` is one of ``hosts`` (``arena/web/guard.py``)."""
     env = _environment()
     assets = board_assets()
-    scripts = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
-    scripts["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
-    style = asset("report.css") + _static("site.css")
+    static = StaticFiles()
 
     def page(template: str, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(
-            style=style,
-            scripts=scripts,
+            static=static.url,
             site=site,
             fmt=fmt,
             page_name=embed_json(context.get("name", "")),
@@ -218,14 +261,9 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
 
     async def games(request: Request) -> Response:
         directory = directory_of(request)
-        q = request.query_params
-        where = GameFilter(
-            player=q.get("player", ""),
-            reason=q.get("reason", ""),
-            result=q.get("result", ""),
-            faulted=q.get("faulted", "") in ("1", "true"),
-        )
-        offset, limit = _int(q.get("offset"), 0), _int(q.get("limit"), 50)
+        q = parse_query(request, GamesQuery)
+        where = GameFilter(player=q.player, reason=q.reason, result=q.result, faulted=q.faulted)
+        offset, limit = q.offset, q.limit
         view = site.summaries.view(directory)
         total, rows = await trio.to_thread.run_sync(
             lambda: view.games(where, offset=offset, limit=limit)
@@ -234,7 +272,7 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
 
     async def replay(request: Request) -> Response:
         directory = directory_of(request)
-        key = request.query_params.get("key", "")
+        key = parse_query(request, ReplayQuery).key
         view = site.summaries.view(directory)
         record = await trio.to_thread.run_sync(view.record, key)
         if record is None:
@@ -266,13 +304,16 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
         data, _ = await site.ratings.get(site)
         if data is None:
             raise _NotFound("no rating list")
-        q = request.query_params
-        offset, limit = _int(q.get("offset"), 0), _int(q.get("limit"), 50)
+        q = parse_query(request, PageQuery)
+        offset, limit = q.offset, q.limit
         out = await trio.to_thread.run_sync(lambda: player_games(site, data, name, offset, limit))
         return JSONResponse(out)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         return Response(str(exc), status_code=404, media_type="text/plain")
+
+    async def bad_request(request: Request, exc: Exception) -> Response:
+        return JSONResponse({"error": str(exc)}, status_code=400)
 
     app = Starlette(
         routes=[
@@ -285,21 +326,15 @@ def build_app(site: Site, *, token: str | None = None) -> ASGIApp:
             Route("/ratings", ratings),
             Route("/ratings/games/{player:path}", player_games_json),
             Route("/ratings/player/{player:path}", player),
+            Route("/static/{file}", static.serve),
         ],
-        exception_handlers={_NotFound: not_found},
+        exception_handlers={_NotFound: not_found, BadRequest: bad_request},
     )
-    return TokenGate(app, token) if token else app
+    return guarded(app, token=token, hosts=hosts)
 
 
 class _NotFound(Exception):
     pass
-
-
-def _int(text: str | None, default: int) -> int:
-    try:
-        return max(0, int(text)) if text is not None else default
-    except ValueError:
-        return default
 
 
 async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIterator[bytes]:
@@ -384,53 +419,6 @@ async def results_payload(site: Site, directory: Path) -> dict[str, Any]:
         "recent": recent,
         "faults": faults,
     }
-
-
-class TokenGate:
-    """Every request must carry the token: ``?token=``, the cookie this sets on the
-    first good request, or ``Authorization: Bearer``. Compared in constant time."""
-
-    def __init__(self, app: ASGIApp, token: str) -> None:
-        self.app = app
-        self.token = token.encode()
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] not in ("http", "websocket"):
-            await self.app(scope, receive, send)
-            return
-        request = Request(scope)
-        given = request.query_params.get("token")
-        from_query = given is not None
-        if given is None:
-            given = request.cookies.get(COOKIE)
-        if given is None:
-            auth = request.headers.get("authorization", "")
-            given = auth[7:] if auth.lower().startswith("bearer ") else None
-        if given is None or not hmac.compare_digest(given.encode(), self.token):
-            response = Response(
-                "this arena web view needs its token: open the address the arena printed, "
-                "with ?token=...",
-                status_code=401,
-                media_type="text/plain",
-            )
-            await response(scope, receive, send)
-            return
-        if not from_query:
-            await self.app(scope, receive, send)
-            return
-
-        async def send_with_cookie(message: Message) -> None:
-            if message["type"] == "http.response.start":
-                cookie: SimpleCookie = SimpleCookie()
-                cookie[COOKIE] = self.token.decode()
-                cookie[COOKIE]["path"] = "/"
-                cookie[COOKIE]["httponly"] = True
-                cookie[COOKIE]["samesite"] = "Strict"
-                header = cookie.output(header="").strip().encode()
-                message = {**message, "headers": [*message["headers"], (b"set-cookie", header)]}
-            await send(message)
-
-        await self.app(scope, receive, send_with_cookie)
 
 
 def static_path() -> Path:

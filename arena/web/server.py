@@ -3,7 +3,9 @@
 One loop for the referee and the server keeps the live events in-process (no
 queue between processes), and Hypercorn's trio worker is what lets a trio
 program host an ASGI app. The server is bound to 127.0.0.1 unless asked
-otherwise; any other address requires a token, generated if none is given.
+otherwise; any other address requires a token, generated if none is given. A
+view without a token answers only requests naming its own address
+(``arena/web/guard.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from arena.web.app import Site, build_app, refresh_results
+from arena.web.guard import own_hosts
 
 if TYPE_CHECKING:
     from arena.tournament import Tournament
@@ -91,7 +94,7 @@ async def serve(
     quiet.setLevel(logging.ERROR)
     config.errorlog = quiet
     config.graceful_timeout = 0.5
-    app = build_app(site, token=listen.token)
+    app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(_hypercorn, app, config)
