@@ -171,10 +171,12 @@ def grow(directory: Path, **changes: object) -> None:
     """One more game in a tournament's store (its last game again, under a new
     key, with ``changes`` to its record), written through the arena's own writer."""
     with Store.open_existing(directory) as store:
-        name, config, fingerprint = store.tournament_name, store.config_text, store.fingerprint
+        info = store.tournament
         key, record = list(store.items())[-1]
     record = msgspec.structs.replace(record, **changes)
-    with Store.open(directory, name=name, config_text=config, fingerprint=fingerprint) as store:
+    with Store.open(
+        directory, name=info.name, config_text=info.config_text, fingerprint=info.fingerprint
+    ) as store:
         assert store.add_game(f"{key}-more", key.rsplit("/", 1)[0], record)
 
 

@@ -51,15 +51,14 @@ import datetime as _dt
 import errno
 import fcntl
 import functools
-import hashlib
 import os
 import sqlite3
 import threading
-from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import ParamSpec, TypeVar
+from typing import NamedTuple, ParamSpec, TypeVar
 from urllib.parse import quote
 
 import msgspec
@@ -76,7 +75,7 @@ __all__ = [
     "LOCK_NAME",
     "Store",
     "StoreError",
-    "config_hash",
+    "TournamentInfo",
     "default_directory",
     "game_row",
     "insert_game",
@@ -184,6 +183,17 @@ def insert_game(conn: sqlite3.Connection, row: dict[str, object]) -> bool:
     return True
 
 
+class TournamentInfo(NamedTuple):
+    """The tournament a store holds: its name, its file's text as stored, the
+    schedule's fingerprint, and the arena version and time that created it."""
+
+    name: str
+    config_text: str
+    fingerprint: str
+    arena_version: str
+    created_at: str
+
+
 class StoreError(RuntimeError):
     """The results database cannot be used as asked."""
 
@@ -262,16 +272,6 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
     """``results/<tournament name>``: where a tournament's database lives by default."""
     return Path(root) / name
-
-
-def config_hash(text: str) -> str:
-    """A fallback fingerprint: the hash of a config text with line ends normalised.
-
-    Prefer ``arena.plan.schedule.schedule_fingerprint``, which ignores settings that
-    may change between runs (paths, concurrency) and sees openings-file contents.
-    """
-    canonical = "\n".join(line.rstrip() for line in text.strip().splitlines())
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _now() -> str:
@@ -437,10 +437,11 @@ class Store:
             raise
         return cls(path, conn)
 
-    def _tournament_row(self) -> tuple[str, str, str, str, str] | None:
-        return self._conn.execute(
+    def _tournament_row(self) -> TournamentInfo | None:
+        row = self._conn.execute(
             "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
         ).fetchone()
+        return None if row is None else TournamentInfo(*row)
 
     def _init_tournament(self, name: str, config_text: str, fingerprint: str, force: bool) -> None:
         try:
@@ -451,7 +452,7 @@ class Store:
     def _init_tournament_rows(
         self, name: str, config_text: str, fingerprint: str, force: bool
     ) -> None:
-        with self._lock, self._transaction():
+        with self._lock, _transaction(self._conn):
             row = self._tournament_row()
             now = _now()
             if row is None:
@@ -483,9 +484,6 @@ class Store:
                 (name, config_text, fingerprint, arena.__version__, now),
             )
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn)
-
     def close(self) -> None:
         self._conn.close()
         if self._lock_fd is not None:
@@ -506,27 +504,9 @@ class Store:
     # -- tournament ---------------------------------------------------------------------
 
     @property
-    def tournament_name(self) -> str:
-        return self._info()[0]
-
-    @property
-    def config_text(self) -> str:
-        return self._info()[1]
-
-    @property
-    def fingerprint(self) -> str:
-        return self._info()[2]
-
-    @property
-    def arena_version(self) -> str:
-        return self._info()[3]
-
-    @property
-    def created_at(self) -> str:
-        return self._info()[4]
-
     @_sql_errors
-    def _info(self) -> tuple[str, str, str, str, str]:
+    def tournament(self) -> TournamentInfo:
+        """What the store says of its tournament (read anew: ``--force`` replaces it)."""
         with self._lock:
             row = self._tournament_row()
         if row is None:
@@ -546,7 +526,7 @@ class Store:
         row = game_row(key, pair_key, record)
         with self._lock:
             moved = self._file_id != _file_id(self.path)
-            with self._transaction():
+            with _transaction(self._conn):
                 new = insert_game(self._conn, row)
             if moved or self._file_id != _file_id(self.path):
                 self._recover()
@@ -653,19 +633,6 @@ class Store:
             return self._conn.execute(query).fetchall()
 
     @_sql_errors
-    def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
-        """``(player0, player1, score of player 0)`` per game, in stored order.
-
-        ``exclude_reasons`` drops games that ended for those reasons (for example
-        the fault reasons, to rate only games the bots played out).
-        """
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT player0, player1, score, reason FROM games ORDER BY rowid"
-            ).fetchall()
-        return [(p0, p1, score) for p0, p1, score, reason in rows if reason not in exclude_reasons]
-
-    @_sql_errors
     def pair_results(self) -> list[tuple[str, str, float, float]]:
         """``(a, b, a's score in game 1, a's score in game 2)`` per complete pair.
 
@@ -687,46 +654,6 @@ class Store:
             a, b, s1 = first
             result.append((a, b, s1, 1.0 - second[2]))
         return result
-
-    @_sql_errors
-    def fault_counts(self) -> dict[tuple[str, str], int]:
-        """Faulted games per ``(bot at fault, reason)``, for the fault table."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT CASE faulty WHEN 0 THEN player0 ELSE player1 END, reason, count(*)"
-                " FROM games WHERE faulty IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
-            ).fetchall()
-        return {(bot, reason): n for bot, reason, n in rows}
-
-    @_sql_errors
-    def reason_counts(self) -> Counter[str]:
-        """Games per end reason, faulted or not."""
-        with self._lock:
-            rows = self._conn.execute("SELECT reason, count(*) FROM games GROUP BY reason")
-            return Counter(dict(rows.fetchall()))
-
-    @_sql_errors
-    def export_jsonl(self, out_path: str | os.PathLike[str]) -> int:
-        """Write every game as one JSON line (its record plus ``key`` and
-        ``pair_key``), in stored order; returns the number of games.
-
-        The file is written beside its final name and renamed into place, so a
-        reader never sees half an export.
-        """
-        out_path = Path(out_path)
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, pair_key, record FROM games ORDER BY rowid"
-            ).fetchall()
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        encoder = msgspec.json.Encoder()
-        with tmp.open("wb") as f:
-            for key, pair_key, text in rows:
-                record = msgspec.json.decode(text)
-                f.write(encoder.encode({"key": key, "pair_key": pair_key, **record}))
-                f.write(b"\n")
-        os.replace(tmp, out_path)
-        return len(rows)
 
     @_sql_errors
     def integrity_check(self) -> str:
@@ -755,7 +682,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
         f"{column} = coalesce(json_extract(record, '{path}'), '')"
         for column, path in zip(_V2_COLUMNS, _V2_FROM_RECORD, strict=True)
     )
-    with _Transaction(conn):
+    with _transaction(conn):
         for column in _V2_COLUMNS:
             conn.execute(f"ALTER TABLE games ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
         conn.execute(f"UPDATE games SET {fill} WHERE json_valid(record)")
@@ -769,26 +696,17 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
         )
 
 
-class _Transaction:
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).
 
     IMMEDIATE takes the write lock at the start, so a concurrent writer fails
     fast with "database is locked" instead of halfway through.
     """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self._conn.execute("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
