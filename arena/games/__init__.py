@@ -22,6 +22,7 @@ from arena.games.base import (
     GameError,
     IllegalAction,
     Outcome,
+    Solution,
     State,
 )
 
@@ -33,6 +34,7 @@ __all__ = [
     "GameError",
     "IllegalAction",
     "Outcome",
+    "Solution",
     "State",
     "get_game",
     "game_names",
