@@ -44,7 +44,7 @@ import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
-from arena.storage.store import DB_NAME, GAME_DAY, SCHEMA_VERSION
+from arena.storage.store import DB_NAME, GAME_DAY, READABLE_VERSIONS, SCHEMA_VERSION
 
 __all__ = [
     "CACHE_DIR",
@@ -253,7 +253,7 @@ def _schema_version(text: object, db: Path) -> int:
         version = int(text) if text is not None else 1  # type: ignore[call-overload]
     except (TypeError, ValueError):
         version = -1
-    if version not in (1, SCHEMA_VERSION):
+    if version not in READABLE_VERSIONS:
         raise RatingInputError(f"{db}: schema version {text}, this arena reads {SCHEMA_VERSION}")
     return version
 

@@ -69,6 +69,7 @@ from arena.match.record import GameRecord
 __all__ = [
     "DB_NAME",
     "GAME_DAY",
+    "READABLE_VERSIONS",
     "SCHEMA_VERSION",
     "ConfigMismatchError",
     "DatabaseMovedError",
@@ -92,6 +93,8 @@ the result and the day, kept in the same transaction as each game: a reader of
 a million games reads some thousand counts instead of parsing a million 3 KB
 records. ``Store.open`` migrates a version-1 store in one transaction; readers
 take either version as it is."""
+READABLE_VERSIONS = (1, SCHEMA_VERSION)
+"""The versions a reader (report, ratings, serve, export, analyze) takes as they are."""
 
 _GAME_COUNTS = """
 CREATE TABLE IF NOT EXISTS game_counts (
@@ -379,7 +382,7 @@ class Store:
         store = cls(path, conn)
         try:
             version = _schema_version(conn, path)
-            if version not in (1, SCHEMA_VERSION):
+            if version not in READABLE_VERSIONS:
                 raise StoreError(
                     f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}"
                 )
