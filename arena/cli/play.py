@@ -16,8 +16,6 @@ from arena.cli.common import (
 from arena.games import get_game
 from arena.match.record import SandboxRecord
 from arena.protocol.text import visible
-from arena.report import fmt
-from arena.report.summary import game_figures
 
 
 @main.command()
@@ -80,6 +78,8 @@ def play(
     from arena.match.referee import MoveEvent, RefereeSettings, play_game
     from arena.plan.config import ProtocolSettings, program_command
     from arena.plan.entrants import entrant, start_named
+    from arena.report import fmt
+    from arena.report.summary import game_figures  # with the rating fit: scipy, 1 s
 
     game = get_game(game_name)
     variant = variant or game.default_variant
