@@ -248,6 +248,24 @@ def _parents(path: str, made: set[str]) -> list[str]:
     return args
 
 
+VIEW_FOLDERS = ("/dev/shm",)
+"""Where the ``/etc`` view is made when one of these takes a folder: a memory file
+system, where its 700 links take a few milliseconds. On a disk (``/tmp`` on ext4
+here) each link is a journalled metadata write of about a millisecond: 0.5 to 0.9 s
+of every arena's and worker's start."""
+
+
+def _view_folder() -> str:
+    """The first of :data:`VIEW_FOLDERS` that is a folder we may write in, else the
+    temporary folder."""
+    import tempfile
+
+    for folder in VIEW_FOLDERS:
+        if os.path.isdir(folder) and os.access(folder, os.W_OK | os.X_OK):
+            return folder
+    return tempfile.gettempdir()
+
+
 @functools.cache
 def etc_view() -> str | None:
     """A copy of the allow-listed ``/etc`` (:data:`ETC`), made once per arena process.
@@ -257,13 +275,16 @@ def etc_view() -> str | None:
     bot's start-up. Symbolic links are copied as links (``alternatives``,
     ``ssl/certs`` point into ``/usr``); a link elsewhere (``resolv.conf`` into
     ``/run``) is copied as the file it names. ``None`` when it cannot be made.
+    The copy lives in a memory file system where there is one (:data:`VIEW_FOLDERS`).
     """
     import atexit
     import tempfile
 
-    _sweep_views(tempfile.gettempdir())
+    folder = _view_folder()
+    for place in dict.fromkeys((folder, tempfile.gettempdir())):
+        _sweep_views(place)
     try:
-        root = tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-")
+        root = tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-", dir=folder)
         atexit.register(shutil.rmtree, root, True)
         view = os.path.join(root, "etc")
         os.mkdir(view, 0o755)
