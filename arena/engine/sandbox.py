@@ -124,14 +124,48 @@ def bwrap_path() -> str | None:
     return shutil.which("bwrap")
 
 
+_inherited: dict[str, str | None] = {}
+"""What a worker process was handed by its arena (:func:`inherit`): ``"view"``,
+the arena's ``/etc`` view, and ``"probe"``, the arena's probe answer."""
+
+
+def inherit(view: str | None, probe_answer: str | None) -> None:
+    """Take the arena's ``/etc`` view and probe answer in a worker process.
+
+    A worker plays with the sandbox its arena resolved; making its own view and
+    probing bwrap again was a tenth of a second and more of each worker's start
+    on a loaded machine. The view stays the arena's: made and removed by the
+    arena process, whose pid it bears (so :func:`_sweep_views` keeps it while
+    the arena lives, and workers die with their arena). A view that is gone or
+    not a folder is not taken: the worker makes its own.
+    """
+    if view is not None and os.path.isdir(view) and not os.path.islink(view):
+        _inherited["view"] = view
+    _inherited["probe"] = probe_answer
+    etc_view.cache_clear()
+    probe.cache_clear()
+    _system_args.cache_clear()
+
+
+def shared() -> tuple[str | None, str | None] | None:
+    """``(view, probe answer)`` for :func:`inherit` in this arena's workers, or
+    ``None`` if this process has not probed bwrap (its sandbox is off)."""
+    if probe.cache_info().currsize == 0:
+        return None
+    return etc_view(), probe()
+
+
 @functools.cache
 def probe() -> str | None:
-    """Why bwrap cannot confine a process here, or ``None`` if it can (checked once).
+    """Why bwrap cannot confine a process here, or ``None`` if it can (checked once,
+    in the arena: its workers :func:`inherit` the answer).
 
     Runs a real sandboxed ``true`` with the same options bots get, since bwrap
     may be installed yet refused user namespaces (some containers, hardened
     kernels without setuid bwrap).
     """
+    if "probe" in _inherited:
+        return _inherited["probe"]
     exe = bwrap_path()
     if exe is None:
         return "bwrap is not installed"
@@ -268,7 +302,8 @@ def _view_folder() -> str:
 
 @functools.cache
 def etc_view() -> str | None:
-    """A copy of the allow-listed ``/etc`` (:data:`ETC`), made once per arena process.
+    """A copy of the allow-listed ``/etc`` (:data:`ETC`), made once per arena
+    (its worker processes :func:`inherit` it).
 
     One bind of this folder instead of one per entry: each bind costs bwrap a
     mount and a pass over the mount table, and two dozen of them doubled a
@@ -280,6 +315,8 @@ def etc_view() -> str | None:
     import atexit
     import tempfile
 
+    if "view" in _inherited:
+        return _inherited["view"]
     folder = _view_folder()
     for place in dict.fromkeys((folder, tempfile.gettempdir())):
         _sweep_views(place)
