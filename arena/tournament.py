@@ -49,7 +49,7 @@ from arena.storage.store import Store, default_directory
 
 
 @dataclass(slots=True)
-class Standing:
+class Tally:
     """Running totals for one bot, for the live table and the summary."""
 
     games: int = 0
@@ -72,7 +72,7 @@ class Progress:
     skipped: int = 0
     reasons: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
-    standings: dict[str, Standing] = field(default_factory=dict)
+    standings: dict[str, Tally] = field(default_factory=dict)
 
     def add(self, record: GameRecord, *, stored_before: bool = False) -> None:
         self.done += 1
@@ -82,7 +82,7 @@ class Progress:
         if record.reason in FAULT_REASONS:
             self.faults[record.reason] += 1
         for player, name in enumerate(record.players):
-            row = self.standings.setdefault(name, Standing())
+            row = self.standings.setdefault(name, Tally())
             row.games += 1
             row.points += record.score if player == 0 else 1 - record.score
             if record.faulty == player:
@@ -102,7 +102,7 @@ class Observer:
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
         pass
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         pass
 
     def stopping(self) -> None:
@@ -131,9 +131,9 @@ class Observers(Observer):
         for o in self.observers:
             o.game_finished(progress, key, record)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         for o in self.observers:
-            o.bot_disqualified(name, standing)
+            o.bot_disqualified(name, tally)
 
     def stopping(self) -> None:
         for o in self.observers:
@@ -149,7 +149,7 @@ class Observers(Observer):
 
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class RunOutcome:
     """What a run did: where the results are and whether every game is stored."""
 
     directory: Path
@@ -256,7 +256,7 @@ class Tournament:
 
     # ------------------------------------------------------------------ running
 
-    async def run(self) -> Outcome:
+    async def run(self) -> RunOutcome:
         """Play every game not stored yet; return when all are stored or the run is cancelled."""
         for _key, record in self.store.items():
             self.progress.add(record, stored_before=True)
@@ -273,7 +273,7 @@ class Tournament:
             await self._play(work)
         self.store.check_file()  # deleted after the last game was stored?
         complete = not self.pending()
-        return Outcome(self.directory, self.progress, complete)
+        return RunOutcome(self.directory, self.progress, complete)
 
     async def check_options(self) -> None:
         """Start each bot that has ``options`` once and check them against its
@@ -283,7 +283,7 @@ class Tournament:
         from arena.engine.bot import Engine, EngineError
         from arena.engine.options import OptionError, check_options
 
-        variant = self.config.variant or self.game.default_variant
+        variant = self.config.variant
         for index, bot in enumerate(self.config.bots):
             if not bot.options:
                 continue
@@ -410,5 +410,5 @@ def games_per_minute(done: int, seconds: float) -> float:
     return 60.0 * done / seconds if seconds > 0 else math.nan
 
 
-def ordered_standings(progress: Progress) -> Iterable[tuple[str, Standing]]:
+def ordered_standings(progress: Progress) -> Iterable[tuple[str, Tally]]:
     return sorted(progress.standings.items(), key=lambda kv: (-kv[1].score, kv[0]))

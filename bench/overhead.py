@@ -125,7 +125,7 @@ def go_sizes(opening: State, actions: list[ActionRecord], control: TimeControl) 
                 observation=state.observation(x.player),
                 history=state.history(x.player),
                 legal=state.legal_actions(),
-                clock=ClockInfo.from_clock(clock, x.player),
+                clock=ClockInfo.from_clocks((clock, clock), x.player),
             )
             sizes.append(len(encode_line(go)))
         state.apply_action(x.action)

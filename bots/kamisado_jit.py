@@ -322,6 +322,24 @@ def unmake(at, sq, side, move, pushed):
     at[RAY[side, frm, 1, pushed]] = -1
 
 
+@njit(cache=True, inline="always")
+def make_logged(at, sq, rank, occ, side, move, sides, moves, pushes, n):
+    """``make``, with the move written at ``n`` of a log (who moved, the move, the
+    push) that :func:`unmake_logged` takes back; ``make``'s result."""
+    result = make(at, sq, rank, occ, side, move)
+    sides[n] = side
+    moves[n] = move
+    pushes[n] = result[5]
+    return result
+
+
+@njit(cache=True, inline="always")
+def unmake_logged(at, sq, sides, moves, pushes, start, n):
+    """Take back the logged moves ``n - 1`` down to ``start``, last first."""
+    for i in range(n - 1, start - 1, -1):
+        unmake(at, sq, sides[i], moves[i], pushes[i])
+
+
 @njit(cache=True)
 def occupancy(at):
     occ = np.int64(0)
@@ -526,7 +544,42 @@ SEARCH_SIGNATURE = (
     f"int64, {A1}, {A1}, {A2}, {A2}, {A2}, {A1}, {A1}, {A1})"
 )
 """Recursive kernels get an explicit signature: numba's cache of a recursive
-function typed by inference crashes when loaded (numba issue 6061)."""
+function typed by inference crashes when loaded (numba issue 6061).
+
+The arrays go as separate arguments, so ``search``'s recursive call and the root's
+call spell out the same nineteen: passed as one tuple they cost 22 % of the nodes
+a second (``bench/search.py``, 0.89 M against 1.14 M), numba counting references
+to each array unpacked from it at every node."""
+
+
+# A child position is searched the principal-variation way, in stages: the first
+# child with the whole window (stage 2), a later one with a null window (stage 1;
+# a late one of the opponent's turn first one ply shallower, stage 0, then at
+# full depth if it beats alpha), and with the whole window only if it falls
+# inside it. A child where the same side moves again (a Sumo push) is searched
+# for that side (``sign`` 1), any other negated (``sign`` -1).
+
+
+@njit(cache=True, inline="always")
+def first_stage(i, reduce):
+    return 2 if i == 0 else (0 if reduce else 1)
+
+
+@njit(cache=True, inline="always")
+def child_window(stage, alpha, beta, sign):
+    """The child's window, from the side to move there."""
+    lo, hi = (alpha, beta) if stage == 2 else (alpha, alpha + 1)
+    return (lo, hi) if sign == 1 else (-hi, -lo)
+
+
+@njit(cache=True, inline="always")
+def next_stage(stage, v, alpha, beta, aborted):
+    """The stage to search the child at again after value ``v``, or -1: done."""
+    if stage == 2 or aborted != 0:
+        return -1
+    if stage == 0:
+        return 1 if v > alpha else -1
+    return 2 if alpha < v < beta else -1
 
 
 @njit(SEARCH_SIGNATURE, cache=True)
@@ -600,135 +653,29 @@ def search(
     for i in range(n):
         m = mv[i]
         ended, nside, nreq, nocc, delta, pushed, winner, promoted = make(at, sq, rank, occ, side, m)
-        nkey = key ^ delta
         if ended:
             v = round_end_value(match, rank, winner, promoted, side, ply + 1)
-        elif nside == side:  # a Sumo push: the same side moves again
-            if i == 0:
-                v = search(
-                    at,
-                    sq,
-                    rank,
-                    nocc,
-                    nkey,
-                    nside,
-                    nreq,
-                    next_depth,
-                    alpha,
-                    beta,
-                    ply + 1,
-                    tt,
-                    history,
-                    killers,
-                    moves,
-                    scores,
-                    w,
-                    match,
-                    ctl,
-                )
-            else:
-                v = search(
-                    at,
-                    sq,
-                    rank,
-                    nocc,
-                    nkey,
-                    nside,
-                    nreq,
-                    next_depth,
-                    alpha,
-                    alpha + 1,
-                    ply + 1,
-                    tt,
-                    history,
-                    killers,
-                    moves,
-                    scores,
-                    w,
-                    match,
-                    ctl,
-                )
-                if alpha < v < beta and ctl[C_ABORTED] == 0:
-                    v = search(
-                        at,
-                        sq,
-                        rank,
-                        nocc,
-                        nkey,
-                        nside,
-                        nreq,
-                        next_depth,
-                        alpha,
-                        beta,
-                        ply + 1,
-                        tt,
-                        history,
-                        killers,
-                        moves,
-                        scores,
-                        w,
-                        match,
-                        ctl,
-                    )
-        elif i == 0:
-            v = -search(
-                at,
-                sq,
-                rank,
-                nocc,
-                nkey,
-                nside,
-                nreq,
-                next_depth,
-                -beta,
-                -alpha,
-                ply + 1,
-                tt,
-                history,
-                killers,
-                moves,
-                scores,
-                w,
-                match,
-                ctl,
-            )
         else:
-            r = 0
-            if 0 < w[W_LMR_DEPTH] <= depth and i >= w[W_LMR_MOVES] and n > 1:
-                r = 1
-            v = -search(
-                at,
-                sq,
-                rank,
-                nocc,
-                nkey,
-                nside,
-                nreq,
-                next_depth - r,
-                -alpha - 1,
-                -alpha,
-                ply + 1,
-                tt,
-                history,
-                killers,
-                moves,
-                scores,
-                w,
-                match,
-                ctl,
-            )
-            if r and v > alpha and ctl[C_ABORTED] == 0:
-                v = -search(
+            # Late moves of the opponent's turn first get one ply less (a Sumo
+            # push, which gives the same side the next move, never does).
+            late = 0 < w[W_LMR_DEPTH] <= depth and i >= w[W_LMR_MOVES] and n > 1
+            reduce = 1 if late and nside != side else 0
+            sign = 1 if nside == side else -1
+            stage = first_stage(i, reduce)
+            while True:
+                a, b = child_window(stage, alpha, beta, sign)
+                d = next_depth - reduce if stage == 0 else next_depth
+                v = sign * search(
                     at,
                     sq,
                     rank,
                     nocc,
-                    nkey,
+                    key ^ delta,
                     nside,
                     nreq,
-                    next_depth,
-                    -alpha - 1,
-                    -alpha,
+                    d,
+                    a,
+                    b,
                     ply + 1,
                     tt,
                     history,
@@ -739,28 +686,9 @@ def search(
                     match,
                     ctl,
                 )
-            if alpha < v < beta and ctl[C_ABORTED] == 0:
-                v = -search(
-                    at,
-                    sq,
-                    rank,
-                    nocc,
-                    nkey,
-                    nside,
-                    nreq,
-                    next_depth,
-                    -beta,
-                    -alpha,
-                    ply + 1,
-                    tt,
-                    history,
-                    killers,
-                    moves,
-                    scores,
-                    w,
-                    match,
-                    ctl,
-                )
+                stage = next_stage(stage, v, alpha, beta, ctl[C_ABORTED])
+                if stage < 0:
+                    break
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
             return 0
@@ -816,11 +744,13 @@ def root_search(
 ):
     """One iteration over the root moves ``order[:n]`` (best first): ``(move, value)``.
 
-    The first move gets the whole window, the others a null window and a
-    re-search. ``ctl[C_CANDIDATE]`` holds the best move proven so far, so an
-    iteration cut short by the watchdog still leaves a move at least as good
-    as the previous iteration's (which was searched first). Releases the GIL
-    so that the driver's watchdog thread can raise ``ctl[C_STOP]``.
+    ``s`` is the search's arrays (:data:`STATE`). The first move gets the whole
+    window, the others a null window and a re-search (the stages above, without
+    a reduction). ``ctl[C_CANDIDATE]`` holds
+    the best move proven so far, so an iteration cut short by the watchdog still
+    leaves a move at least as good as the previous iteration's (which was
+    searched first). Releases the GIL so that the driver's watchdog thread can
+    raise ``ctl[C_STOP]``.
     """
     occ = occupancy(at)
     key = board_key(sq)
@@ -829,134 +759,24 @@ def root_search(
     for i in range(n_order):
         m = order[i]
         ended, nside, nreq, nocc, delta, pushed, winner, promoted = make(at, sq, rank, occ, side, m)
-        nkey = key ^ delta
         if ended:
             v = round_end_value(match, rank, winner, promoted, side, 1)
-        elif nside == side:
-            if i == 0:
-                v = search(
-                    at,
-                    sq,
-                    rank,
-                    nocc,
-                    nkey,
-                    nside,
-                    nreq,
-                    depth - 1,
-                    alpha,
-                    beta,
-                    1,
-                    tt,
-                    history,
-                    killers,
-                    moves,
-                    scores,
-                    w,
-                    match,
-                    ctl,
-                )
-            else:
-                v = search(
-                    at,
-                    sq,
-                    rank,
-                    nocc,
-                    nkey,
-                    nside,
-                    nreq,
-                    depth - 1,
-                    alpha,
-                    alpha + 1,
-                    1,
-                    tt,
-                    history,
-                    killers,
-                    moves,
-                    scores,
-                    w,
-                    match,
-                    ctl,
-                )
-                if alpha < v < beta and ctl[C_ABORTED] == 0:
-                    ctl[C_CANDIDATE] = m
-                    v = search(
-                        at,
-                        sq,
-                        rank,
-                        nocc,
-                        nkey,
-                        nside,
-                        nreq,
-                        depth - 1,
-                        alpha,
-                        beta,
-                        1,
-                        tt,
-                        history,
-                        killers,
-                        moves,
-                        scores,
-                        w,
-                        match,
-                        ctl,
-                    )
-        elif i == 0:
-            v = -search(
-                at,
-                sq,
-                rank,
-                nocc,
-                nkey,
-                nside,
-                nreq,
-                depth - 1,
-                -beta,
-                -alpha,
-                1,
-                tt,
-                history,
-                killers,
-                moves,
-                scores,
-                w,
-                match,
-                ctl,
-            )
         else:
-            v = -search(
-                at,
-                sq,
-                rank,
-                nocc,
-                nkey,
-                nside,
-                nreq,
-                depth - 1,
-                -alpha - 1,
-                -alpha,
-                1,
-                tt,
-                history,
-                killers,
-                moves,
-                scores,
-                w,
-                match,
-                ctl,
-            )
-            if alpha < v < beta and ctl[C_ABORTED] == 0:
-                ctl[C_CANDIDATE] = m
-                v = -search(
+            sign = 1 if nside == side else -1
+            stage = first_stage(i, 0)
+            while True:
+                a, b = child_window(stage, alpha, beta, sign)
+                v = sign * search(
                     at,
                     sq,
                     rank,
                     nocc,
-                    nkey,
+                    key ^ delta,
                     nside,
                     nreq,
                     depth - 1,
-                    -beta,
-                    -alpha,
+                    a,
+                    b,
                     1,
                     tt,
                     history,
@@ -967,6 +787,10 @@ def root_search(
                     match,
                     ctl,
                 )
+                stage = next_stage(stage, v, alpha, beta, ctl[C_ABORTED])
+                if stage < 0:
+                    break
+                ctl[C_CANDIDATE] = m  # a null window found it better: keep it if stopped
         unmake(at, sq, side, m, pushed)
         if ctl[C_ABORTED] != 0:
             return best_move, best
@@ -995,10 +819,9 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
     length = 0
     m = first
     while length < out.shape[0]:
-        ended, nside, nreq, nocc, delta, npushed, _w, _p = make(at, sq, rank, occ, side, m)
-        out[length] = m
-        sides[length] = side
-        pushed[length] = npushed
+        ended, nside, nreq, nocc, delta, _q, _w, _p = make_logged(
+            at, sq, rank, occ, side, m, sides, out, pushed, length
+        )
         length += 1
         if ended:
             break
@@ -1018,8 +841,7 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
                 break
         if not legal:
             break
-    for i in range(length - 1, -1, -1):
-        unmake(at, sq, sides[i], out[i], pushed[i])
+    unmake_logged(at, sq, sides, out, pushed, 0, length)
     return length
 
 
@@ -1032,7 +854,7 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
 )
 def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
     """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
-    ``ctl[C_STOP]`` is raised (:mod:`arena.bots.solver`'s proof, compiled).
+    ``ctl[C_STOP]`` is raised.
 
     Two cuts keep late rounds tiny: a side with a move onto the goal row wins
     at once, and a move after which the opponent has one is refuted without a
@@ -1170,10 +992,9 @@ def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf,
             if safe:
                 count = safe
         m = buf[np.random.randint(count)]
-        ended, nside, nreq, nocc, _d, pushed, w, _p = make(at, sq, rank, occ, side, m)
-        sides[n] = side
-        moves_made[n] = m
-        pushes[n] = pushed
+        ended, nside, nreq, nocc, _d, _q, w, _p = make_logged(
+            at, sq, rank, occ, side, m, sides, moves_made, pushes, n
+        )
         n += 1
         if ended:
             winner = w
@@ -1181,8 +1002,7 @@ def _playout(at, sq, rank, occ, side, req, sides, moves_made, pushes, base, buf,
         side, req, occ = nside, nreq, nocc
         if n >= sides.shape[0]:
             break  # cannot happen: a round is far shorter than the buffer
-    for i in range(n - 1, base - 1, -1):
-        unmake(at, sq, sides[i], moves_made[i], pushes[i])
+    unmake_logged(at, sq, sides, moves_made, pushes, base, n)
     return winner
 
 
@@ -1219,10 +1039,9 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, safe_only, ctl)
                     best = c
             node = best
             m = nodes[node, N_MOVE]
-            ended, ns, nr, nocc, _d, pushed, _w, _p = make(at, sq, rank, occ, s, m)
-            sides[depth] = s
-            moves_made[depth] = m
-            pushes[depth] = pushed
+            _e, ns, nr, nocc, _d, _q, _w, _p = make_logged(
+                at, sq, rank, occ, s, m, sides, moves_made, pushes, depth
+            )
             depth += 1
             s, r, occ = ns, nr, nocc
         # Expansion: a leaf visited before gets its children.
@@ -1259,8 +1078,7 @@ def mcts_grow(at, sq, rank, side, req, nodes, wins, exploration, safe_only, ctl)
             winner = _playout(
                 at, sq, rank, occ, s, r, sides, moves_made, pushes, depth, buf, safe_only
             )
-        for i in range(depth - 1, -1, -1):
-            unmake(at, sq, sides[i], moves_made[i], pushes[i])
+        unmake_logged(at, sq, sides, moves_made, pushes, 0, depth)
         # Backpropagation: credit the player who made each move.
         while True:
             nodes[node, N_VISITS] += 1

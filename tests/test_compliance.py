@@ -12,7 +12,7 @@ import pytest
 
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.tools.compliance import Check, check_bot, positions, run_checks
+from arena.tools.compliance import Check, check_bot, decisions, run_checks
 
 ROOT = Path(__file__).resolve().parent.parent
 RANDOM_BOT = [sys.executable, str(ROOT / "bots" / "random_bot.py"), "--seed", "1"]
@@ -83,7 +83,7 @@ ALL_CHECKS = [
     "supports kamisado",
     "ping",
     "newgame",
-    *sorted(GO_CHECKS, key=lambda n: [p.name for p in positions(get_game("kamisado"))].index(n)),
+    *sorted(GO_CHECKS, key=lambda n: [p.name for p in decisions(get_game("kamisado"))].index(n)),
     "gameover",
     "quit",
 ]
@@ -100,9 +100,9 @@ async def test_random_bot_passes_every_check():
 
 
 def test_positions_cover_the_tricky_cases():
-    """The push and regroup positions offer what their names promise, and every
+    """The push and regroup decisions offer what their names promise, and every
     position is a real decision of its player."""
-    by_name = {p.name: p for p in positions(get_game("kamisado"))}
+    by_name = {p.name: p for p in decisions(get_game("kamisado"))}
     assert "d4-d5" in by_name["go: Sumo push available"].state.legal_actions()
     assert by_name["go: regroup choice"].state.legal_actions() == ["left", "right"]
     assert by_name["go: second player"].state.current_player() == 1

@@ -148,6 +148,8 @@ command = "{PY}"
     assert config.time_control("old") == "5+0.05"
     assert config.bot("old").command == [str(script.resolve())]
     assert config.openings.file == str((tmp_path / "openings.txt").resolve())
+    # The checked positions are kept: the schedule does not read the file again.
+    assert config.openings.positions == ["fake:standard:ab", "fake:standard:c"]
     assert config.limits.cpu_seconds == 600
     assert config.faults.disqualify_after == 0.25
     assert config.challengers == ["new"]
@@ -276,6 +278,10 @@ BAD: dict[str, tuple[str, list[str]]] = {
         ["openings.file", "bad.txt:2", "not a fake position"],
     ),
     "negative plies": (two_bots(top="[openings]\nplies = -1"), ["openings.plies"]),
+    "openings positions": (
+        two_bots(top='[openings]\npositions = ["fake:standard:a"]'),
+        ["openings:", "unknown key `positions`"],
+    ),
     "disqualify share": (
         two_bots(top="[faults]\ndisqualify_after = 1.5"),
         ["faults.disqualify_after", "<= 1"],

@@ -68,7 +68,7 @@ def go_msg(legal=("c1-c5", "c1-c4")) -> Go:
         observation={"board": START.split()[0]},
         history=[],
         legal=list(legal),
-        clock=ClockInfo.from_clock(clock, 0),
+        clock=ClockInfo.from_clocks((clock, clock), 0),
     )
 
 

@@ -50,7 +50,7 @@ def _go() -> Go:
         observation={"board": ["onvpyrgn"], "to_move": 0},
         history=[],
         legal=["c1-c5", "c1-c2"],
-        clock=ClockInfo.from_clock(clock, 0),
+        clock=ClockInfo.from_clocks((clock, clock), 0),
     )
 
 

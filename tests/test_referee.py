@@ -32,6 +32,7 @@ from arena.engine.bot import Engine, EngineConfig
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import TimeControl
+from arena.match.events import GameMoved
 from arena.match.record import (
     ADJUDICATED,
     CRASH,
@@ -41,7 +42,7 @@ from arena.match.record import (
     TIME,
     GameRecord,
 )
-from arena.match.referee import MoveEvent, RefereeSettings, play_game
+from arena.match.referee import RefereeSettings, play_game
 
 GAME = get_game("kamisado")
 VARIANT = "single"
@@ -117,7 +118,7 @@ async def play(
     opening = GAME.state_from_text(opening_text) if opening_text else GAME.new_state(variant)
     last = time.monotonic()
 
-    def on_action(event: MoveEvent) -> None:
+    def on_action(event: GameMoved) -> None:
         nonlocal last
         last = time.monotonic()
 

@@ -21,9 +21,9 @@ import pytest
 from rich.console import Console
 
 from arena.games import get_game
+from arena.games.kamisado.show import kamisado_svg, kamisado_unframe
 from arena.match.record import CRASH, ILLEGAL, ActionRecord, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, print_standings, write_reports
-from arena.report.boards import kamisado_svg, kamisado_unframe
 from arena.report.replay import decode_frames, encode_frames, game_view, replay_frames, replay_json
 from arena.stats.rating import joint_fit
 from arena.storage.store import Store
@@ -151,10 +151,15 @@ def markdown_table(text: str, heading: str) -> list[list[str]]:
     return rows[1:]
 
 
+def stored_results(store: Store) -> list[tuple[str, str, float]]:
+    """``(player 0, player 1, player 0's score)`` of every stored game."""
+    return [(r.players[0], r.players[1], r.score) for r in store.records()]
+
+
 def expected_from_db(directory: Path) -> tuple[dict[str, list[int]], dict[tuple[str, str], list]]:
-    """W/L/D per player and (points, games) per ordered pair, straight from SQL rows."""
+    """W/L/D per player and (points, games) per ordered pair, straight from the stored records."""
     with Store.open_existing(directory) as store:
-        results = store.results()
+        results = stored_results(store)
     wld: dict[str, list[int]] = {}
     cross: dict[tuple[str, str], list] = {}
     for p0, p1, score in results:
@@ -192,7 +197,7 @@ def test_files_written_and_data_matches_the_fit(tournament, written) -> None:
     assert [s.rank for s in written.standings] == [1, 2, 3]
     assert sorted(written.players) == sorted(BOTS)
     with Store.open_existing(directory) as store:
-        fit = joint_fit(store.results())
+        fit = joint_fit(stored_results(store))
     for s in written.standings:
         assert s.rating == pytest.approx(fit.rating(s.player).value, abs=1e-6)
         assert s.error == pytest.approx(fit.rating(s.player).error, abs=1e-6)
@@ -390,9 +395,9 @@ def test_broken_record_still_reports(tmp_path: Path) -> None:
 def test_other_games_replay_as_text(monkeypatch: pytest.MonkeyPatch) -> None:
     """The generic fallback (a game without a picture of its own) shows merged
     views; Sekigahara (hidden hands) stands in for such a game here."""
-    from arena.report import replay
+    from arena.games.show import Show
 
-    monkeypatch.delitem(replay.COMPACT, "sekigahara")
+    monkeypatch.setattr(get_game("sekigahara"), "show", Show)
     record = play_random("sekigahara", "battle", ("alpha", "beta"), random.Random(3))
     data = replay_json(record)
     assert data["k"] == "text"
@@ -429,7 +434,8 @@ def test_replay_script_draws_the_final_position(tournament, written, tmp_path: P
     directory, stored = tournament
     page = (directory / HTML_NAME).read_text(encoding="utf-8")
     html = parse_html(directory / HTML_NAME)
-    script = re.findall(r"<script>(.*?)</script>", page, re.DOTALL)[-1]
+    # The page's scripts (replay.js, then each game's picture) in their order.
+    script = "\n".join(re.findall(r"<script>(.*?)</script>", page, re.DOTALL))
     index = 3
     harness = (Path(__file__).parent / "report_dom.js").read_text(encoding="utf-8")
     payload = {

@@ -20,9 +20,9 @@ from rich.console import Console
 from test_report import markdown_table, parse_html, play_random
 
 from arena.games import get_game
+from arena.games.sekigahara.show import battle_frame
 from arena.match.record import CRASH, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, print_standings, write_reports
-from arena.report.battle import battle_frame
 from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 

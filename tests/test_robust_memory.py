@@ -83,7 +83,8 @@ async def test_a_64_kib_stderr_line_is_cut_and_keeps_its_neighbours() -> None:
     async with Engine(bot("stderr_long_line")) as engine:
         await engine.start("kamisado", "standard")
         state = get_game("kamisado").new_state("single")
-        clock = ClockInfo.from_clock(Clock(TimeControl.parse("10")), 0)
+        ten = Clock(TimeControl.parse("10"))
+        clock = ClockInfo.from_clocks((ten, ten), 0)
         go = Go(
             player=0,
             position=state.observation_text(0),

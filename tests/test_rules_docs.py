@@ -261,7 +261,7 @@ def test_the_sekigahara_session_of_protocol_section_7_is_what_the_arena_sends() 
             observation=replay.observation(1),
             history=replay.history(1),
             legal=replay.legal_actions(),
-            clock=ClockInfo.from_clock(clock, 1),
+            clock=ClockInfo.from_clocks((clock, clock), 1),
         )
         assert json.loads(encode_line(expected_go)) == go
     answers = [json.loads(line[2:]) for line in section.splitlines() if line.startswith("< {")]

@@ -12,7 +12,7 @@ from fake_game import FakeGame
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.plan.config import BotConfig, Openings, TournamentConfig
+from arena.plan.config import BotConfig, Openings, TournamentConfig, read_openings_file
 from arena.plan.schedule import (
     PairTask,
     build_schedule,
@@ -37,6 +37,7 @@ def make_config(
         name="t",
         bots=[BotConfig(name=f"bot{i}", command=["true"]) for i in range(n)],
         game="fake",
+        variant="standard",
         format=fmt,  # type: ignore[arg-type]
         challengers=list(challengers),
         games_per_pairing=gpp,
@@ -151,7 +152,8 @@ def test_no_openings_means_start_position() -> None:
 def test_openings_file_used_in_order_and_cycled(tmp_path: Path) -> None:
     path = tmp_path / "openings.txt"
     path.write_text("fake:standard:a\n# skipped\n\nfake:standard:b\nfake:standard:c\n")
-    config = make_config(3, gpp=4, openings=Openings(file=str(path)))
+    openings = Openings(file=str(path), positions=read_openings_file(path))
+    config = make_config(3, gpp=4, openings=openings)
     tasks = build_schedule(config, game=GAME)
     assert [t.opening[-1] for t in tasks] == list("abcabc")
     assert draw_openings(config, 4, GAME) == [f"fake:standard:{c}" for c in "abca"]
@@ -183,7 +185,9 @@ def test_real_kamisado_game() -> None:
         game = get_game("kamisado")
     except GameError:
         pytest.skip("the kamisado rules core is not registered yet")
-    config = msgspec.structs.replace(make_config(4, gpp=4), game="kamisado")
+    config = msgspec.structs.replace(
+        make_config(4, gpp=4), game="kamisado", variant=game.default_variant
+    )
     tasks = build_schedule(config)
     assert tasks == build_schedule(config)
     assert len(tasks) == 12

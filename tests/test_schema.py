@@ -85,7 +85,7 @@ def test_real_messages_validate_against_the_schemas(name: str) -> None:
             observation=state.observation(player),
             history=state.history(player),
             legal=state.legal_actions(),
-            clock=ClockInfo.from_clock(clock, player),
+            clock=ClockInfo.from_clocks((clock, clock), player),
         )
         arena.validate(json.loads(encode_line(go)))
         seen += 1

@@ -14,13 +14,13 @@ import pytest
 
 import arena
 from arena.match.record import ActionRecord, GameRecord
+from arena.storage.export import EXPORT_SCHEMA, export_jsonl
 from arena.storage.store import (
     DB_NAME,
     SCHEMA_VERSION,
     ConfigMismatchError,
     Store,
     StoreError,
-    config_hash,
     default_directory,
 )
 
@@ -59,10 +59,11 @@ def test_round_trip(tmp_path: Path) -> None:
         assert store.game("r1:alpha:beta/1") == rec
         assert store.game("missing") is None
         assert list(store.records()) == [rec]
-        assert store.tournament_name == "cup"
-        assert store.config_text == CONFIG
-        assert store.arena_version == arena.__version__
-        assert store.created_at
+        info = store.tournament
+        assert info.name == "cup"
+        assert info.config_text == CONFIG
+        assert info.arena_version == arena.__version__
+        assert info.created_at
     assert (tmp_path / DB_NAME).is_file()
     with sqlite3.connect(tmp_path / DB_NAME) as conn:
         assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
@@ -98,7 +99,7 @@ def test_config_mismatch_detected(tmp_path: Path) -> None:
     with pytest.raises(ConfigMismatchError, match="tournament 'cup', not 'other'"):
         Store.open(tmp_path, name="other", config_text=CONFIG, fingerprint="f1")
     with open_store(tmp_path, "f2", force=True) as store:
-        assert store.fingerprint == "f2"
+        assert store.tournament.fingerprint == "f2"
     open_store(tmp_path, "f2").close()  # the forced config is now the tournament's
 
 
@@ -123,10 +124,11 @@ def test_export_jsonl(tmp_path: Path) -> None:
     with open_store(tmp_path / "db") as store:
         store.add_game("p/1", "p", record("a", "b", 1.0))
         store.add_game("p/2", "p", record("b", "a", 0.5))
-        assert store.export_jsonl(out) == 2
+        assert export_jsonl(store, out) == 2
     lines = out.read_text().splitlines()
     assert len(lines) == 2
     first = json.loads(lines[0])
+    assert first["schema"] == EXPORT_SCHEMA and first["tournament"] == "cup"
     assert first["key"] == "p/1" and first["pair_key"] == "p"
     assert first["players"] == ["a", "b"] and first["score"] == 1.0
     assert first["actions"][1] == {
@@ -136,11 +138,12 @@ def test_export_jsonl(tmp_path: Path) -> None:
         "forced": False,
         "info": {"depth": 3},
     }
+    assert first["figures"] == {}  # no final position: nothing to figure
     assert json.loads(lines[1])["score"] == 0.5
     assert not (tmp_path / "games.jsonl.tmp").exists()
 
 
-def test_results_pairs_and_fault_counts(tmp_path: Path) -> None:
+def test_pair_results(tmp_path: Path) -> None:
     with open_store(tmp_path) as store:
         store.add_game("p/1", "p", record("a", "b", 1.0))
         store.add_game("p/2", "p", record("b", "a", 0.5))
@@ -148,28 +151,11 @@ def test_results_pairs_and_fault_counts(tmp_path: Path) -> None:
         store.add_game("q/2", "q", record("c", "a", 1.0, reason="crash", faulty=1))
         store.add_game("r/1", "r", record("b", "c", 0.0, reason="crash", faulty=0))
         store.add_game("s/1", "s", record("b", "c", 0.5))  # its pair is not finished
-        assert store.results() == [
-            ("a", "b", 1.0),
-            ("b", "a", 0.5),
-            ("a", "c", 0.0),
-            ("c", "a", 1.0),
-            ("b", "c", 0.0),
-            ("b", "c", 0.5),
-        ]
-        assert store.results(exclude_reasons={"time", "crash"}) == [
-            ("a", "b", 1.0),
-            ("b", "a", 0.5),
-            ("b", "c", 0.5),
-        ]
         assert sorted(store.pair_results()) == [("a", "b", 1.0, 0.5), ("a", "c", 0.0, 0.0)]
-        assert store.fault_counts() == {("a", "time"): 1, ("a", "crash"): 1, ("b", "crash"): 1}
-        assert store.reason_counts() == {"done": 3, "crash": 2, "time": 1}
 
 
-def test_default_directory_and_config_hash() -> None:
+def test_default_directory() -> None:
     assert default_directory("cup") == Path("results/cup")
-    assert config_hash("a = 1\r\nb = 2\n") == config_hash("a = 1\nb = 2")
-    assert config_hash("a = 1") != config_hash("a = 2")
 
 
 CHILD = textwrap.dedent(

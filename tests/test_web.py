@@ -327,7 +327,7 @@ def test_live_boards_of_both_games_are_the_reports_frames() -> None:
     """A running game's board is the report's compact frame of its position, for
     Kamisado (towers) and the Sekigahara battle (armies and impacts) alike."""
     from arena.games import get_game
-    from arena.report.replay import COMPACT, game_view
+    from arena.report.replay import game_view
 
     hub = LiveHub()
     for game in ("kamisado", "sekigahara"):
@@ -340,7 +340,7 @@ def test_live_boards_of_both_games_are_the_reports_frames() -> None:
         payload = hub.game_payload(key)
         assert payload is not None
         assert payload["k"] == game and payload["ply"] == 1 and payload["clocks"] == [9, 8]
-        assert payload["frame"] == COMPACT[game](game_view(state))
+        assert payload["frame"] == get_game(game).show().frame(game_view(state))
 
 
 # --------------------------------------------------------------------------- hardening (issue 22)

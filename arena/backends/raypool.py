@@ -57,10 +57,10 @@ import trio
 
 from arena.backends.pool import split
 from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
-from arena.backends.slots import GameSlots, WorkItem
-from arena.match.events import EventSink, LiveEvent
+from arena.backends.slots import FinishedGame, GameSlots, WorkItem
+from arena.match.events import EVENT_BACKLOG, EventSink, LiveEvent
 from arena.match.record import GameRecord
-from arena.plan.config import ConfigError, TournamentConfig, parse_config
+from arena.plan.config import ConfigError, TournamentConfig, one_line, parse_config
 from arena.plan.prepare import prepare
 
 __all__ = [
@@ -125,25 +125,9 @@ def require_ray() -> ModuleType:
     return ray
 
 
-class Result(msgspec.Struct, frozen=True, array_like=True):
-    """One finished game as it travels from an actor to the driver."""
-
-    key: str
-    pair_key: str
-    record: GameRecord
-
-
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
-_stream_decoder = msgspec.msgpack.Decoder(tuple[list[Result], list[LiveEvent]])
-
-EVENT_BACKLOG = 1024
-"""Live events an actor holds for one batch's stream before dropping new ones."""
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
-
+_stream_decoder = msgspec.msgpack.Decoder(tuple[list[FinishedGame], list[LiveEvent]])
 
 # --------------------------------------------------------------------------- actor side
 
@@ -256,7 +240,7 @@ class GameActor:
     def play(self, batch: bytes) -> Iterator[bytes]:
         """Play a batch of work items; yield each finished game at once.
 
-        Each item yielded is a msgpack pair: the list of ``Result`` (the games
+        Each item yielded is a msgpack pair: the list of ``FinishedGame`` (the games
         finished since the last one) and the list of live events since then.
         Usually that is one game; when games end faster than Ray streams them,
         bundling keeps Ray's per-item cost from capping the rate, without ever
@@ -329,7 +313,7 @@ class GameActor:
         try:
             trio.run(main)
         except BaseException as exc:  # noqa: BLE001 - reported to every waiting batch
-            failure = f"game slots on node {self.node} failed: {_one_line(repr(exc))}"
+            failure = f"game slots on node {self.node} failed: {one_line(repr(exc))}"
         else:
             failure = f"game slots on node {self.node} were closed"
         with self._lock:
@@ -341,7 +325,7 @@ class GameActor:
         self._ready.set()
 
     async def _emit(self, key: str, pair_key: str, record: GameRecord) -> None:
-        data = _encoder.encode(Result(key, pair_key, record))
+        data = _encoder.encode(FinishedGame(key, pair_key, record))
         with self._lock:
             results = self._routes[pair_key]
         results.put(("record", data))
@@ -648,7 +632,7 @@ class RayPool:
                     )
                 raise RayBackendError(
                     f"cannot connect to the Ray cluster at {self.address}: "
-                    f"{_one_line(str(exc))}{hint}"
+                    f"{one_line(str(exc))}{hint}"
                 ) from None
         else:
             cpus = max(self.processes or 0, os.cpu_count() or 1)
@@ -680,7 +664,7 @@ class RayPool:
         try:
             table = await self._wait(self.ray.nodes)
         except Exception as exc:  # noqa: BLE001 - the head is gone: nothing can go on
-            raise RayBackendError(f"lost the Ray cluster: {_one_line(str(exc))}") from None
+            raise RayBackendError(f"lost the Ray cluster: {one_line(str(exc))}") from None
         for entry in table:
             node_id = entry.get("NodeID", "")
             known = self.cluster.get(node_id)
@@ -736,9 +720,9 @@ class RayPool:
         except ray.exceptions.RayTaskError as exc:
             if isinstance(exc.cause, BotMissingError):
                 raise RayBackendError(
-                    f"worker on node {node.label} {_one_line(str(exc.cause))}"
+                    f"worker on node {node.label} {one_line(str(exc.cause))}"
                 ) from None
-            raise _ActorLost(_one_line(str(exc.cause))) from None
+            raise _ActorLost(one_line(str(exc.cause))) from None
         except Exception as exc:  # noqa: BLE001 - every Ray failure is a loss
             if isinstance(exc, ray.exceptions.GetTimeoutError):
                 raise _ActorLost(f"not started within {CHECK_TIMEOUT:g} s") from None
@@ -890,7 +874,7 @@ class RayPool:
                     )
         self.queue.extendleft(reversed(lost))
 
-    async def _deliver(self, result: Result) -> None:
+    async def _deliver(self, result: FinishedGame) -> None:
         if result.key in self.delivered:
             self.duplicates += 1
             return
@@ -925,4 +909,4 @@ def _reason(exc: BaseException) -> str:
     text = str(cause if isinstance(cause, BaseException) else exc)
     if "node has died" in text or "its node" in text:
         return "its node has died"
-    return _one_line(f"{type(exc).__name__}: {text}")[:300]
+    return one_line(f"{type(exc).__name__}: {text}")[:300]

@@ -22,9 +22,9 @@ from arena.engine.bot import Engine, EngineConfig, ResourceLimits
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import TimeControl
-from arena.match.events import EventSink, GameMoved, GameStarted
+from arena.match.events import EventSink, GameStarted
 from arena.match.record import GameRecord
-from arena.match.referee import MoveEvent, RefereeSettings, play_game
+from arena.match.referee import RefereeSettings, play_game
 from arena.plan.config import Limits, TournamentConfig
 from arena.plan.schedule import PairTask
 
@@ -36,6 +36,15 @@ class WorkItem(msgspec.Struct, frozen=True):
 
     task: PairTask
     numbers: list[int]
+
+
+class FinishedGame(msgspec.Struct, tag="record", frozen=True):
+    """One finished game on its way from where it was played (a worker process, a Ray
+    actor) to the arena process, which alone stores it."""
+
+    key: str
+    pair_key: str
+    record: GameRecord
 
 
 Emit = Callable[[str, str, GameRecord], Awaitable[None]]
@@ -173,9 +182,8 @@ class GameSlots:
                     if any(skip(n) for n in names):
                         continue
                     key = task.game_key(number)
-                    on_action = None
                     if on_event is not None:
-                        on_action = self._announcer(on_event, key, names, task.variant, opening)
+                        self._announce(on_event, key, names, task.variant, opening)
                     engines = [self.pool.take(n) for n in names]
                     try:
                         record = await play_game(
@@ -185,7 +193,8 @@ class GameSlots:
                             [self.controls[n] for n in names],
                             variant=task.variant,
                             settings=self.settings,
-                            on_action=on_action,
+                            on_action=on_event,
+                            key=key,
                         )
                     finally:
                         for engine in engines:
@@ -194,10 +203,10 @@ class GameSlots:
                 if pair_done is not None:
                     await pair_done(item)
 
-    def _announcer(
+    def _announce(
         self, on_event: EventSink, key: str, names: tuple[str, str], variant: str, opening: Any
-    ) -> Callable[[MoveEvent], None]:
-        """Announce game ``key`` to ``on_event`` now; return the referee's move callback."""
+    ) -> None:
+        """Tell ``on_event`` that game ``key`` starts (the referee reports its moves)."""
         on_event(
             GameStarted(
                 key=key,
@@ -209,24 +218,6 @@ class GameSlots:
                 t=time.time(),
             )
         )
-
-        def moved(event: MoveEvent) -> None:
-            on_event(
-                GameMoved(
-                    key=key,
-                    ply=event.ply,
-                    player=event.player,
-                    action=event.action,
-                    ms=event.ms,
-                    forced=event.forced,
-                    position=event.position,
-                    clocks=list(event.clocks),
-                    info=event.info,
-                    t=time.time(),
-                )
-            )
-
-        return moved
 
 
 class InProcessPool:

@@ -7,7 +7,7 @@ therefore starts ``python -m arena.backends.workers`` processes, each running
 the same framing as the bot protocol): it hands out work items, a few at a
 time, and receives each finished game record, which it alone stores. That keeps
 one writer of the results database, and a pair task a plain value in and a
-plain record out, as a cluster backend will need.
+plain record out, as the Ray backend (``arena/backends/raypool.py``) has them too.
 
 Failure handling: a worker that dies loses only its unfinished games; their work
 items go back on the queue for the other workers. Workers run in their own
@@ -29,21 +29,16 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.backends.slots import GameSlots, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, WorkItem
 from arena.engine import sandbox as confinement
 from arena.engine.process import child_preexec, spawn
-from arena.match.events import EventSink, GameMoved, GameStarted, LiveEvent
+from arena.match.events import EVENT_BACKLOG, EventSink, GameMoved, GameStarted, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ProtocolSettings, SandboxSettings, parse_config
 from arena.protocol.messages import EndOfStream, LineReader
 
-MAX_LINE = 64 << 20
+MAX_PIPE_LINE = 64 << 20
 """Game records can be long (a marathon with stderr tails): allow 64 MiB lines."""
-
-EVENT_BACKLOG = 1024
-"""Live events a worker holds for its pipe; past that, new ones are dropped, so a
-parent busy storing games never makes the referee wait (each event carries the
-whole position, so the next one repairs what a dropped one missed)."""
 
 SHUTDOWN_TIMEOUT = 5.0
 """How long a worker may take to kill its bots and exit once told to stop."""
@@ -72,12 +67,6 @@ class End(msgspec.Struct, tag="end", frozen=True):
     """No more work: finish what you have, then exit."""
 
 
-class Result(msgspec.Struct, tag="record", frozen=True):
-    key: str
-    pair_key: str
-    record: GameRecord
-
-
 class PairDone(msgspec.Struct, tag="pair_done", frozen=True):
     key: str
 
@@ -89,7 +78,7 @@ class Usage(msgspec.Struct, tag="usage", frozen=True):
 
 
 ToWorker = Setup | Work | End
-FromWorker = Result | PairDone | Usage | GameStarted | GameMoved
+FromWorker = FinishedGame | PairDone | Usage | GameStarted | GameMoved
 
 _to_worker = msgspec.json.Decoder(ToWorker)
 _from_worker = msgspec.json.Decoder(FromWorker)
@@ -111,7 +100,7 @@ async def worker_main() -> None:
     """Serve one parent over stdin/stdout until ``end`` (or until the parent goes)."""
     stdin = trio.lowlevel.FdStream(os.dup(0))
     stdout = trio.lowlevel.FdStream(os.dup(1))
-    reader = LineReader(stdin, MAX_LINE)
+    reader = LineReader(stdin, MAX_PIPE_LINE)
     setup = _to_worker.decode(await reader.receive_line())
     assert isinstance(setup, Setup)
     config = parse_config(setup.config_text, setup.config_path)
@@ -130,7 +119,7 @@ async def worker_main() -> None:
             await stdout.send_all(_line(msg))
 
     async def emit(key: str, pair_key: str, record: GameRecord) -> None:
-        await write(Result(key, pair_key, record))
+        await write(FinishedGame(key, pair_key, record))
 
     async def pair_done(item: WorkItem) -> None:
         await write(PairDone(item.task.key))
@@ -299,7 +288,7 @@ class WorkerPool:
 
             for _ in range(2 * self.setup.slots):  # one queued per slot hides the round trip
                 await dispatch()
-            reader = LineReader(process.stdout, MAX_LINE)
+            reader = LineReader(process.stdout, MAX_PIPE_LINE)
             while True:
                 try:
                     msg = _from_worker.decode(await reader.receive_line())
@@ -310,7 +299,7 @@ class WorkerPool:
                         self.on_event(msg)
                 elif isinstance(msg, Usage):
                     self.worker_cpu += msg.cpu
-                elif isinstance(msg, Result):
+                elif isinstance(msg, FinishedGame):
                     entry = outstanding.get(msg.pair_key)
                     if entry is not None:
                         entry[1].discard(int(msg.key.rsplit("/", 1)[1]))

@@ -93,7 +93,7 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 """Click 8.2+ raises it for a bare ``arena`` (8.1 prints the help itself)."""
 
 
-def _one_line(exc: click.UsageError) -> click.UsageError:
+def _one_line_usage(exc: click.UsageError) -> click.UsageError:
     if isinstance(exc, _OneLineUsageError):
         return exc
     one = _OneLineUsageError(exc.format_message(), exc.ctx)
@@ -112,13 +112,13 @@ class _ArenaGroup(click.Group):
         except click.UsageError as exc:
             if isinstance(exc, _NO_ARGS_IS_HELP):  # bare ``arena``: the help is wanted
                 raise
-            raise _one_line(exc) from None
+            raise _one_line_usage(exc) from None
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except click.UsageError as exc:
-            raise _one_line(exc) from None
+            raise _one_line_usage(exc) from None
 
 
 @click.group(cls=_ArenaGroup, context_settings={"help_option_names": ["-h", "--help"]})

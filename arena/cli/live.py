@@ -33,12 +33,8 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
-from arena.tournament import Observer, Progress, Standing, games_per_minute, ordered_standings
-
-
-def plain_console() -> Console:
-    """Text as it is: no markup, no emoji codes, no highlighting, no wrapping."""
-    return Console(markup=False, emoji=False, highlight=False, soft_wrap=True)
+from arena.report.terminal import text_console
+from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
 
 
 class PairScores:
@@ -75,7 +71,7 @@ class LogObserver(Observer):
     """Plain lines per finished game, each ended: for ``--quiet``, pipes and CI."""
 
     def __init__(self, console: Console | None = None) -> None:
-        self.console = console or plain_console()
+        self.console = console or text_console(soft_wrap=True)
         self._start = time.monotonic()
         self.scores = PairScores()
 
@@ -95,8 +91,8 @@ class LogObserver(Observer):
         rich would otherwise turn into an emoji."""
         self.console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
-        self._say(f"disqualified {name}: {standing.faults} faults in {standing.games} games")
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
+        self._say(f"disqualified {name}: {tally.faults} faults in {tally.games} games")
 
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
@@ -136,7 +132,7 @@ class RunningElo:
         return self._ratings
 
 
-def standings_table(
+def live_standings_table(
     progress: Progress, ratings: dict[str, tuple[float, float]] | None = None, elo: str = "Elo"
 ) -> Table:
     table = Table(title="standings", title_justify="left", expand=False)
@@ -252,7 +248,7 @@ class LiveObserver(Observer):
         if not final:
             resumed = self._progress.done > self._progress.played_now
             elo = "Elo (this run)" if resumed else "Elo"
-            parts.append(standings_table(self._progress, self.elo.ratings(), elo))
+            parts.append(live_standings_table(self._progress, self.elo.ratings(), elo))
         return Group(*parts)
 
     def game_event(self, event: LiveEvent) -> None:
@@ -293,9 +289,9 @@ class LiveObserver(Observer):
         if self.live is not None:
             self.live.refresh()
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         self.console.print(
-            Text.assemble(("disqualified", "red"), f" {name}: {standing.faults} faults")
+            Text.assemble(("disqualified", "red"), f" {name}: {tally.faults} faults")
         )
 
     def stopping(self) -> None:

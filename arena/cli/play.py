@@ -16,6 +16,7 @@ from arena.cli.common import (
 from arena.games import get_game
 from arena.match.record import SandboxRecord
 from arena.protocol.text import visible
+from arena.report import fmt
 
 
 @main.command()
@@ -75,11 +76,10 @@ def play(
 
     from arena.engine.bot import Engine, EngineConfig
     from arena.match.clock import TimeControl
-    from arena.match.referee import MoveEvent, RefereeSettings, play_game
+    from arena.match.events import GameMoved
+    from arena.match.referee import RefereeSettings, play_game
     from arena.plan.config import ProtocolSettings, program_command
     from arena.plan.entrants import entrant, start_named
-    from arena.report import fmt
-    from arena.report.summary import game_figures  # with the rating fit: scipy, 1 s
 
     game = get_game(game_name)
     variant = variant or game.default_variant
@@ -110,7 +110,7 @@ def play(
             sandbox=box,
         )
 
-    def show_action(event: MoveEvent) -> None:
+    def show_action(event: GameMoved) -> None:
         if quiet:
             return
         forced = " (forced)" if event.forced else f" ({event.ms} ms)"
@@ -144,7 +144,7 @@ def play(
             for name, box in zip(record.players, record.sandbox, strict=False):
                 click.echo(f"sandbox of {visible(name)}: {_confinement_text(box)}")
         detail = f" ({visible(record.detail)})" if record.detail else ""
-        summary = fmt.figures(game_figures(record), roles)
+        summary = fmt.figures(record.figures(), roles)
         figures = f"; {summary}" if summary else ""
         click.echo(f"result {record.result} {record.reason}{detail}{figures}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):

@@ -49,13 +49,12 @@ def perft(
 @friendly_errors
 def show(position: str | None, variant: str | None, game_name: str) -> None:
     """Draw a position in the terminal, in colour and with colour initials."""
-    from arena.report.boards import render_terminal
     from arena.report.terminal import text_console
 
     game, state = _state(game_name, position, variant)
     console = text_console()
     console.print(
-        render_terminal(game.name, state.observation(max(state.current_player(), 0))),
+        game.show().terminal(state.observation(max(state.current_player(), 0))),
         soft_wrap=True,
     )  # through a pipe, lines stay whole
     console.print(f"position: {state.to_text()}", soft_wrap=True)

@@ -1,9 +1,12 @@
-"""Game registry: every subpackage of ``arena.games`` that exports ``GAME`` is a game.
+"""Game registry: the games found by package scan and by entry point.
 
-Discovery is by package scan, so adding a game means adding a folder here and
-nothing else.
+Every subpackage of ``arena.games`` that exports ``GAME`` is a game, and so is
+every ``Game`` an installed distribution declares in the entry-point group
+``arena.games`` (``arena/games/base.py`` shows the declaration). Either way,
+adding a game means adding its folder and nothing else.
 
-May import: nothing else of the arena (the rules are pure: no I/O, processes or clocks).
+May import: nothing else of the arena (the rules are pure: no I/O, processes or clocks;
+a game's pictures, in its ``show.py``, use rich but no part of the arena either).
 """
 
 from __future__ import annotations
@@ -14,6 +17,7 @@ from functools import cache
 
 from arena.games.base import (
     TERMINAL,
+    CheckCase,
     Game,
     GameError,
     IllegalAction,
@@ -22,7 +26,9 @@ from arena.games.base import (
 )
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "TERMINAL",
+    "CheckCase",
     "Game",
     "GameError",
     "IllegalAction",
@@ -32,9 +38,12 @@ __all__ = [
     "game_names",
 ]
 
+ENTRY_POINT_GROUP = "arena.games"
+
 
 @cache
-def _registry() -> dict[str, Game]:
+def _packaged() -> dict[str, Game]:
+    """The games under ``arena/games/``."""
     games: dict[str, Game] = {}
     for info in pkgutil.iter_modules(__path__):
         if not info.ispkg:
@@ -46,11 +55,36 @@ def _registry() -> dict[str, Game]:
     return games
 
 
+@cache
+def _registry() -> dict[str, Game]:
+    """Every game: the packaged ones and those installed under the entry point
+    group (a packaged game's name is never taken by an installed one)."""
+    # Imported here: importlib.metadata and its scan of every installed
+    # distribution cost a bot's start-up a tenth of a second, and a bot only
+    # needs them for a game of another package.
+    from importlib.metadata import entry_points
+
+    games = dict(_packaged())
+    for point in entry_points(group=ENTRY_POINT_GROUP):
+        where = f"the {ENTRY_POINT_GROUP} entry point {point.name} = {point.value!r}"
+        try:
+            game = point.load()
+        except Exception as exc:  # noqa: BLE001 - a broken game package is one line
+            raise GameError(f"cannot load {where}: {type(exc).__name__}: {exc}") from None
+        if not isinstance(game, Game):
+            raise GameError(f"{where} is not a Game but a {type(game).__name__}")
+        games.setdefault(game.name, game)
+    return games
+
+
 def game_names() -> list[str]:
     return sorted(_registry())
 
 
 def get_game(name: str) -> Game:
+    packaged = _packaged()
+    if name in packaged:
+        return packaged[name]
     try:
         return _registry()[name]
     except KeyError:

@@ -5,19 +5,43 @@ only ever see whose decision it is, the legal actions as text, how to apply one,
 whether the game is over and how it ended, and a per-player view. Everything a
 player decides (a move, a regroup choice, a card play) is an *action* in the
 game's own text notation, so the orchestrator never reaches into a game's
-internals and a game added under ``arena/games/`` needs no change elsewhere.
+internals.
 
 Hidden information is part of the contract from the start: ``observation`` and
 ``history`` take the viewing player, and a game with secrets returns only what
 that player may know. The referee sends a bot nothing else.
+
+A new game needs no change outside its own folder. Besides its rules, a
+``Game`` says how it is drawn (``show``: a presentation object in the game's
+folder, imported only when something is drawn, so the rules stay free of
+terminal and web libraries), which built-in bot is its strongest
+(``strongest_bot``) and which decisions ``arena check-bot`` asks a bot about
+(``check_cases``, ``notable_decision``). The arena finds games in two ways
+(``arena/games/__init__.py``):
+
+* a subpackage of ``arena.games`` whose module exports ``GAME``, a ``Game``
+  instance (Kamisado and Sekigahara are found so);
+* an installed distribution's entry point in the group ``arena.games``, whose
+  object is a ``Game`` instance: a game in its own package declares, in its
+  ``pyproject.toml``::
+
+      [project.entry-points."arena.games"]
+      toy = "toy_game:GAME"
+
+  and is found once installed (or on ``sys.path`` with its ``.dist-info``),
+  with no edit to the arena.
 """
 
 from __future__ import annotations
 
+import random
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
+
+if TYPE_CHECKING:
+    from arena.games.show import Show
 
 TERMINAL = -1
 """``current_player()`` of a finished game."""
@@ -44,6 +68,21 @@ class Outcome:
     returns: tuple[float, float]
     reason: str
     details: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class CheckCase:
+    """A decision ``arena check-bot`` asks a bot for, named ``name`` ("Sumo push
+    available"), in ``variant``: the position ``position`` (a text) or, without
+    one, the deepest decision within ``plies`` seeded random actions from the
+    start. ``offers``: an action the position must offer among at least two,
+    which is what makes it the case its name claims (checked before use)."""
+
+    name: str
+    variant: str
+    position: str | None = None
+    plies: int = 0
+    offers: str | None = None
 
 
 class State(ABC):
@@ -127,6 +166,35 @@ class Game(ABC):
     observation_type: ClassVar[type | None] = None
     """A msgspec Struct describing ``State.observation`` exactly, published as JSON
     Schema in ``docs/schema/`` (``python -m arena.protocol.schema``); ``None``: undescribed."""
+    strongest_bot: ClassVar[str] = "random"
+    """The strongest built-in bot for this game (a name ``arena bots`` lists):
+    ``arena check-bot --games`` plays a bot against it and ``random``."""
+
+    def show(self) -> Show:
+        """How this game is drawn in the terminal, reports and web pages.
+
+        Games override this to return their own ``arena.games.show.Show`` from a
+        module of their folder, imported here, lazily: drawing needs rich and
+        friends, the rules do not. The default lists an observation's fields as
+        text.
+        """
+        from arena.games.show import Show
+
+        return Show()
+
+    def check_cases(self) -> list[CheckCase]:
+        """Decisions ``arena check-bot`` asks a bot for beyond the start position and
+        the second player's first: where bots of this game most often go wrong. The
+        default is one decision some 40 random actions into the last variant."""
+        variant = self.variants[-1]
+        return [CheckCase(f"{variant} game", variant, plies=40)]
+
+    def notable_decision(self, state: State) -> str | None:
+        """What kind of decision, worth counting, ``state`` asks of its player, or
+        ``None``: ``arena check-bot``'s whole games say how many of each kind a bot
+        met (Kamisado: "later rounds opened with a free choice", which only whole
+        matches reach). The default counts none."""
+        return None
 
     @abstractmethod
     def new_state(self, variant: str | None = None) -> State:
@@ -170,6 +238,21 @@ class Game(ABC):
             out.append((action, self.perft(child, depth - 1)))
         return out
 
+    def random_decision(self, variant: str, plies: int, seed: int) -> State | None:
+        """The deepest state within ``plies`` seeded random actions from the start of
+        ``variant`` in which a bot is asked to decide (not one the referee plays by
+        itself, ``State.forced_action``); ``None`` when the game offers none."""
+        rng = random.Random(seed)
+        state = self.new_state(variant)
+        deepest = advance_to_decision(state.clone())
+        for _ in range(plies):
+            if state.is_terminal():
+                break
+            state.apply_action(rng.choice(state.legal_actions()))
+            if not state.is_terminal() and state.forced_action() is None:
+                deepest = state.clone()
+        return deepest
+
     def random_opening(self, variant: str | None, plies: int, rng: Any) -> State:
         """A state reached by ``plies`` random actions from the start.
 
@@ -186,3 +269,14 @@ class Game(ABC):
             if not state.is_terminal():
                 return state
         raise GameError(f"{self.name}: no non-terminal opening of {plies} plies found")
+
+
+def advance_to_decision(state: State) -> State | None:
+    """Play the actions the referee plays itself (``State.forced_action``) on ``state``,
+    in place, until a decision it asks a bot for; ``None`` if the game ends first."""
+    while not state.is_terminal():
+        forced = state.forced_action()
+        if forced is None:
+            return state
+        state.apply_action(forced)
+    return None

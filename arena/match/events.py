@@ -51,7 +51,12 @@ class GameMoved(msgspec.Struct, tag="game_moved", frozen=True):
 
 
 LiveEvent = GameStarted | GameMoved
+EVENT_BACKLOG = 1024
+"""Live events a worker process or Ray actor holds for its way to the arena; past
+that, new ones are dropped, so an arena busy storing games never makes a referee
+wait (each event carries the whole position, so the next one repairs what a
+dropped one missed)."""
 EventSink = Callable[[LiveEvent], None]
 """Receives live events; must return at once (it runs between a game's moves)."""
 
-__all__ = ["EventSink", "GameMoved", "GameStarted", "LiveEvent"]
+__all__ = ["EVENT_BACKLOG", "EventSink", "GameMoved", "GameStarted", "LiveEvent"]

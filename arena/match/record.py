@@ -11,6 +11,7 @@ from typing import Any
 import msgspec
 
 from arena.engine.sandbox import SandboxRecord  # the engine's account of a bot's confinement
+from arena.games import GameError, get_game
 
 # End reasons. The rules' own reasons (e.g. "home-row", "deadlock", "battle") come
 # from the game; these are the arena's verdicts on faults.
@@ -59,3 +60,14 @@ class GameRecord(msgspec.Struct, kw_only=True):
     @property
     def result(self) -> str:
         return {1.0: "1-0", 0.0: "0-1"}.get(self.score, "1/2-1/2")
+
+    def figures(self) -> dict[str, str]:
+        """The game's own figures of the final position (``State.figures``); none
+        for a record its game cannot read, since the report or export of a broken
+        record must still be written."""
+        if not self.final_position:
+            return {}
+        try:
+            return get_game(self.game).state_from_text(self.final_position).figures()
+        except GameError:
+            return {}

@@ -14,7 +14,6 @@ It knows nothing of storage or ratings: it returns a :class:`GameRecord`.
 
 from __future__ import annotations
 
-import functools
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -25,24 +24,9 @@ import trio
 from arena.engine.bot import Engine, EngineError
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
+from arena.match.events import GameMoved
 from arena.match.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
 from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
-
-
-@dataclass(frozen=True, slots=True)
-class MoveEvent:
-    """What ``on_action`` receives after each action, for live displays."""
-
-    ply: int
-    player: int
-    action: str
-    ms: int
-    forced: bool
-    position: str
-    clocks: tuple[int, int] = (0, 0)
-    """Both players' remaining milliseconds after the action."""
-    info: dict[str, Any] | None = None
-    """The mover's last ``info`` for this action, as the record keeps it."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,30 +38,6 @@ class RefereeSettings:
     restart: bool = True
     """Start again an engine whose process faulted (a tournament's next game); ``False``:
     it loses this game with that fault (``arena play`` started it for this game)."""
-
-
-def _clock_info(clocks: Sequence[Clock], player: int) -> ClockInfo:
-    """The wire clock for ``player``; each player may run under their own control.
-
-    Built directly rather than through ``ClockInfo.from_clock`` plus a copy: it
-    runs once per decision, and the control's text is cached per control.
-    """
-    clock = clocks[player]
-    tc = clock.control
-    return ClockInfo(
-        control=_control_text(tc),
-        remaining_ms=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
-        increment_ms=round(tc.increment * 1000),
-        movetime_ms=None if tc.movetime is None else round(tc.movetime * 1000),
-        moves_to_go=clock.moves_to_go(player),
-        margin_ms=round(tc.margin * 1000),
-        budget_ms=clock.remaining_ms(player),
-    )
-
-
-@functools.lru_cache(maxsize=64)
-def _control_text(control: TimeControl) -> str:
-    return str(control)
 
 
 class _Fault(Exception):
@@ -96,9 +56,13 @@ async def play_game(
     *,
     variant: str,
     settings: RefereeSettings | None = None,
-    on_action: Callable[[MoveEvent], None] | None = None,
+    on_action: Callable[[GameMoved], None] | None = None,
+    key: str = "",
 ) -> GameRecord:
     """Play ``opening`` to the end between ``engines[0]`` (player 0) and ``engines[1]``.
+
+    ``on_action`` receives each action as the live event watchers get (``key``
+    names the game in it).
 
     Engines that are not running (first game, or faulted in an earlier one) are
     started first; a bot that cannot start loses the game with reason ``crash``.
@@ -148,15 +112,17 @@ async def play_game(
             if on_action is not None:
                 last = actions[-1]
                 on_action(
-                    MoveEvent(
-                        len(actions),
-                        last.player,
-                        last.action,
-                        last.ms,
-                        last.forced,
-                        state.to_text(),
-                        (clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)),
-                        last.info,
+                    GameMoved(
+                        key=key,
+                        ply=len(actions),
+                        player=last.player,
+                        action=last.action,
+                        ms=last.ms,
+                        forced=last.forced,
+                        position=state.to_text(),
+                        clocks=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
+                        t=time.time(),
+                        info=last.info,
                     )
                 )
         else:
@@ -247,7 +213,7 @@ async def _one_decision(
         observation=state.observation(player),
         history=state.history(player),
         legal=legal,
-        clock=_clock_info(clocks, player),
+        clock=ClockInfo.from_clocks(clocks, player),
     )
     try:
         reply = await engine.go(request, timeout=clock.budget(player))
@@ -300,4 +266,4 @@ async def _announce(engines: Sequence[Engine], record: GameRecord) -> None:
             await engine.notify(message)
 
 
-__all__ = ["MoveEvent", "RefereeSettings", "play_game"]
+__all__ = ["RefereeSettings", "play_game"]

@@ -41,6 +41,7 @@ __all__ = [
     "SandboxSettings",
     "TournamentConfig",
     "load_config",
+    "one_line",
     "parse_config",
     "read_openings_file",
 ]
@@ -115,6 +116,10 @@ class Openings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
 
     plies: Annotated[int, Meta(ge=0, le=MAX_OPENING_PLIES)] = 0
     file: str | None = None
+    positions: list[str] = []
+    """The ``file``'s position texts, filled in at load once each is checked, so the
+    schedule plays what was checked without reading the file again. Not a key of a
+    tournament file."""
 
 
 class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -162,7 +167,9 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     name: str
     bots: list[BotConfig]
     game: str = "kamisado"
-    variant: str | None = None
+    variant: str = ""
+    """The game's default variant when the file leaves it out; a loaded config always
+    names its variant, so nothing after loading falls back to the default again."""
     tc: str = "10+0.1"
     format: Format = "round-robin"
     challengers: list[str] = []
@@ -218,21 +225,30 @@ def parse_config(text: str | bytes, path: str | os.PathLike[str]) -> TournamentC
     except msgspec.ValidationError as e:
         raise ConfigError(_render_validation(path, str(e), text)) from None
     except msgspec.DecodeError as e:
-        raise ConfigError(f"{path}: TOML syntax error: {_one_line(str(e))}") from None
+        raise ConfigError(f"{path}: TOML syntax error: {one_line(str(e))}") from None
     return _Validator(config, path).run()
 
 
 def read_openings_file(path: str | os.PathLike[str]) -> list[str]:
     """The position texts of an openings file: one per line, blank lines and
     lines starting with ``#`` skipped, surrounding whitespace stripped."""
+    return [text for _, text in _numbered_openings(path)]
+
+
+def _numbered_openings(path: str | os.PathLike[str]) -> list[tuple[int, str]]:
+    """``read_openings_file`` with each text's line number, for errors that point at it."""
     lines = Path(path).read_text(encoding="utf-8").splitlines()
-    return [s for line in lines if (s := line.strip()) and not s.startswith("#")]
+    return [
+        (n, s) for n, line in enumerate(lines, 1) if (s := line.strip()) and not s.startswith("#")
+    ]
 
 
 # -- error rendering ------------------------------------------------------------------
 
 
-def _one_line(text: str) -> str:
+def one_line(text: str) -> str:
+    """``text`` with its line breaks and runs of spaces as single spaces: an error the
+    arena shows is one line, whatever a library or a bot put in it."""
     return " ".join(text.split())
 
 
@@ -253,7 +269,7 @@ def _render_validation(path: Path, message: str, text: str | bytes) -> str:
     if msg.startswith("invalid enum value") and key in _CHOICES:
         msg += f" (expected one of: {', '.join(map(repr, _CHOICES[key]))})"
     key = _name_bots(key, text)
-    return f"{path}: {key}: {_one_line(msg)}" if key else f"{path}: {_one_line(msg)}"
+    return f"{path}: {key}: {one_line(msg)}" if key else f"{path}: {one_line(msg)}"
 
 
 def _name_bots(key: str, text: str | bytes) -> str:
@@ -296,7 +312,7 @@ class _Validator:
         self.base = path.resolve().parent
 
     def fail(self, key: str, message: str) -> ConfigError:
-        return ConfigError(_one_line(f"{self.path}: {key}: {message}"))
+        return ConfigError(one_line(f"{self.path}: {key}: {message}"))
 
     def run(self) -> TournamentConfig:
         c = self.config
@@ -398,13 +414,16 @@ class _Validator:
             game = get_game(c.game)
         except GameError as e:
             raise self.fail("game", str(e)) from None
-        variant = c.variant if c.variant is not None else game.default_variant
+        variant = c.variant or game.default_variant
         if variant not in game.variants:
             raise self.fail(
                 "variant",
                 f"unknown variant {variant!r} of {c.game} (variants: {', '.join(game.variants)})",
             )
         openings = c.openings
+        if openings.positions:
+            # Set at load from ``file``, never by the file (unknown there, as msgspec says).
+            raise self.fail("openings", "unknown key `positions`")
         if openings.file is None:
             return variant, openings
         if openings.plies:
@@ -412,13 +431,13 @@ class _Validator:
         file = (self.base / openings.file).resolve()
         key = "openings.file"
         try:
-            positions = read_openings_file(file)
+            numbered = _numbered_openings(file)
         except (OSError, UnicodeDecodeError) as e:
             reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
             raise self.fail(key, f"cannot read openings file {str(file)!r}: {reason}") from None
-        if not positions:
+        if not numbered:
             raise self.fail(key, f"openings file {str(file)!r} holds no positions")
-        for number, text in _numbered_positions(file):
+        for number, text in numbered:
             where = f"{file}:{number}"
             try:
                 state = game.state_from_text(text)
@@ -433,7 +452,8 @@ class _Validator:
                 raise self.fail(
                     key, f"{where}: a position of a {kind} match; the tournament plays {variant}"
                 )
-        return variant, msgspec.structs.replace(openings, file=str(file))
+        positions = [text for _, text in numbered]
+        return variant, msgspec.structs.replace(openings, file=str(file), positions=positions)
 
     def _resolve_bot(self, index: int, bot: BotConfig) -> BotConfig:
         """The bot with absolute paths; without ``cwd``, the folder of its program.
@@ -561,10 +581,3 @@ def _program_folder(argv: list[str]) -> str | None:
     if any(folder == s or folder.startswith(s + "/") for s in SYSTEM):
         return None
     return folder
-
-
-def _numbered_positions(path: Path) -> list[tuple[int, str]]:
-    lines = path.read_text(encoding="utf-8").splitlines()
-    return [
-        (n, s) for n, line in enumerate(lines, 1) if (s := line.strip()) and not s.startswith("#")
-    ]

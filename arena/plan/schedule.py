@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 import msgspec
 
 from arena.games import Game, get_game
-from arena.plan.config import TournamentConfig, read_openings_file
+from arena.plan.config import TournamentConfig
 
 __all__ = [
     "PairTask",
@@ -117,14 +117,15 @@ def _circle(names: Sequence[str]) -> list[tuple[str, str]]:
 def draw_openings(config: TournamentConfig, count: int, game: Game | None = None) -> list[str]:
     """``count`` opening position texts, in task order.
 
-    From the openings file (cycled), else ``plies`` random actions with a
-    generator seeded by the tournament seed, else the initial position. A game
+    From the openings file (the positions loading checked, cycled), else ``plies``
+    random actions with a generator seeded by the tournament seed, else the
+    initial position. A game
     whose openings are deals (``Game.deals_openings``, e.g. Sekigahara) is dealt
     a seeded opening per task even with ``plies = 0``.
     """
     game = game or get_game(config.game)
-    if config.openings.file is not None:
-        positions = read_openings_file(config.openings.file)
+    positions = config.openings.positions
+    if positions:
         return [positions[i % len(positions)] for i in range(count)]
     if config.openings.plies == 0 and not game.deals_openings:
         start = game.new_state(config.variant).to_text()
@@ -149,7 +150,7 @@ def build_schedule(
     for callers with their own opening books.
     """
     game = game or get_game(config.game)
-    variant = config.variant if config.variant is not None else game.default_variant
+    variant = config.variant
     one_round = pairings(config)
     rounds = config.games_per_pairing // 2
     count = rounds * len(one_round)

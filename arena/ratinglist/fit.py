@@ -30,6 +30,7 @@ from arena.ratinglist.collect import (
     read_store,
 )
 from arena.ratinglist.players import Aliases
+from arena.report.summary import RatedRow
 from arena.stats.rating import JointFit, joint_fit
 
 __all__ = ["HISTORY_POINTS", "Entry", "RatingList", "RatingTable", "Row", "build_list"]
@@ -42,29 +43,11 @@ come from the cache."""
 
 
 @dataclass(frozen=True, slots=True)
-class Row:
-    """One player of a list; ``los_next`` is the likelihood of superiority over the
-    next-ranked player (``None`` for the last)."""
+class Row(RatedRow):
+    """One player of a list: the tournaments it played in and when it last played."""
 
-    rank: int
-    player: str
-    rating: float | None
-    error: float | None
-    games: int
-    wins: int
-    losses: int
-    draws: int
-    los_next: float | None
     tournaments: tuple[str, ...]
     last_played: str
-
-    @property
-    def points(self) -> float:
-        return self.wins + 0.5 * self.draws
-
-    @property
-    def score_pct(self) -> float | None:
-        return None if self.games == 0 else 100.0 * self.points / self.games
 
 
 @dataclass(frozen=True, slots=True)

@@ -19,14 +19,11 @@ from typing import Any
 
 import jinja2
 from rich.console import Console
-from rich.table import Table
-from rich.text import Text
 
 from arena.ratinglist.fit import RatingList, RatingTable, Row
 from arena.report import fmt
 from arena.report.plots import rating_plot_svg
-from arena.report.summary import Standing
-from arena.report.terminal import RIGHT, plain_table, text_console
+from arena.report.terminal import RIGHT, plain_table, rated_table, text_console
 
 __all__ = [
     "HEADERS",
@@ -44,36 +41,14 @@ __all__ = [
 
 MARKDOWN_NAME = "ratings.md"
 HTML_NAME = "ratings.html"
-HEADERS = [
-    "#",
-    "player",
-    "Elo",
-    "95%",
-    "games",
-    "W-L-D",
-    "score",
-    "LOS next",
-    "tournaments",
-    "last played",
-]
+HEADERS = [*fmt.RATED_HEADERS, "tournaments", "last played"]
 CROSS_PLAYERS = 30
 """The crosstable shows the best this many players of a list (all in JSON)."""
 _RIGHT = RIGHT | {"tournaments"}
 
 
 def cells(r: Row) -> list[str]:
-    return [
-        str(r.rank),
-        r.player,
-        fmt.elo(r.rating),
-        fmt.error(r.error),
-        str(r.games),
-        f"{r.wins}-{r.losses}-{r.draws}",
-        fmt.pct(r.score_pct),
-        fmt.prob(r.los_next),
-        str(len(r.tournaments)),
-        r.last_played or fmt.DASH,
-    ]
+    return [*fmt.rated_cells(r), str(len(r.tournaments)), r.last_played or fmt.DASH]
 
 
 def _title(t: RatingTable) -> str:
@@ -93,34 +68,14 @@ def print_list(data: RatingList, console: Console | None = None) -> None:
     for note in data.notes:
         console.print(note, markup=False, emoji=False, highlight=False, soft_wrap=True)
     for t in data.tables:
+        rows = [cells(r) for r in t.rows]
         if console.is_terminal:
-            table = Table(title=_title(t))
-            for h in HEADERS:
-                if h == "player":
-                    table.add_column(h, overflow="fold", min_width=6)
-                else:
-                    table.add_column(h, justify="right" if h in _RIGHT else "left", no_wrap=True)
-            for r in t.rows:
-                table.add_row(*map(Text, cells(r)))
-            console.print(table)
+            console.print(rated_table(_title(t), HEADERS, rows, _RIGHT))
             console.print(_first_move(t), markup=False, emoji=False, highlight=False)
             continue
-        lines = [_title(t), *_plain(HEADERS, [cells(r) for r in t.rows]), _first_move(t)]
+        lines = [_title(t), *plain_table(HEADERS, rows, _RIGHT), _first_move(t)]
         for line in lines:
             console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)
-
-
-def _plain(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
-    out = []
-    for row in [headers, *rows]:
-        out.append(
-            "  ".join(
-                c.rjust(w) if h in _RIGHT else c.ljust(w)
-                for c, w, h in zip(row, widths, headers, strict=True)
-            ).rstrip()
-        )
-    return out if rows else plain_table(headers, rows)
 
 
 def to_json(data: RatingList) -> str:
@@ -207,24 +162,8 @@ def to_csv(data: RatingList) -> str:
 
 
 def rating_plot(t: RatingTable) -> str:
-    """The report's own ratings plot, fed this list's rows."""
-    return rating_plot_svg(
-        [
-            Standing(
-                rank=r.rank,
-                player=r.player,
-                rating=r.rating,
-                error=r.error,
-                games=r.games,
-                wins=r.wins,
-                losses=r.losses,
-                draws=r.draws,
-                faults=0,
-                los_next=r.los_next,
-            )
-            for r in t.rows
-        ]
-    )
+    """The report's own ratings plot, of this list's rows."""
+    return rating_plot_svg(t.rows)
 
 
 PALETTE = (

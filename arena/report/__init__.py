@@ -1,12 +1,13 @@
-"""Reports: terminal tables, Markdown and HTML, and the board pictures they use.
+"""Reports: terminal tables, Markdown and HTML with every listed game's replay.
 
-The entry points are imported lazily so that ``arena show``, which only needs
-``arena.report.boards``, does not pay for numpy, scipy and jinja2.
+Each game draws its own boards (``arena.games.show``); a report embeds them. The
+entry points are imported lazily so that a command that only needs
+``arena.report.terminal`` does not pay for numpy, scipy and jinja2.
 
 May import: :mod:`arena.storage`, :mod:`arena.stats`, :mod:`arena.match` (the game
-record), :mod:`arena.games` (boards and figures), :mod:`arena.protocol` (a bot's
-text made visible, for stores written before it was at decoding). Knows nothing of how results were
-produced.
+record), :mod:`arena.games` (each game's pictures and figures), :mod:`arena.protocol`
+(a bot's text made visible, for stores written before it was at decoding). Knows
+nothing of how results were produced.
 """
 
 from __future__ import annotations

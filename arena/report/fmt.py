@@ -9,7 +9,14 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from arena.report.summary import BotStats, GameRow, ReportData, RoleStats, Standing
+    from arena.report.summary import (
+        BotStats,
+        GameRow,
+        RatedRow,
+        ReportData,
+        RoleStats,
+        Standing,
+    )
 
 DASH = "–"
 
@@ -56,23 +63,29 @@ def seconds(value: float) -> str:
     return f"{value:.1f}s"
 
 
-STANDING_HEADERS = ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"]
+RATED_HEADERS = ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next"]
+STANDING_HEADERS = [*RATED_HEADERS, "faults"]
+
+
+def rated_cells(r: RatedRow) -> list[str]:
+    """A rated row as text, in the order of :data:`RATED_HEADERS` (a report's
+    standings and a rating list add their own columns after these)."""
+    return [
+        str(r.rank),
+        r.player,
+        elo(r.rating),
+        error(r.error),
+        str(r.games),
+        f"{r.wins}-{r.losses}-{r.draws}",
+        pct(r.score_pct),
+        prob(r.los_next),
+    ]
 
 
 def standing_cells(s: Standing, *, blank_zero_faults: bool = False) -> list[str]:
     """One standings row as text, in the order of :data:`STANDING_HEADERS`."""
     faults = "" if blank_zero_faults and not s.faults else str(s.faults)
-    return [
-        str(s.rank),
-        s.player,
-        elo(s.rating),
-        error(s.error),
-        str(s.games),
-        f"{s.wins}-{s.losses}-{s.draws}",
-        pct(s.score_pct),
-        prob(s.los_next),
-        faults,
-    ]
+    return [*rated_cells(s), faults]
 
 
 def millis(value: float | None) -> str:

@@ -14,28 +14,29 @@ import json
 import os
 from collections.abc import Iterable, Iterator
 from functools import cache
+from html import escape
 from importlib.resources import files
 from pathlib import Path
 from typing import Any
 
 import jinja2
 
+from arena.games import GameError, get_game
 from arena.match.record import GameRecord
 from arena.report import fmt
-from arena.report.boards import (
-    HEX,
-    INITIALS,
-    KAMISADO_SVG,
-    OWNER_FILL,
-    OWNER_TEXT,
-    kamisado_svg,
-)
 from arena.report.markdown import omitted_note
 from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
 
-__all__ = ["asset", "board_assets", "embed_json", "environment", "section_context", "write_html"]
+__all__ = [
+    "asset",
+    "embed_json",
+    "environment",
+    "picture_assets",
+    "section_context",
+    "write_html",
+]
 
 TEMPLATE = "report.html.j2"
 """The page; its sections are macros in ``sections.html.j2`` for other pages to reuse."""
@@ -75,17 +76,34 @@ def _games(
             yield row, embed_json(replay_json(record))
 
 
-def board_assets() -> dict[str, str]:
-    """What a page needs to draw Kamisado boards in the browser (replay.js): the
-    empty board it clones and the geometry and colours of the towers."""
-    style = {
-        **KAMISADO_SVG,
-        "hex": HEX,
-        "colours": {initial: colour for colour, initial in INITIALS.items()},
-        "owner_fill": OWNER_FILL,
-        "owner_text": OWNER_TEXT,
+def picture_assets(games: Iterable[str]) -> dict[str, str]:
+    """What a page needs to draw the replays and boards of ``games`` in the browser
+    (``arena.games.show.PageAssets``), in the order given: ``pictures``, each game's
+    ``<template>`` elements and JSON data blocks; ``picture_script``, their scripts,
+    to follow replay.js; ``picture_css``. A game drawn as text needs none."""
+    blocks: list[str] = []
+    scripts: list[str] = []
+    css: list[str] = []
+    for name in games:
+        try:
+            page = get_game(name).show().page()
+        except GameError:
+            continue  # a record of a game not installed here: its replay says so
+        if page is None:
+            continue
+        for ident, content in page.templates.items():
+            blocks.append(f'<template id="{escape(ident)}">{content}</template>')
+        for ident, value in page.data.items():
+            blocks.append(
+                f'<script type="application/json" id="{escape(ident)}">{embed_json(value)}</script>'
+            )
+        scripts.append(page.script)
+        css.append(page.css)
+    return {
+        "pictures": "\n".join(blocks),
+        "picture_script": "\n".join(scripts),
+        "picture_css": "".join(css),
     }
-    return {"board_svg": kamisado_svg(), "kamisado_style": embed_json(style)}
 
 
 def section_context(data: ReportData) -> dict[str, object]:
@@ -104,14 +122,16 @@ def write_html(
     pairs, as ``Store.items`` gives them) into ``path``, atomically."""
     path = Path(path)
     template = environment().get_template(TEMPLATE)
+    pictures = picture_assets(data.game_names)
     stream = template.stream(
         data=data,
         fmt=fmt,
         **section_context(data),
         games=_games(data, records),
         omitted_note=omitted_note(data, code=""),
-        **board_assets(),
-        css=asset("report.css"),
+        pictures=pictures["pictures"],
+        picture_script=pictures["picture_script"],
+        css=asset("report.css") + pictures["picture_css"],
         script=asset("replay.js"),
     )
     tmp = path.with_name(path.name + ".tmp")

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from arena.report.summary import Standing
+from arena.report.summary import RatedRow
 
 __all__ = ["rating_plot_svg"]
 
@@ -41,7 +41,7 @@ def _short(name: str, limit: int = 18) -> str:
     return name if len(name) <= limit else name[: limit - 1] + "…"
 
 
-def rating_plot_svg(standings: Sequence[Standing]) -> str:
+def rating_plot_svg(standings: Sequence[RatedRow]) -> str:
     """Ratings with interval bars, best first; an empty string when nothing is rated."""
     rated = [s for s in standings if s.rating is not None]
     if not rated:

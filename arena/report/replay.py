@@ -4,9 +4,9 @@ A game record holds the opening and every action, not the positions between
 them; the HTML report needs a picture per ply, so the game is replayed here
 from ``record.opening`` with ``get_game(record.game)`` and the public
 observation is taken after each action. Only observations are used (never the
-game's internals), so any game under ``arena/games/`` gets a replay: Kamisado
-is drawn as a board, Sekigahara as its two armies, every other game as its
-observation fields in text.
+game's internals), so any game gets a replay: its ``Show`` (``arena.games.show``)
+makes each merged view a frame and names the picture that draws it (Kamisado a
+board, Sekigahara its two armies, a game without pictures its fields in text).
 
 Size matters (a tournament of 1000 games of 60 plies goes in one HTML file), so
 frames are stored as differences: the first frame in full, then per ply only
@@ -16,30 +16,23 @@ the top-level keys that changed, with list growth (a game log) as an append.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from arena.games import GameError, get_game
 from arena.games.base import State
+from arena.games.show import Show
 from arena.match.record import GameRecord
-from arena.report.battle import battle_frame
-from arena.report.boards import kamisado_frame
 
 __all__ = [
     "Replay",
+    "show_of",
     "decode_frames",
     "encode_frames",
     "game_view",
     "replay_frames",
     "replay_json",
 ]
-
-# Games whose observation has a compact picture form (and a board drawn in JS).
-COMPACT: dict[str, Callable[[dict[str, Any]], dict[str, Any]]] = {
-    "kamisado": kamisado_frame,
-    "sekigahara": battle_frame,
-}
 
 DELETE = "-"
 APPEND = "+"
@@ -81,26 +74,34 @@ def game_view(state: State) -> dict[str, Any]:
     return merged
 
 
+def show_of(game: str) -> Show:
+    """How ``game`` is drawn; the field listing for a game not installed here."""
+    try:
+        return get_game(game).show()
+    except GameError:
+        return Show()
+
+
 def replay_frames(record: GameRecord) -> Replay:
-    """Replay ``record`` from its opening; one frame (a compact view) per position.
+    """Replay ``record`` from its opening; one frame (the game's compact view) per position.
 
     Never raises for a bad record: the report of a broken game must still be
     written, so what could be replayed is returned with the reason it stopped.
     """
-    compact = COMPACT.get(record.game, lambda view: view)
+    frame = show_of(record.game).frame
     try:
         state = get_game(record.game).state_from_text(record.opening)
     except GameError as exc:
         return Replay([], f"cannot read the opening: {exc}")
     roles = state.player_names()
-    frames = [compact(game_view(state))]
+    frames = [frame(game_view(state))]
     for ply, action in enumerate(record.actions, start=1):
         try:
             state.apply_action(action.action)
         except GameError as exc:
             error = f"ply {ply} ({action.action!r}) does not replay: {exc}"
             return Replay(frames, error, roles)
-        frames.append(compact(game_view(state)))
+        frames.append(frame(game_view(state)))
     return Replay(frames, roles=roles)
 
 
@@ -161,9 +162,10 @@ def replay_json(record: GameRecord) -> dict[str, Any]:
     action the referee played without asking (else ``0``, present only when an
     ``info`` follows), then the bot's last ``info`` for that move (depth, score,
     pv, nodes or playouts, text) when it sent one; ``f`` the delta frames,
-    ``e`` why the replay stopped early, if it did; ``k`` is the picture kind
-    (``"kamisado"`` for a board, ``"sekigahara"`` for the battle, ``"text"`` for
-    the generic field listing); ``n`` the players' names and ``r`` their roles.
+    ``e`` why the replay stopped early, if it did; ``k`` is the picture that
+    draws the frames (``Show.picture``: ``"kamisado"`` a board, ``"sekigahara"``
+    the battle, ``"text"`` the field listing); ``n`` the players' names and ``r``
+    their roles.
     """
     replay = replay_frames(record)
     actions: list[list[Any]] = []
@@ -175,7 +177,7 @@ def replay_json(record: GameRecord) -> dict[str, Any]:
             entry.append(a.info)
         actions.append(entry)
     out: dict[str, Any] = {
-        "k": record.game if record.game in COMPACT else "text",
+        "k": show_of(record.game).picture,
         "n": list(record.players),
         "r": list(replay.roles),
         "a": actions,

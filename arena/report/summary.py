@@ -28,6 +28,7 @@ from arena.stats.rating import JointFit, joint_fit
 from arena.storage.store import Store
 
 __all__ = [
+    "RatedRow",
     "BotStats",
     "CrossCell",
     "GameRow",
@@ -39,13 +40,13 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class Standing:
-    """One line of the standings.
+class RatedRow:
+    """What every rated table's row has: a report's standings, a rating list's rows.
 
     ``rating``/``error`` are the joint fit's Elo and the half-width of its 95 %
     interval (``None`` when no game could be rated). ``los_next`` is the
     likelihood that this player is stronger than the next-ranked one (``None``
-    for the last). ``faults`` counts the games this player lost by a fault.
+    for the last).
     """
 
     rank: int
@@ -56,7 +57,6 @@ class Standing:
     wins: int
     losses: int
     draws: int
-    faults: int
     los_next: float | None
 
     @property
@@ -67,6 +67,14 @@ class Standing:
     def score_pct(self) -> float | None:
         """Points per game in percent; ``None`` without games (not 0: nothing is known)."""
         return None if self.games == 0 else 100.0 * self.points / self.games
+
+
+@dataclass(frozen=True, slots=True)
+class Standing(RatedRow):
+    """One line of a report's standings; ``faults`` counts the games this player
+    lost by a fault."""
+
+    faults: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -328,11 +336,12 @@ def build_report(
     fault_reasons = tuple(r for r in FAULT_REASONS if r in present) + tuple(
         sorted(present - set(FAULT_REASONS))
     )
+    info = store.tournament
     return ReportData(
-        tournament=store.tournament_name,
-        created_at=store.created_at,
+        tournament=info.name,
+        created_at=info.created_at,
         generated_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        arena_version=store.arena_version,
+        arena_version=info.arena_version,
         games=len(results),
         players=tuple(order),
         standings=tuple(standings),
@@ -360,18 +369,6 @@ def _roles(game: str, variant: str) -> tuple[str, str]:
         return get_game(game).new_state(variant).player_names()
     except GameError:
         return ("first", "second")
-
-
-def game_figures(r: GameRecord) -> dict[str, str]:
-    """The game's own figures for the final position; none for a record it cannot read
-    (the report of a broken record must still be written). ``arena play`` prints the
-    same at the end of its game."""
-    if not r.final_position:
-        return {}
-    try:
-        return get_game(r.game).state_from_text(r.final_position).figures()
-    except GameError:
-        return {}
 
 
 def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStats, ...]:
@@ -500,7 +497,7 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         seconds=max(r.ended_at - r.started_at, 0.0),
         opening=r.opening,
         ms=(ms[0], ms[1]),
-        figures=game_figures(r),
+        figures=r.figures(),
         stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
 

@@ -9,17 +9,21 @@ columns and no box drawing, so ``grep`` and ``diff`` read it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from arena.report import fmt
-from arena.report.summary import ReportData
+
+if TYPE_CHECKING:  # the summary imports the rating fit (scipy: a second of arena run's start)
+    from arena.report.summary import ReportData
 
 __all__ = [
     "plain_table",
+    "rated_table",
     "print_standings",
     "search_table",
     "standings_lines",
@@ -27,30 +31,19 @@ __all__ = [
     "text_console",
 ]
 
-RIGHT = {
-    "#",
-    "Elo",
-    "95%",
-    "games",
-    "W-L-D",
-    "score",
-    "LOS next",
-    "faults",
-    "moves",
-    "time/move",
-    "moves with info",
-    "avg depth",
-    "nodes/s",
-    "playouts/s",
-}
+TEXT_COLUMNS = {"player", "last info"}
+
+RIGHT = {h for h in [*fmt.STANDING_HEADERS, *fmt.STATS_HEADERS] if h not in TEXT_COLUMNS}
+"""The columns of numbers, right-aligned."""
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
 
 
-def text_console() -> Console:
+def text_console(*, soft_wrap: bool = False) -> Console:
     """A console that prints text as it is: no markup, no ``:name:`` emoji codes
-    (a Sekigahara card ``T18:date:s`` must not become a calendar), no highlighting."""
-    return Console(markup=False, emoji=False, highlight=False)
+    (a Sekigahara card ``T18:date:s`` must not become a calendar), no highlighting;
+    ``soft_wrap`` for log lines, which a narrow terminal must not break."""
+    return Console(markup=False, emoji=False, highlight=False, soft_wrap=soft_wrap)
 
 
 def _title(data: ReportData) -> str:
@@ -58,26 +51,41 @@ def _title(data: ReportData) -> str:
     return f"{data.tournament}: {data.games} games{anchor}"
 
 
-def standings_table(data: ReportData) -> Table:
-    """Rank, player, Elo ± 95 %, games, W/L/D, score, LOS over the next, faults."""
-    table = Table(title=_title(data))
-    for name in fmt.STANDING_HEADERS:
+def rated_table(
+    title: str,
+    headers: Sequence[str],
+    rows: Sequence[Sequence[str]],
+    right: Collection[str] = RIGHT,
+) -> Table:
+    """A table of rated players for a terminal: the player's name folds, every other
+    column stays on one line, the ``right`` ones right-aligned."""
+    table = Table(title=title)
+    for name in headers:
         if name == "player":
             table.add_column(name, overflow="fold", min_width=6)
         else:
-            table.add_column(name, justify="right" if name in RIGHT else "left", no_wrap=True)
-    for s in data.standings:
-        table.add_row(*map(Text, fmt.standing_cells(s)))  # never markup or emoji codes
+            table.add_column(name, justify="right" if name in right else "left", no_wrap=True)
+    for row in rows:
+        table.add_row(*map(Text, row))  # never markup or emoji codes
     return table
 
 
-def plain_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    """Columns padded to their widest cell, numbers right-aligned, two spaces apart."""
+def standings_table(data: ReportData) -> Table:
+    """Rank, player, Elo ± 95 %, games, W/L/D, score, LOS over the next, faults."""
+    rows = [fmt.standing_cells(s) for s in data.standings]
+    return rated_table(_title(data), fmt.STANDING_HEADERS, rows)
+
+
+def plain_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], right: Collection[str] = RIGHT
+) -> list[str]:
+    """Columns padded to their widest cell, the ``right`` ones right-aligned, two
+    spaces apart."""
     widths = [max([len(h), *(len(r[i]) for r in rows)]) for i, h in enumerate(headers)]
 
     def line(cells: Sequence[str]) -> str:
         parts = [
-            c.rjust(w) if h in RIGHT else c.ljust(w)
+            c.rjust(w) if h in right else c.ljust(w)
             for c, w, h in zip(cells, widths, headers, strict=True)
         ]
         return "  ".join(parts).rstrip()

@@ -2,7 +2,8 @@
 
 Nothing here reads the store or prints; every function takes plain values (game
 triples, win/loss/draw tallies, pentanomial pair counts) and returns small frozen
-values, so the reports, the CLI and a future distributed backend can all call it.
+values, so the reports, the live views, the rating list and ``arena sprt`` all call
+the same code.
 
 Three families of numbers are provided:
 

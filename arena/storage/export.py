@@ -16,8 +16,6 @@ from typing import Any, BinaryIO
 
 import msgspec
 
-from arena.games import GameError, get_game
-from arena.match.record import GameRecord
 from arena.storage.store import Store
 
 __all__ = ["EXPORT_SCHEMA", "export_jsonl", "export_lines", "write_jsonl"]
@@ -26,20 +24,10 @@ EXPORT_SCHEMA = 1
 """Version of the line format; raised when a field changes meaning or goes away."""
 
 
-def figures(record: GameRecord) -> dict[str, str]:
-    """The game's figures of the record's final position (``{}`` if unreadable)."""
-    if not record.final_position:
-        return {}
-    try:
-        return get_game(record.game).state_from_text(record.final_position).figures()
-    except GameError:
-        return {}
-
-
 def export_lines(store: Store) -> Iterator[bytes]:
     """One encoded line (with its newline) per stored game, in stored order."""
     encoder = msgspec.json.Encoder()
-    tournament = store.tournament_name
+    tournament = store.tournament.name
     for key, pair_key, record in store.pair_items():
         line: dict[str, Any] = {
             "schema": EXPORT_SCHEMA,
@@ -47,7 +35,7 @@ def export_lines(store: Store) -> Iterator[bytes]:
             "key": key,
             "pair_key": pair_key,
             **msgspec.to_builtins(record),
-            "figures": figures(record),
+            "figures": record.figures(),
         }
         yield encoder.encode(line) + b"\n"
 

@@ -42,15 +42,14 @@ import datetime as _dt
 import errno
 import fcntl
 import functools
-import hashlib
 import os
 import sqlite3
 import threading
-from collections import Counter
-from collections.abc import Callable, Collection, Iterator
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
-from typing import ParamSpec, TypeVar
+from typing import NamedTuple, ParamSpec, TypeVar
 
 import msgspec
 
@@ -65,7 +64,7 @@ __all__ = [
     "LOCK_NAME",
     "Store",
     "StoreError",
-    "config_hash",
+    "TournamentInfo",
     "default_directory",
 ]
 
@@ -103,6 +102,17 @@ CREATE TABLE IF NOT EXISTS games (
 );
 CREATE INDEX IF NOT EXISTS games_pair ON games (pair_key);
 """
+
+
+class TournamentInfo(NamedTuple):
+    """The tournament a store holds: its name, its file's text as stored, the
+    schedule's fingerprint, and the arena version and time that created it."""
+
+    name: str
+    config_text: str
+    fingerprint: str
+    arena_version: str
+    created_at: str
 
 
 class StoreError(RuntimeError):
@@ -183,16 +193,6 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
     """``results/<tournament name>``: where a tournament's database lives by default."""
     return Path(root) / name
-
-
-def config_hash(text: str) -> str:
-    """A fallback fingerprint: the hash of a config text with line ends normalised.
-
-    Prefer ``arena.plan.schedule.schedule_fingerprint``, which ignores settings that
-    may change between runs (paths, concurrency) and sees openings-file contents.
-    """
-    canonical = "\n".join(line.rstrip() for line in text.strip().splitlines())
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def _now() -> str:
@@ -295,10 +295,11 @@ class Store:
             raise
         return cls(path, conn)
 
-    def _tournament_row(self) -> tuple[str, str, str, str, str] | None:
-        return self._conn.execute(
+    def _tournament_row(self) -> TournamentInfo | None:
+        row = self._conn.execute(
             "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
         ).fetchone()
+        return None if row is None else TournamentInfo(*row)
 
     def _init_tournament(self, name: str, config_text: str, fingerprint: str, force: bool) -> None:
         try:
@@ -309,7 +310,7 @@ class Store:
     def _init_tournament_rows(
         self, name: str, config_text: str, fingerprint: str, force: bool
     ) -> None:
-        with self._lock, self._transaction():
+        with self._lock, _transaction(self._conn):
             row = self._tournament_row()
             now = _now()
             if row is None:
@@ -341,9 +342,6 @@ class Store:
                 (name, config_text, fingerprint, arena.__version__, now),
             )
 
-    def _transaction(self) -> _Transaction:
-        return _Transaction(self._conn)
-
     def close(self) -> None:
         self._conn.close()
         if self._lock_fd is not None:
@@ -364,27 +362,9 @@ class Store:
     # -- tournament ---------------------------------------------------------------------
 
     @property
-    def tournament_name(self) -> str:
-        return self._info()[0]
-
-    @property
-    def config_text(self) -> str:
-        return self._info()[1]
-
-    @property
-    def fingerprint(self) -> str:
-        return self._info()[2]
-
-    @property
-    def arena_version(self) -> str:
-        return self._info()[3]
-
-    @property
-    def created_at(self) -> str:
-        return self._info()[4]
-
     @_sql_errors
-    def _info(self) -> tuple[str, str, str, str, str]:
+    def tournament(self) -> TournamentInfo:
+        """What the store says of its tournament (read anew: ``--force`` replaces it)."""
         with self._lock:
             row = self._tournament_row()
         if row is None:
@@ -419,7 +399,7 @@ class Store:
         )
         with self._lock:
             moved = self._file_id != _file_id(self.path)
-            with self._transaction():
+            with _transaction(self._conn):
                 cursor = self._conn.execute(
                     "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason,"
                     " faulty, plies, started_at, ended_at, stored_at, record)"
@@ -531,19 +511,6 @@ class Store:
             return self._conn.execute(query).fetchall()
 
     @_sql_errors
-    def results(self, *, exclude_reasons: Collection[str] = ()) -> list[tuple[str, str, float]]:
-        """``(player0, player1, score of player 0)`` per game, in stored order.
-
-        ``exclude_reasons`` drops games that ended for those reasons (for example
-        the fault reasons, to rate only games the bots played out).
-        """
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT player0, player1, score, reason FROM games ORDER BY rowid"
-            ).fetchall()
-        return [(p0, p1, score) for p0, p1, score, reason in rows if reason not in exclude_reasons]
-
-    @_sql_errors
     def pair_results(self) -> list[tuple[str, str, float, float]]:
         """``(a, b, a's score in game 1, a's score in game 2)`` per complete pair.
 
@@ -567,46 +534,6 @@ class Store:
         return result
 
     @_sql_errors
-    def fault_counts(self) -> dict[tuple[str, str], int]:
-        """Faulted games per ``(bot at fault, reason)``, for the fault table."""
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT CASE faulty WHEN 0 THEN player0 ELSE player1 END, reason, count(*)"
-                " FROM games WHERE faulty IS NOT NULL GROUP BY 1, 2 ORDER BY 1, 2"
-            ).fetchall()
-        return {(bot, reason): n for bot, reason, n in rows}
-
-    @_sql_errors
-    def reason_counts(self) -> Counter[str]:
-        """Games per end reason, faulted or not."""
-        with self._lock:
-            rows = self._conn.execute("SELECT reason, count(*) FROM games GROUP BY reason")
-            return Counter(dict(rows.fetchall()))
-
-    @_sql_errors
-    def export_jsonl(self, out_path: str | os.PathLike[str]) -> int:
-        """Write every game as one JSON line (its record plus ``key`` and
-        ``pair_key``), in stored order; returns the number of games.
-
-        The file is written beside its final name and renamed into place, so a
-        reader never sees half an export.
-        """
-        out_path = Path(out_path)
-        with self._lock:
-            rows = self._conn.execute(
-                "SELECT key, pair_key, record FROM games ORDER BY rowid"
-            ).fetchall()
-        tmp = out_path.with_name(out_path.name + ".tmp")
-        encoder = msgspec.json.Encoder()
-        with tmp.open("wb") as f:
-            for key, pair_key, text in rows:
-                record = msgspec.json.decode(text)
-                f.write(encoder.encode({"key": key, "pair_key": pair_key, **record}))
-                f.write(b"\n")
-        os.replace(tmp, out_path)
-        return len(rows)
-
-    @_sql_errors
     def integrity_check(self) -> str:
         """SQLite's own verdict on the file: ``"ok"`` when healthy."""
         with self._lock:
@@ -614,26 +541,17 @@ class Store:
         return "; ".join(row[0] for row in rows)
 
 
-class _Transaction:
+@contextmanager
+def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
     """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).
 
     IMMEDIATE takes the write lock at the start, so a concurrent writer fails
     fast with "database is locked" instead of halfway through.
     """
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        self._conn = conn
-
-    def __enter__(self) -> None:
-        self._conn.execute("BEGIN IMMEDIATE")
-
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
-            self._conn.execute("COMMIT")
-        else:
-            self._conn.execute("ROLLBACK")
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")

@@ -11,15 +11,15 @@ real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament se
 * ``ping``: ``pong`` with the right id;
 * ``newgame``: ``ready``;
 * ``go: ...``: decisions in chosen positions, each answered with a legal
-  action: the start position, the second player's first move, and for Kamisado
-  a position with a Sumo push among the legal actions, a pending regroup choice
-  (``left``/``right``) and a marathon match well advanced (long history, high
-  Sumo ranks);
+  action: the start position, the second player's first move, and the game's
+  own tricky cases (``Game.check_cases``: for Kamisado a position with a Sumo
+  push among the legal actions, a pending regroup choice (``left``/``right``)
+  and a marathon match well advanced, with a long history and high Sumo ranks);
 * ``options`` (only for a bot that declares engine options): the declarations
   are coherent and every sample value (default, bounds, each choice) is taken
   with a ``setoption`` before a ``newgame`` that is answered;
 * ``games: VARIANT vs OPPONENT`` (``games > 0``): whole games in every declared
-  variant against ``random`` and the strongest built-in bot, seats alternating
+  variant against ``random`` and the game's strongest built-in bot, seats alternating
   (``arena/tools/compliance_games.py``), reporting the first fault with its position;
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
@@ -37,7 +37,6 @@ bot should not have to know that the arena's first game is Kamisado.
 
 from __future__ import annotations
 
-import random
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -50,7 +49,8 @@ import trio
 from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
 from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
-from arena.games import Game, State, game_names, get_game
+from arena.games import CheckCase, Game, State, game_names, get_game
+from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
 from arena.plan.config import program_command
 from arena.plan.prepare import prepare
@@ -63,36 +63,14 @@ from arena.protocol.messages import (
     NewGame,
     SetOption,
 )
-from arena.protocol.text import visible
-from arena.tools.compliance_games import STAGE_TC, play_stage
+from arena.tools.compliance_games import STAGE_TC, Check, play_stage
 
 QUIT_TIMEOUT = 1.0
 """What protocol.md promises a bot for leaving after ``quit``."""
 
-# Hand-built Kamisado positions (see protocol.md and arena/games/kamisado/notation.py).
-KAMISADO_PUSH = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 2 -"
-"""Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
-KAMISADO_PUSH_ACTION = "d4-d5"
-KAMISADO_REGROUP = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"
-"""Black won the round and must choose how to regroup: ``left`` or ``right``."""
-
 
 @dataclass(frozen=True, slots=True)
-class Check:
-    """One verdict: ``detail`` says what was seen (or why it failed)."""
-
-    name: str
-    passed: bool
-    detail: str
-
-    def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
-        characters shown as escapes (a detail quotes what the bot sent)."""
-        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
-
-
-@dataclass(frozen=True, slots=True)
-class Position:
+class Decision:
     """A decision to ask for: ``state`` has its decider to move, in ``variant``."""
 
     name: str
@@ -100,61 +78,31 @@ class Position:
     variant: str
 
 
-def _advance_to_decision(state: State) -> State | None:
-    """Play the actions the referee plays itself (``State.forced_action``) until a
-    decision it asks a bot for."""
-    while not state.is_terminal():
-        forced = state.forced_action()
-        if forced is None:
-            return state
-        state.apply_action(forced)
-    return None
+def _case(game: Game, case: CheckCase, seed: int) -> Decision:
+    """The decision ``case`` describes, checked to be what its name claims."""
+    if case.position is None:
+        state = game.random_decision(case.variant, case.plies, seed)
+        if state is None:
+            raise RuntimeError(f"{game.name}/{case.variant} offers no decision at all")
+    else:
+        state = game.state_from_text(case.position)
+        legal = state.legal_actions()
+        if case.offers is not None and (case.offers not in legal or len(legal) < 2):
+            raise RuntimeError(f"{case.position!r} no longer offers {case.offers!r} ({case.name})")
+    return Decision(f"go: {case.name}", state, case.variant)
 
 
-def _random_position(game: Game, variant: str, plies: int, seed: int) -> State:
-    """A deterministic decision up to ``plies`` random actions into ``variant``:
-    the deepest one seen, so games shorter than ``plies`` still give one."""
-    rng = random.Random(seed)
-    state = game.new_state(variant)
-    deepest = _advance_to_decision(state.clone())
-    for _ in range(plies):
-        if state.is_terminal():
-            break
-        state.apply_action(rng.choice(state.legal_actions()))
-        if not state.is_terminal() and state.forced_action() is None:
-            deepest = state.clone()
-    if deepest is None:
-        raise RuntimeError(f"{game.name}/{variant} offers no decision at all")
-    return deepest
-
-
-def positions(game: Game) -> list[Position]:
+def decisions(game: Game) -> list[Decision]:
     """The decisions a bot must get right, the game's own tricky cases included."""
     start = game.new_state(game.default_variant)
-    second = _advance_to_decision(start.clone())
+    second = advance_to_decision(start.clone())
     if second is not None:
         second.apply_action(second.legal_actions()[0])
-        second = _advance_to_decision(second)
-    out = [Position("go: start position", start, game.default_variant)]
+        second = advance_to_decision(second)
+    out = [Decision("go: start position", start, game.default_variant)]
     if second is not None and second.current_player() != start.current_player():
-        out.append(Position("go: second player", second, game.default_variant))
-    if game.name == "kamisado":
-        push = game.state_from_text(KAMISADO_PUSH)
-        regroup = game.state_from_text(KAMISADO_REGROUP)
-        # Self-checks of the hand-built texts: they must test what they claim to.
-        if KAMISADO_PUSH_ACTION not in push.legal_actions() or len(push.legal_actions()) < 2:
-            raise RuntimeError(f"{KAMISADO_PUSH!r} no longer offers the push")
-        if regroup.legal_actions() != ["left", "right"]:
-            raise RuntimeError(f"{KAMISADO_REGROUP!r} no longer offers the regroup choice")
-        marathon = _random_position(game, "marathon", 150, 2026)
-        out += [
-            Position("go: Sumo push available", push, "standard"),
-            Position("go: regroup choice", regroup, "standard"),
-            Position("go: marathon match", marathon, "marathon"),
-        ]
-    else:
-        deep = game.variants[-1]
-        out.append(Position(f"go: {deep} game", _random_position(game, deep, 40, 2026), deep))
+        out.append(Decision("go: second player", second, game.default_variant))
+    out += [_case(game, case, 2026) for case in game.check_cases()]
     return out
 
 
@@ -217,25 +165,25 @@ class _Session:
             return error
         return None
 
-    async def decide(self, position: Position) -> Check:
+    async def decide(self, decision: Decision) -> Check:
         """``newgame``, one ``go`` and a ``gameover``; passed if the answer is legal."""
         if (why := await self.ensure_running()) is not None:
-            return Check(position.name, False, why)
+            return Check(decision.name, False, why)
         ident = self.engine.identity
-        if ident is not None and not ident.supports(self.game.name, position.variant):
+        if ident is not None and not ident.supports(self.game.name, decision.variant):
             # A tournament never offers an undeclared variant: nothing to check.
             declared = ", ".join(ident.games) or "none"
             return Check(
-                position.name,
+                decision.name,
                 True,
-                f"skipped: {self.game.name}/{position.variant} is not declared (games: {declared})",
+                f"skipped: {self.game.name}/{decision.variant} is not declared (games: {declared})",
             )
-        state = position.state
+        state = decision.state
         player = state.current_player()
         legal = state.legal_actions()
         clock = Clock(self._control())
         try:
-            await self.new_game(state, position.variant)
+            await self.new_game(state, decision.variant)
             reply = await self.engine.go(
                 Go(
                     player=player,
@@ -243,12 +191,12 @@ class _Session:
                     observation=state.observation(player),
                     history=state.history(player),
                     legal=legal,
-                    clock=ClockInfo.from_clock(clock, player),
+                    clock=ClockInfo.from_clocks((clock, clock), player),
                 ),
                 timeout=clock.budget(player),
             )
         except EngineError as exc:
-            return Check(position.name, False, _fault(exc))
+            return Check(decision.name, False, _fault(exc))
         answer = reply.answer
         assert isinstance(answer, Action)
         if answer.action in legal:
@@ -257,12 +205,12 @@ class _Session:
             await self.engine.stop(graceful=False)  # out of step: start afresh
             shown = " ".join(legal) if len(legal) <= 12 else " ".join(legal[:12]) + " ..."
             return Check(
-                position.name,
+                decision.name,
                 False,
                 f"illegal action {answer.action!r}; legal were: {shown}",
             )
         return Check(
-            position.name,
+            decision.name,
             True,
             f"answered {answer.action!r} in {reply.elapsed_ms} ms "
             f"({len(legal)} legal, {len(state.history(player))} actions of history)",
@@ -301,7 +249,7 @@ async def check_bot(
     """
     rules = get_game(game)
     config = _config(command, timeout, limits, sandbox, cwd)
-    decisions = positions(rules)
+    asked = decisions(rules)
     checks: list[Check] = []
     await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
@@ -309,8 +257,8 @@ async def check_bot(
         checks += await _handshake(session)
         checks.append(await _ping(session))
         checks.append(await _newgame(session))
-        for position in decisions:
-            checks.append(await session.decide(position))
+        for decision in asked:
+            checks.append(await session.decide(decision))
         if engine.identity is not None and engine.identity.options:
             checks.append(await _options(session))
         if games > 0:
@@ -431,8 +379,7 @@ async def _games(session: _Session, games: int, tc: str) -> list[Check]:
     variants = [v for v in rules.variants if ident is not None and ident.supports(rules.name, v)]
     if not variants:
         return [Check("games", False, f"not run: the bot declares no variant of {rules.name}")]
-    results = await play_stage(session.engine, rules, variants, games=games, tc=tc)
-    return [Check(r.name, r.passed, r.detail) for r in results]
+    return await play_stage(session.engine, rules, variants, games=games, tc=tc)
 
 
 async def _ping(session: _Session) -> Check:
@@ -604,10 +551,10 @@ def run_checks(
 
 __all__ = [
     "Check",
+    "Decision",
     "GameChoice",
-    "Position",
     "check_bot",
     "choose_games",
-    "positions",
+    "decisions",
     "run_checks",
 ]

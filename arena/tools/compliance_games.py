@@ -4,8 +4,9 @@ Single requests miss what only a whole match exercises: a move list that
 overflows at the 102 moves of a free choice, state kept wrongly across rounds,
 a regroup followed by the loser's free opening, time management over a game. So
 the bot plays seeded games in every variant it declares, as first and as second
-player, against ``random`` and against the strongest built-in bot for the game
-(which wins rounds, so the bot must regroup and open later rounds itself), at a
+player, against ``random`` and against the game's strongest built-in bot
+(``Game.strongest_bot``, which wins rounds of Kamisado, so the bot must regroup
+and open later rounds itself), at a
 short time control through the real referee. The first game the bot loses by a
 fault ends the stage with the game, the ply and the position it faced.
 """
@@ -13,31 +14,38 @@ fault ends the stage with the game, the ply and the position it faced.
 from __future__ import annotations
 
 import random
+from collections import Counter
 from dataclasses import dataclass
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine, EngineConfig, EngineError
 from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
+from arena.protocol.text import visible
 
-STRONGEST = {"kamisado": "alphabeta", "sekigahara": "battle-greedy"}
-"""The strongest built-in bot per game; ``random`` for any other game."""
 STAGE_TC = "2+0.05"
 MAX_PLIES = 800
 
 
 @dataclass(frozen=True, slots=True)
-class StageResult:
-    """One (variant, opponent) series: passed, or the first fault with where it happened."""
+class Check:
+    """One verdict of ``arena check-bot``: ``detail`` says what was seen (or why it
+    failed). Here, one (variant, opponent) series: passed, or the first fault with
+    where it happened."""
 
     name: str
     passed: bool
     detail: str
 
+    def line(self) -> str:
+        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
+        characters shown as escapes (a detail quotes what the bot sent)."""
+        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
+
 
 def opponents(game: Game) -> list[str]:
-    return list(dict.fromkeys(["random", STRONGEST.get(game.name, "random")]))
+    return list(dict.fromkeys(["random", game.strongest_bot]))
 
 
 def _opening(game: Game, variant: str, seed: int) -> State:
@@ -47,18 +55,29 @@ def _opening(game: Game, variant: str, seed: int) -> State:
     return game.state_from_text(state.to_text())
 
 
-def later_free_openings(game: Game, record: GameRecord, opening: State, seat: int) -> int:
-    """How often the bot had to open a later round with a free choice (Kamisado's
-    round > 1 and no required colour), replayed from the record."""
+def notable_decisions(game: Game, record: GameRecord, opening: State, seat: int) -> Counter[str]:
+    """The notable decisions (``Game.notable_decision``) the bot made, by kind,
+    replayed from the record."""
     state = opening.clone()
-    count = 0
+    kinds: Counter[str] = Counter()
     for action in record.actions:
         if action.player == seat and not action.forced:
-            obs = state.observation(seat)
-            free = "required_colour" in obs and obs["required_colour"] is None
-            count += free and obs.get("round", 1) > 1 and obs.get("phase") == "play"
+            kind = game.notable_decision(state)
+            if kind is not None:
+                kinds[kind] += 1
         state.apply_action(action.action)
-    return count
+    return kinds
+
+
+async def _plays(opponent: Engine, game: Game, variant: str) -> bool:
+    """Whether the built-in ``opponent`` declares ``game``/``variant`` (a game of
+    its own package has no built-in bot; ``random`` plays Kamisado and Sekigahara).
+    One that does not start is left to the games, which record why."""
+    try:
+        identity = await opponent.start(game.name, variant, check_identity=False)
+    except EngineError:
+        return True
+    return identity.supports(game.name, variant)
 
 
 def _fault_detail(game: Game, record: GameRecord, opening: State, seat: int, number: int) -> str:
@@ -81,14 +100,14 @@ async def play_stage(
     games: int,
     seed: int = 2026,
     tc: str = STAGE_TC,
-) -> list[StageResult]:
+) -> list[Check]:
     """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
     from arena.plan.builtins import resolve_builtin
     from arena.plan.prepare import prepare
 
     control = TimeControl.parse(tc)
     settings = RefereeSettings(max_plies=MAX_PLIES)
-    out: list[StageResult] = []
+    out: list[Check] = []
     for variant in variants:
         for opponent in opponents(game):
             name = f"games: {variant} vs {opponent}"
@@ -100,10 +119,14 @@ async def play_stage(
                 sandbox=bot.config.sandbox,
             )
             by_seat = [[0, 0, 0], [0, 0, 0]]  # per seat: wins, losses, draws
-            late = 0
+            notable: Counter[str] = Counter()
             roles: tuple[str, str] = ("player 0", "player 1")
             await prepare(command)
             async with Engine(config) as other:
+                if not await _plays(other, game, variant):
+                    why = f"skipped: the built-in {opponent} does not play {game.name}/{variant}"
+                    out.append(Check(name, True, why))
+                    continue
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2
                     opening = _opening(game, variant, seed + number)
@@ -119,14 +142,14 @@ async def play_stage(
                     )
                     if record.faulty == seat:
                         detail = _fault_detail(game, record, opening, seat, number)
-                        out.append(StageResult(name, False, detail))
+                        out.append(Check(name, False, detail))
                         return out
-                    late += later_free_openings(game, record, opening, seat)
+                    notable += notable_decisions(game, record, opening, seat)
                     mine = record.score if seat == 0 else 1.0 - record.score
                     by_seat[seat][0 if mine == 1.0 else 1 if mine == 0.0 else 2] += 1
-            extra = f"; {late} later rounds opened with a free choice" if late else ""
+            extra = "".join(f"; {n} {kind}" for kind, n in notable.items())
             out.append(
-                StageResult(
+                Check(
                     name,
                     True,
                     f"{games} game{'s' if games != 1 else ''}, all legal, no fault; "
@@ -153,10 +176,9 @@ def by_seat_text(roles: tuple[str, str], by_seat: list[list[int]]) -> str:
 
 __all__ = [
     "STAGE_TC",
-    "STRONGEST",
-    "StageResult",
+    "Check",
     "by_seat_text",
-    "later_free_openings",
+    "notable_decisions",
     "opponents",
     "play_stage",
 ]

@@ -124,7 +124,7 @@ async def bot_score(
             observation=state.observation(player),
             history=state.history(player),
             legal=state.legal_actions(),
-            clock=ClockInfo.from_clock(clock, player),
+            clock=ClockInfo.from_clocks((clock, clock), player),
         ),
         timeout=clock.budget(player) + 1.0,
     )

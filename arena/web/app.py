@@ -28,8 +28,9 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from arena.games import game_names
 from arena.report import fmt
-from arena.report.html import asset, board_assets, embed_json, section_context
+from arena.report.html import asset, embed_json, picture_assets, section_context
 from arena.report.replay import replay_json
 from arena.report.summary import ReportData, build_report
 from arena.storage.store import DB_NAME, StoreError
@@ -169,10 +170,13 @@ class StaticFiles:
 
     MEDIA = {".js": "text/javascript", ".css": "text/css"}
 
-    def __init__(self) -> None:
-        files = {name: _static(name) for name in ("live.js", "tournament.js", "player.js")}
-        files["replay.js"] = asset("replay.js")  # the report's boards and replay viewer
-        files["style.css"] = asset("report.css") + _static("site.css")
+    def __init__(self, pictures: dict[str, str]) -> None:
+        """``pictures``: the games' page assets (``arena.report.html.picture_assets``)."""
+        names = ("live.js", "games.js", "tournament.js", "player.js")
+        files = {name: _static(name) for name in names}
+        files["replay.js"] = asset("replay.js")  # the report's replay viewer
+        files["pictures.js"] = pictures["picture_script"]  # each game's own drawing
+        files["style.css"] = asset("report.css") + pictures["picture_css"] + _static("site.css")
         self.files = {name: text.encode() for name, text in files.items()}
         self.digests = {
             name: hashlib.sha256(data).hexdigest()[:16] for name, data in self.files.items()
@@ -198,8 +202,9 @@ def build_app(
     """The view of ``site``: behind ``token`` if given, else answering only requests
     whose ``Host`` is one of ``hosts`` (``arena/web/guard.py``)."""
     env = _environment()
-    assets = board_assets()
-    static = StaticFiles()
+    # Every installed game's pictures: a served folder may hold tournaments of any game.
+    pictures = picture_assets(game_names())
+    static = StaticFiles(pictures)
 
     def page(template: str, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(
@@ -207,7 +212,7 @@ def build_app(
             site=site,
             fmt=fmt,
             page_name=embed_json(context.get("name", "")),
-            **assets,
+            pictures=pictures["pictures"],
             **context,
         )
         return HTMLResponse(html, headers={"Cache-Control": "no-store"})

@@ -30,8 +30,8 @@ from arena.games import GameError, get_game
 from arena.match.events import GameMoved, GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
-from arena.report.replay import COMPACT, game_view
-from arena.tournament import Observer, Progress, Standing
+from arena.report.replay import game_view, show_of
+from arena.tournament import Observer, Progress, Tally
 
 __all__ = ["LiveHub", "Subscriber", "PROGRESS", "RESULTS", "game_topic"]
 
@@ -74,10 +74,10 @@ class LiveGame:
 
 def _game_payload(start: GameStarted, last: GameMoved | None) -> dict[str, Any]:
     position = last.position if last is not None else start.position
-    kind = start.game if start.game in COMPACT else "text"
+    show = show_of(start.game)
+    kind = show.picture
     try:
-        view = game_view(get_game(start.game).state_from_text(position))
-        frame = COMPACT.get(start.game, lambda v: v)(view)
+        frame = show.frame(game_view(get_game(start.game).state_from_text(position)))
     except GameError as exc:
         frame, kind = {"error": str(exc)}, "text"
     out: dict[str, Any] = {
@@ -191,7 +191,7 @@ class LiveHub(Observer):
         self._publish(game_topic(key))
         self._publish(PROGRESS)
 
-    def bot_disqualified(self, name: str, standing: Standing) -> None:
+    def bot_disqualified(self, name: str, tally: Tally) -> None:
         self.disqualified.append(name)
         self._publish(PROGRESS)
 

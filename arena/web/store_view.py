@@ -19,7 +19,7 @@ from urllib.parse import quote
 import msgspec
 
 from arena.match.record import GameRecord
-from arena.storage.store import DB_NAME, StoreError
+from arena.storage.store import DB_NAME, StoreError, TournamentInfo
 
 __all__ = ["GameFilter", "StoreView", "SummaryView"]
 
@@ -68,13 +68,13 @@ class StoreView:
         try:
             self._conn = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
             row = self._conn.execute(
-                "SELECT name, arena_version, created_at FROM tournament"
+                "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
             ).fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
         if row is None:
             raise StoreError(f"{self.path} holds no tournament")
-        self.tournament_name, self.arena_version, self.created_at = row
+        self.tournament = TournamentInfo(*row)
         self._lock = threading.Lock()
         self._decoder = msgspec.json.Decoder(GameRecord)
 
@@ -138,9 +138,7 @@ class SummaryView:
 
     def __init__(self, view: StoreView) -> None:
         self.view = view
-        self.tournament_name = view.tournament_name
-        self.arena_version = view.arena_version
-        self.created_at = view.created_at
+        self.tournament = view.tournament
 
     def count(self) -> int:
         return self.view.count()

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from arena.games.base import TERMINAL, Game, GameError, IllegalAction, Outcome, State
+from arena.games.base import TERMINAL, CheckCase, Game, GameError, IllegalAction, Outcome, State
 from arena.games.kamisado.board import (
     COLOURS,
     MATCH_KINDS,
@@ -21,6 +21,15 @@ from arena.games.kamisado.notation import (
 )
 from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
+
+if TYPE_CHECKING:
+    from arena.games.show import Show
+
+# Hand-built positions for check-bot (see protocol.md and notation.py).
+PUSH_CHECK = "obvprgn1/8/8/3y4/3G+4/8/8/OBVPYRN1 b g standard 1-0 2 -"
+"""Black's green Sumo on d4 may push Gold's yellow on d5 (``d4-d5``) or move diagonally."""
+REGROUP_CHECK = "oO+vpyrgn/8/8/1b6/8/8/2G5/N2YPVBR b - standard 1-0 1 b"
+"""Black won the round and must choose how to regroup: ``left`` or ``right``."""
 
 
 class KamisadoState(State):
@@ -127,6 +136,30 @@ class Kamisado(Game):
     default_variant = "standard"
     description = "Kamisado: single round, standard, long and marathon matches"
     observation_type = KamisadoObservation
+    strongest_bot = "alphabeta"
+
+    def show(self) -> Show:
+        from arena.games.kamisado.show import SHOW
+
+        return SHOW
+
+    def check_cases(self) -> list[CheckCase]:
+        """A Sumo push among the legal actions, a pending regroup choice and a marathon
+        match well advanced (a long history, high Sumo ranks)."""
+        return [
+            CheckCase("Sumo push available", "standard", PUSH_CHECK, offers="d4-d5"),
+            CheckCase("regroup choice", "standard", REGROUP_CHECK, offers="left"),
+            CheckCase("marathon match", "marathon", plies=150),
+        ]
+
+    def notable_decision(self, state: State) -> str | None:
+        """A later round opened with a free choice (no required colour): the loser of
+        a round opens the next among a hundred moves, from a board regrouped."""
+        assert isinstance(state, KamisadoState)
+        pos = state.pos
+        if pos.phase == PLAY and pos.required == FREE and pos.round > 1:
+            return "later rounds opened with a free choice"
+        return None
 
     def new_state(self, variant: str | None = None) -> KamisadoState:
         variant = variant or self.default_variant

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from arena.games.base import Game, GameError, State
 from arena.games.sekigahara.observation import SekigaharaObservation
 from arena.games.sekigahara.scenario import VARIANTS, Scenario, deal, default_scenario
 from arena.games.sekigahara.state import SekigaharaState
+
+if TYPE_CHECKING:
+    from arena.games.show import Show
 
 
 class SekigaharaGame(Game):
@@ -25,6 +28,12 @@ class SekigaharaGame(Game):
     description: ClassVar[str] = (
         "Sekigahara battle: deploy blocks with cards, special attacks, loyalty challenges"
     )
+    strongest_bot: ClassVar[str] = "battle-greedy"
+
+    def show(self) -> Show:
+        from arena.games.sekigahara.show import SHOW
+
+        return SHOW
 
     def _variant(self, variant: str | None) -> str:
         variant = variant or self.default_variant

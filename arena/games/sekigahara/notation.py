@@ -32,7 +32,7 @@ VERBS = ("leader", "deploy", "stop", "challenge", "pass", "refute", "decline")
 
 
 @dataclass(frozen=True, slots=True)
-class Action:
+class ParsedAction:
     """A parsed action: the verb, the card id (if any) and the block ids (if any)."""
 
     verb: str
@@ -48,7 +48,7 @@ class Action:
         return " ".join(words)
 
 
-def parse_action(text: str) -> Action:
+def parse_action(text: str) -> ParsedAction:
     """Parse one action; raise ``IllegalAction`` for a shape no rule could accept."""
     words = text.split()
     if not words or words[0] not in VERBS:
@@ -57,21 +57,21 @@ def parse_action(text: str) -> Action:
     if verb in ("stop", "pass", "decline"):
         if args:
             raise IllegalAction(f"{verb!r} takes no argument")
-        return Action(verb)
+        return ParsedAction(verb)
     if verb == "leader":
         if len(args) != 1 or "," in args[0]:
             raise IllegalAction("want 'leader <block>'")
-        return Action(verb, None, (args[0],))
+        return ParsedAction(verb, None, (args[0],))
     if verb in ("challenge", "refute"):
         if len(args) != 1:
             raise IllegalAction(f"want '{verb} <card>'")
-        return Action(verb, args[0])
+        return ParsedAction(verb, args[0])
     if len(args) != 2:
         raise IllegalAction("want 'deploy <card> <block>[,<block>]'")
     blocks = tuple(args[1].split(","))
     if not 1 <= len(blocks) <= 2 or "" in blocks:
         raise IllegalAction("want 'deploy <card> <block>[,<block>]'")
-    return Action(verb, args[0], blocks)
+    return ParsedAction(verb, args[0], blocks)
 
 
 def normalize(text: str) -> str:

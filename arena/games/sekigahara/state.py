@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from arena.games.base import TERMINAL, GameError, IllegalAction, Outcome, State
 from arena.games.sekigahara.cards import Block, Card, CardKind, Mark
 from arena.games.sekigahara.notation import (
-    Action,
+    ParsedAction,
     normalize,
     parse_action,
     parse_position_text,
@@ -185,11 +185,11 @@ class SekigaharaState(State):
         self.log.append((role, text))
         getattr(self, f"_do_{act.verb}")(role, act)
 
-    def _do_leader(self, role: int, act: Action) -> None:
+    def _do_leader(self, role: int, act: ParsedAction) -> None:
         self._deploy(role, None, act.blocks)
         self.phase = "act"
 
-    def _do_deploy(self, role: int, act: Action) -> None:
+    def _do_deploy(self, role: int, act: ParsedAction) -> None:
         assert act.card is not None
         side = self.sides[role]
         side.hand.remove(act.card)
@@ -222,14 +222,14 @@ class SekigaharaState(State):
             added.append(gain)
         self.deployments.append(Deployment(role, card_id, block_ids, added))
 
-    def _do_stop(self, role: int, act: Action) -> None:
+    def _do_stop(self, role: int, act: ParsedAction) -> None:
         self.sides[role].stopped = True
         self.phase = "over" if all(s.stopped for s in self.sides) else "act"
 
-    def _do_pass(self, role: int, act: Action) -> None:
+    def _do_pass(self, role: int, act: ParsedAction) -> None:
         self.phase = "act"
 
-    def _do_challenge(self, role: int, act: Action) -> None:
+    def _do_challenge(self, role: int, act: ParsedAction) -> None:
         """Ruling: playing a loyalty challenge card counts as playing a card, so that
         side may no longer deploy free leaders. The loyalty card is spent whether or
         not the challenge is refuted."""
@@ -241,7 +241,7 @@ class SekigaharaState(State):
         self.challenge_card = act.card
         self.phase = "refute"
 
-    def _do_refute(self, role: int, act: Action) -> None:
+    def _do_refute(self, role: int, act: ParsedAction) -> None:
         """The shown card is revealed but stays in hand; it may be played or shown
         again later."""
         assert act.card is not None
@@ -250,7 +250,7 @@ class SekigaharaState(State):
         self.challenge_card = None
         self.phase = "act"
 
-    def _do_decline(self, role: int, act: Action) -> None:
+    def _do_decline(self, role: int, act: ParsedAction) -> None:
         """Rule 4: the blocks change sides; the owner loses what the deployment added,
         the challenger scores each block in order as a plain deployment."""
         last = self.deployments[-1]

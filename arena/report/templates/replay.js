@@ -1,7 +1,20 @@
 "use strict";
+// Replays and game pictures, shared by report.html and the web view's pages.
+//
+// Each game draws its own frames: its script (arena/games/NAME/show.js, put on
+// the page after this one by arena/games/show.py's PageAssets) calls
+// ArenaReplay.register(picture, {...}) with
+//   create(parent)              make the picture's element in parent, return it;
+//   draw(view, frame, prev, action)
+//                               draw frame over the previous one drawn (prev, or
+//                               null); action is the text of the action that led
+//                               to frame when the caller knows it (the live page),
+//                               else undefined;
+//   status(frame)   (optional)  lines of text shown under a replay;
+//   mover(frame)    (optional)  0 or 1, the player to move, or null;
+//   side(player)    (optional)  a class for a player's name (its side's colour).
+// A picture no script registered is drawn as the frame's fields in text.
 (function () {
-  const styleBlock = document.getElementById("kamisado-style");
-  const STYLE = styleBlock ? JSON.parse(styleBlock.textContent) : {};
   const SVGNS = "http://www.w3.org/2000/svg";
 
   // Frames are stored as differences (see arena/report/replay.py: decode_frames).
@@ -21,7 +34,7 @@
     return frames;
   }
 
-  function el(name, attrs, parent) {
+  function svg(name, attrs, parent) {
     const e = document.createElementNS(SVGNS, name);
     for (const [k, v] of Object.entries(attrs)) e.setAttribute(k, v);
     if (parent) parent.appendChild(e);
@@ -36,134 +49,14 @@
     return e;
   }
 
-  function isTower(key) { return /^[bg][A-Z]$/.test(key) && (key[1] in STYLE.colours); }
-
-  function squareXY(square) {
-    const size = STYLE.square, margin = STYLE.margin;
-    return [margin + (square.charCodeAt(0) - 97) * size, (8 - parseInt(square.slice(1), 10)) * size];
-  }
-
-  // The squares the last action moved the mover's tower from and to (none for a regroup).
-  function lastMove(prev, frame) {
-    if (!prev || !frame) return null;
-    const moved = Object.keys(frame).filter(k => isTower(k) && k[0] === prev.m && prev[k] !== frame[k]);
-    if (moved.length !== 1) return null;
-    const k = moved[0];
-    return {from: prev[k].replace(/\+/g, ""), to: frame[k].replace(/\+/g, "")};
-  }
-
-  // Mirrors kamisado_tower_svg in arena/report/boards.py, each tower drawn at
-  // its square's origin and moved there by a transform. The group keeps its
-  // tower elements between calls and only moves (or re-ranks) the towers that
-  // changed: a live page redraws up to 16 boards per update, and rebuilding
-  // some 100 SVG nodes each time was most of its cost.
-  function drawTowers(group, frame, move) {
-    const size = STYLE.square;
-    const keys = Object.keys(frame).filter(isTower);
-    let cache = group.arenaTowers;
-    if (!cache || cache.towers.size !== keys.length || keys.some(k => !cache.towers.has(k))) {
-      while (group.firstChild) group.removeChild(group.firstChild);
-      cache = group.arenaTowers = {towers: new Map(), marks: {}};
-      for (const cls of ["from", "to"]) {
-        cache.marks[cls] = el("rect", {"class": "last-move " + cls, width: size - 4, height: size - 4, fill: "none",
-          stroke: cls === "to" ? "#000" : "#fff", "stroke-width": 3, "stroke-dasharray": cls === "to" ? "" : "4 3"});
-      }
-      for (const key of keys) {
-        const owner = key[0] === "b" ? "black" : "gold", colour = STYLE.colours[key[1]];
-        const g = el("g", {"class": "tower", "data-owner": owner, "data-colour": colour}, group);
-        el("circle", {cx: size / 2, cy: size / 2, r: size * 0.42, fill: STYLE.owner_fill[owner], stroke: "#fff", "stroke-width": 1}, g);
-        el("circle", {cx: size / 2, cy: size / 2, r: size * 0.27, fill: STYLE.hex[colour]}, g);
-        const t = el("text", {x: size / 2, y: size / 2 + 4, "text-anchor": "middle", "font-size": 11, "font-weight": "bold", fill: STYLE.owner_text[owner]}, g);
-        t.textContent = key[1];
-        cache.towers.set(key, {g, value: null, dots: []});
-      }
-    }
-    const first = keys.length ? cache.towers.values().next().value.g : null;
-    for (const cls of ["to", "from"]) {  // below the towers, "from" before "to"
-      const mark = cache.marks[cls];
-      if (!move) { mark.remove(); continue; }
-      const [x, y] = squareXY(move[cls]);
-      mark.setAttribute("x", x + 2); mark.setAttribute("y", y + 2); mark.setAttribute("data-square", move[cls]);
-      if (mark.parentNode !== group) group.insertBefore(mark, cls === "to" ? first : cache.marks.to);
-    }
-    for (const key of keys) {
-      const tower = cache.towers.get(key), value = frame[key];
-      if (tower.value === value) continue;
-      const square = value.replace(/\+/g, ""), rank = value.length - square.length;
-      const [x, y] = squareXY(square);
-      tower.g.setAttribute("transform", "translate(" + x + "," + y + ")");
-      tower.g.setAttribute("data-square", square);
-      if (tower.g.getAttribute("data-rank") !== String(rank)) {
-        tower.g.setAttribute("data-rank", rank);
-        for (const d of tower.dots) d.remove();
-        tower.dots = [];
-        for (let k = 0; k < rank; k++) tower.dots.push(el("circle", {cx: 6 + 6 * k, cy: 6, r: 2.5, fill: "#fff", stroke: "#000", "stroke-width": 0.8}, tower.g));
-      }
-      tower.value = value;
-    }
-  }
-
-  function kamisadoStatus(f) {
-    const side = f.m === "b" ? "black" : "gold";
-    const phase = f.ph === "over" ? "match over"
-      : f.ph === "regroup" ? side + " chooses the regroup (left/right)"
-      : side + " to move, " + (f.c ? STYLE.colours[f.c] : "any") + " tower";
-    return f.x + " match, round " + f.r + ", score black " + f.s[0] + " – gold " + f.s[1] + " (target " + f.g + ")\n" + phase;
-  }
-
-  // The Sekigahara battle (frames from arena/report/battle.py): per army its impact
-  // bar, field, reserve and hand; the cards shown so far; the outcome at the end.
-  const ROLES = ["attacker", "defender"];
-  function drawBattle(box, f, prev) {
-    while (box.firstChild) box.removeChild(box.firstChild);
-    const top = Math.max(1, f.im[0], f.im[1]);
-    ROLES.forEach((role, i) => {
-      const k = role[0];
-      const army = html("div", "army " + role + (f.m === role ? " to-move" : ""), null, box);
-      army.dataset.role = role;
-      army.dataset.impact = f.im[i];
-      html("h4", null, role + " (" + f.sd[i] + "): impact " + f.im[i] + (f.st[i] ? " · stopped" : "") + (f.m === role ? " · to act" : ""), army);
-      const bar = html("div", "bar", null, army);
-      html("div", null, null, bar).style.width = (100 * f.im[i] / top).toFixed(1) + "%";
-      const before = new Set(prev ? (prev["f" + k] || []).map(b => b[0]) : []);
-      const field = html("div", "row field", null, army);
-      html("span", "label", "field", field);
-      for (const [token, owner, added] of f["f" + k] || []) {
-        const b = html("span", "block" + (owner !== k ? " turned" : "") + (prev && !before.has(token) ? " new" : ""), token + " +" + added, field);
-        b.title = owner !== k ? "turned from the " + (owner === "a" ? "attacker" : "defender") : "";
-      }
-      for (const [label, key, cls] of [["reserve", "r", "block"], ["hand", "h", "card"]]) {
-        const items = f[key + k];
-        if (!items) continue;
-        const row = html("div", "row " + label, null, army);
-        html("span", "label", label, row);
-        if (!items.length) html("span", "meta", "none", row);
-        for (const token of items) html("span", cls, token, row);
-      }
-    });
-    const shown = html("div", "row cards", null, box);
-    html("span", "label", "cards shown", shown);
-    const seen = new Set(prev ? (prev.cards || []).map(c => c[0]) : []);
-    if (!(f.cards || []).length) html("span", "meta", "none", shown);
-    for (const [id, what] of f.cards || []) html("span", "card" + (prev && !seen.has(id) ? " new" : ""), id + ":" + what, shown);
-    if (f.pe) {
-      html("div", "pending", f.pe.by + " deployed " + (f.pe.blocks || []).join(",") + " (+" + f.pe.added + ")"
-        + (f.pe.challenge ? ", challenged with " + f.pe.challenge : ", open to a loyalty challenge"), box);
-    }
-    if (f.out) {
-      const o = html("div", "outcome", null, box);
-      o.dataset.winner = f.out.winner;
-      html("strong", null, f.out.winner + " wins", o);
-      o.appendChild(document.createTextNode(" · impact " + f.out.impacts.join("–") + " · casualties " + f.out.casualties.join("–")));
-      ROLES.forEach((role, i) => {
-        const lost = (f.out.removed || [])[i] || [];
-        if (!lost.length) return;
-        const row = html("div", "row", null, o);
-        html("span", "label", role + " loses", row);
-        for (const id of lost) html("span", "block removed", id, row);
-      });
-    }
-  }
+  // The picture of a game no script draws: the frame's fields, one per line.
+  const TEXT = {
+    create(parent) { return html("pre", "fields", null, parent); },
+    draw(pre, frame) { pre.textContent = Object.entries(frame).map(([k, v]) => k + ": " + JSON.stringify(v)).join("\n"); },
+  };
+  const pictures = {};
+  function register(name, picture) { pictures[name] = picture; }
+  function picture(name) { return pictures[name] || TEXT; }
 
   function button(label, title, parent) {
     const b = document.createElement("button");
@@ -194,15 +87,8 @@
     const left = document.createElement("div");
     const right = document.createElement("div");
     container.append(left, right);
-    let board = null, fields = null, battle = null;
-    if (data.k === "kamisado") {
-      board = document.getElementById("kamisado-board").content.firstElementChild.cloneNode(true);
-      left.appendChild(board);
-    } else if (data.k === "sekigahara") {
-      battle = html("div", "battle", null, left);
-    } else {
-      fields = document.createElement("pre"); fields.className = "fields"; left.appendChild(fields);
-    }
+    const pic = picture(data.k);
+    const view = pic.create(left);
     const controls = document.createElement("div"); controls.className = "controls"; left.appendChild(controls);
     const first = button("|◀", "first", controls), prev = button("◀", "previous", controls);
     const next = button("▶", "next", controls), end = button("▶|", "last", controls);
@@ -230,9 +116,8 @@
         ? ": " + who(action[2]) + " played " + action[0] + " in " + action[1] + " ms" + (action[3] ? " (forced)" : "")
         : ": opening");
       if (action && action[4]) head += "\n" + infoText(action[4]);
-      if (board) { drawTowers(board.querySelector("g.towers"), frame, lastMove(before, frame)); status.textContent = head + "\n" + (frames.length ? kamisadoStatus(frame) : ""); }
-      else if (battle) { if (frames.length) drawBattle(battle, frame, before); status.textContent = head; }
-      else { status.textContent = head; fields.textContent = Object.entries(frame).map(([k, v]) => k + ": " + JSON.stringify(v)).join("\n"); }
+      if (frames.length) pic.draw(view, frame, before);
+      status.textContent = pic.status ? head + "\n" + (frames.length ? pic.status(frame) : "") : head;
       list.querySelectorAll("li.current").forEach(li => li.classList.remove("current"));
       if (ply > 0 && list.children[ply - 1]) { list.children[ply - 1].classList.add("current"); }
     }
@@ -250,7 +135,7 @@
     show(0);
   }
 
-  globalThis.ArenaReplay = {decode, drawTowers, drawBattle, kamisadoStatus, infoText, lastMove, buildViewer};
+  globalThis.ArenaReplay = {decode, html, svg, register, picture, infoText, buildViewer};
 
   const games = document.getElementById("games");
   if (!games) return;  // a page of the web view: it wires up its own games table

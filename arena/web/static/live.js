@@ -26,45 +26,30 @@
     if (c) return c;
     const root = document.createElement("div"); root.className = "card"; root.dataset.key = g.key;
     const title = text("div", "line", root, g.key + " · " + g.variant);
+    const pic = window.ArenaReplay.picture(g.k);
     const rows = [0, 1].map(p => {
       const who = text("div", "who", root);
-      const name = text("span", g.k === "kamisado" ? "side " + (p === 0 ? "black" : "gold") : "", who, g.players[p]);
+      const name = text("span", pic.side ? pic.side(p) : "", who, g.players[p]);
       const clk = text("span", "clock", who, "");
       return {who, name, clk};
     });
-    let board = null, fields = null, battle = null;
-    if (g.k === "kamisado") {
-      board = document.getElementById("kamisado-board").content.firstElementChild.cloneNode(true);
-      root.appendChild(board);
-    } else if (g.k === "sekigahara") battle = text("div", "battle", root);
-    else fields = text("pre", "fields", root);
+    const view = pic.create(root);
     const last = text("div", "line last", root, "");
     const info = text("div", "line info", root, "");
-    c = {root, title, rows, board, fields, battle, last, info, frame: null};
+    c = {root, title, rows, pic, view, last, info, frame: null};
     cards.set(g.key, c);
     boards.appendChild(root);
     running();
     return c;
   }
 
-  // The marked move is the one the event names: a page that skipped plies would
-  // find another mover's towers moved in its last drawn frame, and mark that.
-  function lastMove(c, g) {
-    const m = g.last && /^([a-h][1-8])-([a-h][1-8])$/.exec(g.last.action);
-    if (m) return m[1] === m[2] ? null : {from: m[1], to: m[2]};
-    return g.last ? null : window.ArenaReplay.lastMove(c.frame, g.frame);
-  }
-
   function showGame(g) {
     const c = card(g);
     c.root.dataset.ply = g.ply;
-    const R = window.ArenaReplay;
-    if (c.board) R.drawTowers(c.board.querySelector("g.towers"), g.frame, lastMove(c, g));
-    else if (c.battle) R.drawBattle(c.battle, g.frame, c.frame);
-    else c.fields.textContent = Object.entries(g.frame).map(([k, v]) => k + ": " + JSON.stringify(v)).join("\n");
+    // The event names the action that led here (the opening has none).
+    c.pic.draw(c.view, g.frame, c.frame, g.last ? g.last.action : undefined);
     c.frame = g.frame;
-    const mover = g.k === "kamisado" && g.frame.m ? (g.frame.m === "b" ? 0 : 1)
-      : g.k === "sekigahara" && g.frame.m ? (g.frame.m === "attacker" ? 0 : 1) : null;
+    const mover = c.pic.mover ? c.pic.mover(g.frame) : null;
     c.rows.forEach((r, p) => {
       put(r.clk, g.clocks ? clock(g.clocks[p]) : (g.tc ? g.tc[p] : ""));
       r.clk.classList.toggle("mover", mover === p);  // a no-op when already so

@@ -1,9 +1,10 @@
-"""The Sekigahara battle drawn from its public ``observation``, never its internals.
+"""The Sekigahara battle as people see it, drawn from its public ``observation``.
 
-Two pictures: compact replay frames that the HTML report's script draws as two
-armies (impact bars, fields, reserves, hands, the cards shown), and a plain
-terminal listing for ``arena show``. Both read only the documented observation
-fields (protocol.md), as a bot would.
+Two pictures (``arena.games.show``): compact replay frames that the page script
+(``show.js``) draws as two armies (impact bars, fields, reserves, hands, the
+cards shown), and a plain terminal listing for ``arena show``. Both read only
+the documented observation fields (protocol.md), as a bot would, never the
+rules core's internals.
 """
 
 from __future__ import annotations
@@ -12,7 +13,9 @@ from typing import Any
 
 from rich.text import Text
 
-__all__ = ["battle_frame", "battle_terminal"]
+from arena.games.show import PageAssets, Show, package_text
+
+__all__ = ["SHOW", "battle_frame", "battle_page", "battle_terminal"]
 
 ROLES = ("attacker", "defender")
 
@@ -24,7 +27,7 @@ def _own(view: dict[str, Any], key: str, role: str) -> Any:
 
 
 def battle_frame(view: dict[str, Any]) -> dict[str, Any]:
-    """A merged Sekigahara view (``replay.game_view``) as a compact frame.
+    """A merged Sekigahara view (``arena.report.replay.game_view``) as a compact frame.
 
     Short keys, one per thing that changes (``fa`` the attacker's field, ``ha``
     its hand...), because consecutive frames are stored as differences of
@@ -103,3 +106,15 @@ def battle_terminal(observation: dict[str, Any]) -> Text:
     cards = [f"{c} {what}" for c, what in obs["revealed_cards"].items()]
     lines.append(f"cards shown: {', '.join(cards) or 'none'}")
     return Text("\n".join(lines))
+
+
+def battle_page() -> PageAssets:
+    """The script (``show.js``) that draws the armies of each frame, and its CSS."""
+    return PageAssets(
+        script=package_text(__package__, "show.js"),
+        css=package_text(__package__, "show.css"),
+    )
+
+
+SHOW = Show("sekigahara", battle_terminal, battle_frame, battle_page)
+"""The two armies: text in the terminal, impact bars and blocks in the browser."""

@@ -1,13 +1,17 @@
-"""Board pictures drawn from a state's public ``observation``, never its internals."""
+"""Kamisado as people see it: the board in a terminal, as SVG and as replay frames.
+
+Drawn from a state's public ``observation`` (``arena.games.show``), never from
+the rules core's internals; the board's colours come from the rules' own tables.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from rich.text import Text
 
 from arena.games.kamisado.board import COLOUR_LETTERS, COLOURS, SQUARE_COLOUR
+from arena.games.show import PageAssets, Show, package_text
 
 # The board's square colours and the colour letters are facts of the game, not
 # of a position: take them from the rules core's public tables, rank 8 first.
@@ -64,28 +68,13 @@ def kamisado_terminal(observation: dict[str, Any]) -> Text:
     return text
 
 
-def render_terminal(game: str, observation: dict[str, Any]) -> Text:
-    """The terminal picture of a position for ``game``, or its fields as JSON text."""
-    if game == "kamisado":
-        return kamisado_terminal(observation)
-    if game == "sekigahara":
-        from arena.report.battle import battle_terminal
-
-        return battle_terminal(observation)
-    return Text(
-        "\n".join(
-            f"{key}: {json.dumps(value, ensure_ascii=False)}" for key, value in observation.items()
-        )
-    )
-
-
 # -- Kamisado as SVG and as compact replay frames ---------------------------------------
 #
 # The HTML report replays games in the browser. Its frames are observations in a
 # compact form (one short string per tower, short keys), and the browser draws
-# the towers with the same geometry as ``kamisado_svg`` below, on a board
-# background drawn once here. Keeping the geometry in ``KAMISADO_SVG`` lets the
-# Python and JavaScript pictures agree.
+# the towers with the same geometry as ``kamisado_svg`` below (``show.js``), on a
+# board background drawn once here. Keeping the geometry in ``KAMISADO_SVG`` lets
+# the Python and JavaScript pictures agree.
 
 KAMISADO_SVG = {"square": 40, "margin": 18}
 """Board geometry in SVG units: square size and the margin for coordinates."""
@@ -207,3 +196,25 @@ def kamisado_svg(observation: dict[str, Any] | None = None, *, css_class: str = 
         parts.extend(kamisado_tower_svg(t) for t in observation["towers"])
     parts.append("</g></svg>")
     return "".join(parts)
+
+
+def kamisado_page() -> PageAssets:
+    """What a page needs to draw boards: the empty board its script (``show.js``)
+    clones for each replay, and the geometry and colours it draws the towers with."""
+    style = {
+        **KAMISADO_SVG,
+        "hex": HEX,
+        "colours": {initial: colour for colour, initial in INITIALS.items()},
+        "owner_fill": OWNER_FILL,
+        "owner_text": OWNER_TEXT,
+    }
+    return PageAssets(
+        script=package_text(__package__, "show.js"),
+        css=package_text(__package__, "show.css"),
+        templates={"kamisado-board": kamisado_svg()},
+        data={"kamisado-style": style},
+    )
+
+
+SHOW = Show("kamisado", kamisado_terminal, kamisado_frame, kamisado_page)
+"""The board: coloured squares and towers, in the terminal and in the browser."""
