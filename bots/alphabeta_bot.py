@@ -16,8 +16,12 @@ specific points:
   tower, then killers and history; every move after the first is searched
   with a null window and the root iteration starts from an aspiration window
   around the previous value;
-* an exact round solver runs first, for a share of the planned time, and a
-  proven win is played without further search;
+* as Black in a round from the start (single rounds, and the first round of
+  a match), it plays the shipped proof book (``books/kamisado-single.txt``,
+  built by ``arena solve --book``): a winning move in every position Black's
+  strategy reaches, down to positions the solver proves at once;
+* an exact round solver (the rules package's) runs first, for a share of the
+  planned time, and a proven win is played without further search;
 * the clock is planned by :mod:`arena.bots.timeman`: a soft limit from the measured
   number of decisions left, stretched while the best move keeps changing, and
   a hard limit that is never crossed;
@@ -26,13 +30,14 @@ specific points:
 
 The issue-15 starting version is kept as ``bench/baseline_alphabeta.py``.
 
-python bots/alphabeta_bot.py [--seed N] [--eval NAME=VALUE ...]
+python bots/alphabeta_bot.py [--seed N] [--eval NAME=VALUE ...] [--no-book]
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+from pathlib import Path
 from typing import Any
 
 from arena.bots import timeman
@@ -45,6 +50,8 @@ from arena.bots.compiled_search import (
 )
 from arena.bots.kamisado_eval import protocol_score
 
+from arena.games.base import GameError
+from arena.games.kamisado.book import book_key, in_book_scope, parse_book
 from arena.games.kamisado.notation import move_to_text, text_to_position
 from arena.games.kamisado.position import FREE, PLAY, Position
 from arena.protocol.messages import NewGame
@@ -52,16 +59,29 @@ from arena.sdk import Bot, Request, log
 
 SOLVER_SHARE = 0.2
 """Share of the soft limit the exact solver may spend before the search runs."""
+BOOK = Path(__file__).resolve().parent / "books" / "kamisado-single.txt"
+"""The proof that Black wins the single round from the start (found by path:
+a bot reads its own folder)."""
+
+
+def load_book(path: Path = BOOK) -> dict[str, str]:
+    """The proof book, or an empty one (with a line on stderr) if it cannot be read."""
+    try:
+        return parse_book(path.read_text(), str(path))
+    except (OSError, UnicodeDecodeError, GameError) as exc:
+        log(f"alphabeta: no proof book ({exc}); searching every move")
+        return {}
 
 
 class AlphaBetaBot(Bot):
     name = "alphabeta"
     author = "Kamisado Arena"
-    version = "3"
+    version = "4"
 
-    def __init__(self, seed: int | None = None) -> None:
+    def __init__(self, seed: int | None = None, book: dict[str, str] | None = None) -> None:
         self.searcher = CompiledSearcher()
         self.rng = random.Random(seed)
+        self.book = {} if book is None else book
 
     def new_game(self, message: NewGame) -> None:
         self.searcher.reset()
@@ -71,6 +91,11 @@ class AlphaBetaBot(Bot):
         plan = timeman.plan(request.clock, pos, request.history)
         start = request.received_at
         soft, deadline = start + plan.soft, start + plan.hard
+        if self.book and in_book_scope(pos):
+            move = self.book.get(book_key(pos))
+            if move in request.legal:
+                # A proven win: the weakest forced score (protocol.md §2.2).
+                return move, {"score": 9000, "pv": [move], "text": "book: a proven round win"}
         if pos.phase == PLAY and pos.required != FREE:
             solved = self.solve(pos, start + plan.soft * SOLVER_SHARE)
             if solved is not None:
@@ -131,13 +156,16 @@ def main() -> None:
     parser.add_argument(
         "--warm", action="store_true", help="build the compiled search's cache, then exit"
     )
+    parser.add_argument(
+        "--no-book", action="store_true", help="search from the start instead of the proof book"
+    )
     args = parser.parse_args()
     set_weights(args.eval)
     # Load (or compile) the search before the handshake, not on the clock.
     if (compiled := warm_up()) and not args.warm:
         log(f"alphabeta: compiled {compiled} search kernels (no usable cache): a slow start")
     if not args.warm:
-        serve_and_leave(AlphaBetaBot(args.seed))
+        serve_and_leave(AlphaBetaBot(args.seed, None if args.no_book else load_book()))
 
 
 if __name__ == "__main__":

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-import threading
 import time
 from collections.abc import Callable
 from typing import NoReturn
@@ -32,8 +31,10 @@ from arena.sdk import Bot, run
 
 jit_cache.prepare()
 
-with jit_cache.without_blas():
-    from arena.bots import kamisado_jit as K  # (after the cache is placed)
+with jit_cache.without_blas():  # (after the cache is placed)
+    from arena.bots import kamisado_jit as K
+
+    from arena.games.kamisado.solver import Solver, Watchdog
 
 ASPIRATION = 60
 """Half-width of the root window around the previous iteration's value."""
@@ -45,39 +46,10 @@ SEARCH_PARAMS = {"LMR_DEPTH": 0, "LMR_MOVES": 3}
 TUNABLE = (*K.WEIGHT_NAMES, *SEARCH_PARAMS)
 """What ``--eval NAME=VALUE`` may change, for tuning by SPRT."""
 SOLVER_BITS = 20
+"""The round solver's table: 2**20 entries (16 MiB)."""
 
 Iteration = Callable[[int, int, list[int], int], None]
 """``on_iteration(depth, value, pv, nodes)``, called after each finished iteration."""
-
-
-class Watchdog:
-    """Raises the kernels' stop flag at a deadline, from a thread of its own.
-
-    A timer that fires while its search is being closed must not stop the
-    next search, which reuses the flag: firing and closing take one lock.
-    """
-
-    def __init__(self, ctl: np.ndarray, deadline: float) -> None:
-        ctl[K.C_STOP] = 0
-        self.ctl = ctl
-        self.lock = threading.Lock()
-        self.closed = False
-        self.timer = threading.Timer(max(deadline - time.monotonic(), 0.0), self.fire)
-        self.timer.daemon = True
-
-    def fire(self) -> None:
-        with self.lock:
-            if not self.closed:
-                self.ctl[K.C_STOP] = 1
-
-    def __enter__(self) -> Watchdog:
-        self.timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        with self.lock:
-            self.closed = True
-        self.timer.cancel()
 
 
 class Board:
@@ -115,8 +87,7 @@ class CompiledSearcher:
     def __init__(self, tt_bits: int = TT_BITS) -> None:
         self.tt = np.zeros(2 << tt_bits, dtype=np.int64)  # (key, data) pairs
         self.tt[1::2] = -1
-        self.solver_keys = np.zeros(1 << SOLVER_BITS, dtype=np.int64)
-        self.solver_vals = np.full(1 << SOLVER_BITS, -1, dtype=np.int64)
+        self.solver = Solver(SOLVER_BITS)
         self.history = np.zeros(4096, dtype=np.int64)
         self.killers = np.full((K.MAX_PLY + 1, 2), -1, dtype=np.int64)
         self.moves = np.zeros((K.MAX_PLY + 1, K.MAX_MOVES), dtype=np.int64)
@@ -128,7 +99,6 @@ class CompiledSearcher:
     def reset(self) -> None:
         """Forget everything (a new game)."""
         self.tt[1::2] = -1
-        self.solver_vals.fill(-1)
         self.history.fill(0)
 
     # ------------------------------------------------------------ kernels
@@ -185,24 +155,14 @@ class CompiledSearcher:
         return int(move), int(value)
 
     def solve(self, pos: Position, deadline: float) -> tuple[int, int]:
-        """``(result, move)`` of the exact round solver before ``deadline``:
-        1 a proven round win with its move, 0 a proven loss, -1 unknown."""
-        board = Board(pos)
-        self.ctl[K.C_NODES] = 0
-        with Watchdog(self.ctl, deadline):
-            result, move = K.solve(
-                board.at,
-                board.sq,
-                board.rank,
-                board.side,
-                board.req,
-                self.solver_keys,
-                self.solver_vals,
-                self.moves,
-                self.ctl,
-            )
-        self.nodes = int(self.ctl[K.C_NODES])
-        return int(result), int(move)
+        """``(result, move)`` of the rules package's exact round solver before
+        ``deadline``: 1 a proven round win with its move, 0 a proven loss, -1
+        unknown. Its table is kept across games: its entries hold in any game."""
+        value = self.solver.solve(
+            pos.at, pos.square_of, pos.rank, pos.side, pos.required, deadline=deadline
+        )
+        self.nodes = value.nodes
+        return value.result, value.move
 
     # ------------------------------------------------------------ the root
 

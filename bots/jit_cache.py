@@ -9,10 +9,13 @@ cache files are copied to a private writable folder (the sandbox's own
 (``arena`` builds it before the first game with ``bots/prepare.py``) is used
 inside, and a stale or missing one is rebuilt privately.
 
-numba checks a cached function against the source of its own file only;
-the kernels also freeze the rules core's board tables (``board.py``) into
-their machine code, so a cache built from another ``board.py`` is dropped
-(:func:`drop_stale`).
+Two files hold kernels: the bots' search (``kamisado_jit.py``) and the rules
+package's move generation and round solver (``arena/games/kamisado/solver.py``),
+which the search calls. Both caches are copied. numba checks a cached
+function against the source of its own file only, and the search's machine
+code holds the solver kernels it calls, so a cache of ``kamisado_jit.py``
+built from another ``solver.py`` is dropped (:func:`drop_stale`); ``solver.py``
+itself pins the board tables it freezes.
 
 This module must run before :mod:`arena.bots.kamisado_jit` is imported: numba
 picks a function's cache folder when it is decorated.
@@ -21,6 +24,7 @@ picks a function's cache folder when it is decorated.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import shutil
 import sys
@@ -29,13 +33,14 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from arena.games.kamisado import board
-
 _HERE = Path(__file__).resolve().parent
 SOURCE = _HERE / "kamisado_jit.py"
 IN_TREE = _HERE / "__pycache__"
-TABLES = Path(board.__file__)
-"""The other source frozen into the compiled code."""
+TABLES = Path(str(importlib.util.find_spec("arena.games.kamisado.solver").origin)).resolve()
+"""The other source compiled into the search's machine code (found, not
+imported: importing it would load its kernels before numba's cache is placed)."""
+SOURCES = (SOURCE, TABLES)
+"""Every file whose kernels a bot loads."""
 PRIVATE = "kamisado-arena-numba"
 _prepared = False
 _in_tree = False
@@ -80,7 +85,7 @@ def prepare() -> None:
     _prepared = True
     if os.environ.get("NUMBA_CACHE_DIR"):
         return
-    if writable(IN_TREE):
+    if all(writable(source.parent / "__pycache__") for source in SOURCES):
         drop_stale(IN_TREE)
         _in_tree = True
         return
@@ -88,12 +93,16 @@ def prepare() -> None:
     from numba.core.caching import _CacheLocator
 
     root = Path(tempfile.gettempdir()) / PRIVATE
-    target = root / _CacheLocator.get_suitable_cache_subpath(str(SOURCE))
     try:
-        target.mkdir(parents=True, exist_ok=True)
-        drop_stale(target)
-        if _stamp(IN_TREE) == tables_digest():
-            for f in _cache_files(IN_TREE):
+        for source in SOURCES:
+            target = root / _CacheLocator.get_suitable_cache_subpath(str(source))
+            target.mkdir(parents=True, exist_ok=True)
+            tree = source.parent / "__pycache__"
+            if source == SOURCE:
+                drop_stale(target)
+                if _stamp(tree) != tables_digest():
+                    continue  # the tree's search cache was built from another solver.py
+            for f in _cache_files(tree, source):
                 if not (target / f.name).exists():
                     shutil.copyfile(f, target / f.name)
     except OSError:
@@ -112,13 +121,13 @@ def _stamp(folder: Path) -> str | None:
         return None
 
 
-def _cache_files(folder: Path) -> list[Path]:
-    return list(folder.glob(f"{SOURCE.stem}.*.nb[ic]"))
+def _cache_files(folder: Path, source: Path = SOURCE) -> list[Path]:
+    return list(folder.glob(f"{source.stem}.*.nb[ic]"))
 
 
 def drop_stale(folder: Path) -> None:
-    """Delete the kernels' cache in ``folder`` unless it was built from this
-    ``board.py``, and record the one it will be built from."""
+    """Delete the search's cache in ``folder`` unless it was built with this
+    ``solver.py``, and record the one it will be built with."""
     digest = tables_digest()
     if _stamp(folder) == digest:
         return
@@ -128,9 +137,10 @@ def drop_stale(folder: Path) -> None:
 
 
 def built_from() -> list[Path] | None:
-    """What the tree's cache was built from (the kernels' source, the board tables,
-    numba and llvmlite, the interpreter) and the cache files themselves; ``None``
-    when this process does not cache into the tree.
+    """What the tree's cache was built from (the kernels' sources: the search's and
+    the rules package's solver, which pins the board tables; numba and llvmlite;
+    the interpreter) and the cache files of both; ``None`` when this process does
+    not cache into the tree.
 
     A change to any of them can make numba compile again, so the arena starts
     the preparation again when one changed (``arena/plan/prepare.py``).
@@ -144,4 +154,5 @@ def built_from() -> list[Path] | None:
     versions = [v for v in versions if v.exists()]
     stamp = IN_TREE / f"{SOURCE.stem}.tables"
     sources = [SOURCE, TABLES, *versions, Path(sys.executable)]
-    return [*sources, stamp, *sorted(_cache_files(IN_TREE))]
+    solver_cache = _cache_files(TABLES.parent / "__pycache__", TABLES)
+    return [*sources, stamp, *sorted(_cache_files(IN_TREE)), *sorted(solver_cache)]

@@ -1,4 +1,4 @@
-"""The compiled Kamisado search core: move generation, evaluation and alpha-beta in numba.
+"""The compiled Kamisado search core: evaluation, alpha-beta and Monte-Carlo in numba.
 
 The pure-Python search (``bots/alphabeta_bot.py`` before this core) reached
 about 130 k nodes a second; an outside program compiled to machine code does
@@ -7,11 +7,12 @@ compiles these functions with LLVM from wheels, so ``pip install -e .`` needs
 no compiler, and ``cache=True`` keeps the machine code beside this file (see
 :mod:`arena.bots.jit_cache` for where the cache lives inside the sandbox).
 
-Everything the compiled code needs is in this one file on purpose: numba's
-cache is checked against the source of the file that holds a function, not
-against the files it calls into. The board tables are built from the rules
-core's ``board.py`` at import and frozen into the machine code, so
-:mod:`arena.bots.jit_cache` drops the cache when that file changes.
+Move generation, make/unmake and the exact round solver belong to the rules
+package (:mod:`arena.games.kamisado.solver`, whose kernels the arena's game
+analysis uses too); the kernels here call them. numba checks a cached
+function against the source of its own file only, while a caller's machine
+code holds the kernels it calls (and the board tables they freeze), so
+:mod:`arena.bots.jit_cache` drops this file's cache when ``solver.py`` changes.
 
 The search works within one round, with the rules core's semantics (tested
 against it move for move): a round end is a terminal whose value is the
@@ -33,58 +34,37 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from arena.games.kamisado.board import (
-    DISTANCE_LIMIT,
-    GOAL_RANK,
-    RANK_VALUE,
-    RAYS,
-    SQUARE_COLOUR,
+from arena.games.kamisado.solver import (  # noqa: F401 - the kernels' shared base
+    C_ABORTED,
+    C_CANDIDATE,
+    C_NO_TT,
+    C_NODES,
+    C_STOP,
+    COLOUR,
+    DIST,
+    FIRST,
+    FREE,
+    GOAL_ROW,
+    MAX_MOVES,
+    MAX_PLY,
+    PROGRESS,
+    RAY,
+    VALUE,
+    ZOB,
+    board_key,
+    can_push,
+    chain_deadlocked,
+    full_key,
+    gen_moves,
+    is_open,
+    make,
+    occupancy,
+    open_after,
+    perft,
+    tower_moves,
+    unmake,
+    winning_move,
 )
-
-# ---------------------------------------------------------------- tables
-
-
-def _signed(x: int) -> int:
-    """A 64-bit mask as numba's int64 (bit 63 is the sign bit)."""
-    return x - (1 << 64) if x >= 1 << 63 else x
-
-
-def _tables() -> tuple[np.ndarray, ...]:
-    colour = np.array(SQUARE_COLOUR, dtype=np.int64)
-    ray = np.full((2, 64, 3, 7), -1, dtype=np.int64)
-    ray_len = np.zeros((2, 64, 3), dtype=np.int64)
-    goal = np.zeros((2, 5, 64, 3), dtype=np.int64)  # masks of rays ending on the goal row
-    first = np.zeros((2, 64), dtype=np.int64)  # squares one step forward
-    progress = np.zeros((2, 64), dtype=np.int64)
-    for p in (0, 1):
-        for s in range(64):
-            progress[p, s] = (s >> 3) if p == 0 else 7 - (s >> 3)
-            steps = 0
-            for d in range(3):
-                r = RAYS[p][s][d]
-                ray_len[p, s, d] = len(r)
-                ray[p, s, d, : len(r)] = r
-                if r:
-                    steps |= 1 << r[0]
-                for k in range(5):
-                    cut = r[: DISTANCE_LIMIT[k]]
-                    if cut and cut[-1] >> 3 == GOAL_RANK[p]:
-                        goal[p, k, s, d] = _signed(sum(1 << t for t in cut))
-            first[p, s] = _signed(steps)
-    return colour, ray, ray_len, goal, first, progress
-
-
-COLOUR, RAY, RAY_LEN, GOAL, FIRST, PROGRESS = _tables()
-DIST = np.array(DISTANCE_LIMIT, dtype=np.int64)
-VALUE = np.array(RANK_VALUE, dtype=np.int64)
-GOAL_ROW = np.array(GOAL_RANK, dtype=np.int64)
-
-_rng = np.random.Generator(np.random.PCG64(0x4B414D49))
-ZOB = _rng.integers(-(2**63), 2**63 - 1, size=(16, 64), dtype=np.int64)
-ZOB_SIDE = _rng.integers(-(2**63), 2**63 - 1, size=2, dtype=np.int64)
-ZOB_REQ = _rng.integers(-(2**63), 2**63 - 1, size=9, dtype=np.int64)
-ZOB_RANK = _rng.integers(-(2**63), 2**63 - 1, size=(16, 5), dtype=np.int64)
-
 
 # ---------------------------------------------------------------- values
 # The same scale as bots/kamisado_eval.py, so protocol_score reads both.
@@ -95,9 +75,6 @@ POINT = 100
 LIKELY_LOSS = 8_000
 WIN_BOUND = 15_000
 INF = 1_000_000
-FREE = -1
-MAX_PLY = 128
-MAX_MOVES = 128
 
 EXACT, LOWER, UPPER = 0, 1, 2
 
@@ -122,204 +99,13 @@ beat alpha."""
 # Match slots: what a round end is worth depends on the score before it.
 M_SCORE0, M_SCORE1, M_TARGET = 0, 1, 2
 
-# Control slots, shared with the driver (and its watchdog thread). C_NO_TT
-# makes the search ignore the table's values (the tests compare it with plain
-# negamax, which a deeper stored value would not match).
-C_STOP, C_NODES, C_ABORTED, C_CANDIDATE, C_NO_TT = range(5)
+# Control slots (the solver's layout), shared with the driver and its watchdog
+# thread. C_NO_TT makes the search ignore the table's values (the tests
+# compare it with plain negamax, which a deeper stored value would not match).
 
 # ---------------------------------------------------------------- moves
-
-
-@njit(cache=True, inline="always")
-def _bit(s):
-    return np.int64(1) << s
-
-
-@njit(cache=True)
-def can_push(at, rank, p, s, k):
-    """Whether the rank-``k`` tower of ``p`` on ``s`` can push straight ahead."""
-    n = RAY_LEN[p, s, 1]
-    for i in range(n):
-        t = at[RAY[p, s, 1, i]]
-        if t < 0:
-            return i > 0
-        if i == k or (t >> 3) == p or rank[t] >= k:
-            return False
-    return False
-
-
-@njit(cache=True)
-def can_act(at, sq, rank, occ, tower):
-    """Whether ``tower`` has a move or a push (is not blocked)."""
-    p = tower >> 3
-    s = sq[tower]
-    k = rank[tower]
-    f = FIRST[p, s]
-    if f & ~occ:
-        return DIST[k] > 0
-    return k > 0 and can_push(at, rank, p, s, k)
-
-
-@njit(cache=True)
-def chain_deadlocked(at, sq, rank, occ, player, colour):
-    """Ruling M8: the forced zero-length moves from ``player`` having to move
-    ``colour`` come back to the same blocked tower of the same player."""
-    seen = 0
-    while True:
-        tower = player * 8 + colour
-        if can_act(at, sq, rank, occ, tower):
-            return False
-        b = np.int64(1) << tower
-        if seen & b:
-            return True
-        seen |= b
-        colour = COLOUR[sq[tower]]
-        player ^= 1
-
-
-@njit(cache=True)
-def tower_moves(at, sq, rank, occ, tower, out, n):
-    """Append the moves and push of ``tower`` to ``out`` from index ``n``; new count."""
-    p = tower >> 3
-    s = sq[tower]
-    k = rank[tower]
-    lim = DIST[k]
-    for d in range(3):
-        m = min(RAY_LEN[p, s, d], lim)
-        for i in range(m):
-            t = RAY[p, s, d, i]
-            if occ & _bit(t):
-                break
-            out[n] = s | (t << 6)
-            n += 1
-    if k > 0 and can_push(at, rank, p, s, k):
-        out[n] = s | (RAY[p, s, 1, 0] << 6)
-        n += 1
-    return n
-
-
-@njit(cache=True)
-def gen_moves(at, sq, rank, occ, side, req, out):
-    """Every legal action of ``side`` into ``out``; the count."""
-    if req >= 0:
-        tower = side * 8 + req
-        n = tower_moves(at, sq, rank, occ, tower, out, 0)
-        if n == 0:
-            s = sq[tower]
-            out[0] = s | (s << 6)
-            n = 1
-        return n
-    n = 0
-    for tower in range(side * 8, side * 8 + 8):
-        n = tower_moves(at, sq, rank, occ, tower, out, n)
-    return n
-
-
-@njit(cache=True)
-def is_open(occ, p, k, s):
-    """Whether a rank-``k`` tower of ``p`` on ``s`` can reach the goal row now."""
-    g0 = GOAL[p, k, s, 0]
-    g1 = GOAL[p, k, s, 1]
-    g2 = GOAL[p, k, s, 2]
-    return (
-        (g0 != 0 and (occ & g0) == 0)
-        or (g1 != 0 and (occ & g1) == 0)
-        or (g2 != 0 and (occ & g2) == 0)
-    )
-
-
-@njit(cache=True)
-def winning_move(at, sq, rank, occ, side, req):
-    """A move of ``side`` onto the goal row at once, or -1."""
-    lo = side * 8
-    hi = lo + 8
-    if req >= 0:
-        lo = side * 8 + req
-        hi = lo + 1
-    for t in range(lo, hi):
-        s = sq[t]
-        k = rank[t]
-        for d in range(3):
-            g = GOAL[side, k, s, d]
-            if g != 0 and (occ & g) == 0:
-                last = RAY[side, s, d, min(DIST[k], RAY_LEN[side, s, d]) - 1]
-                return s | (last << 6)
-    return -1
-
-
-# Results of make: (kind, next side, next required, occ, key delta, pushed, winner, promoted)
-# kind 0: the round goes on; kind 1: the round ended (winner, promoted set).
-
-
-@njit(cache=True)
-def make(at, sq, rank, occ, side, move):
-    """Play ``move`` (legal) for ``side`` in place.
-
-    Returns ``(ended, next_side, next_req, occ, key_delta, pushed, winner, promoted)``;
-    ``pushed`` is the number of towers a Sumo push moved (for :func:`unmake`).
-    """
-    frm = move & 63
-    to = move >> 6
-    if frm == to:
-        return False, side ^ 1, COLOUR[frm], occ, np.int64(0), 0, -1, -1
-    tower = at[frm]
-    delta = ZOB[tower, frm] ^ ZOB[tower, to]
-    if at[to] >= 0:
-        # Sumo push: shift the line one square on, farthest tower first.
-        n = 0
-        while at[RAY[side, frm, 1, n]] >= 0:
-            n += 1
-        for i in range(n - 1, -1, -1):
-            a = RAY[side, frm, 1, i]
-            b = RAY[side, frm, 1, i + 1]
-            t = at[a]
-            at[b] = t
-            sq[t] = b
-            delta ^= ZOB[t, a] ^ ZOB[t, b]
-        last = RAY[side, frm, 1, n]
-        occ |= _bit(last)
-        occ &= ~_bit(frm)
-        at[to] = tower
-        at[frm] = -1
-        sq[tower] = to
-        colour = COLOUR[last]
-        if chain_deadlocked(at, sq, rank, occ, side, colour):
-            winner = side ^ 1
-            return True, side, FREE, occ, delta, n, winner, winner * 8 + COLOUR[to]
-        return False, side, colour, occ, delta, n, -1, -1
-    at[to] = tower
-    at[frm] = -1
-    sq[tower] = to
-    occ = (occ & ~_bit(frm)) | _bit(to)
-    if (to >> 3) == GOAL_ROW[side]:
-        return True, side, FREE, occ, delta, 0, side, tower
-    colour = COLOUR[to]
-    if chain_deadlocked(at, sq, rank, occ, side ^ 1, colour):
-        winner = side ^ 1
-        return True, side, FREE, occ, delta, 0, winner, winner * 8 + COLOUR[to]
-    return False, side ^ 1, colour, occ, delta, 0, -1, -1
-
-
-@njit(cache=True)
-def unmake(at, sq, side, move, pushed):
-    """Take back ``move`` made by ``side`` (``pushed`` from :func:`make`)."""
-    frm = move & 63
-    to = move >> 6
-    if frm == to:
-        return
-    tower = at[to]
-    at[frm] = tower
-    sq[tower] = frm
-    if pushed == 0:
-        at[to] = -1
-        return
-    for i in range(pushed):
-        a = RAY[side, frm, 1, i]
-        b = RAY[side, frm, 1, i + 1]
-        t = at[b]
-        at[a] = t
-        sq[t] = a
-    at[RAY[side, frm, 1, pushed]] = -1
+# Move generation and make/unmake are the rules package's kernels (imported
+# above); the search logs its moves through these two.
 
 
 @njit(cache=True, inline="always")
@@ -338,41 +124,6 @@ def unmake_logged(at, sq, sides, moves, pushes, start, n):
     """Take back the logged moves ``n - 1`` down to ``start``, last first."""
     for i in range(n - 1, start - 1, -1):
         unmake(at, sq, sides[i], moves[i], pushes[i])
-
-
-@njit(cache=True)
-def occupancy(at):
-    occ = np.int64(0)
-    for s in range(64):
-        if at[s] >= 0:
-            occ |= _bit(s)
-    return occ
-
-
-@njit(cache=True)
-def board_key(sq):
-    key = np.int64(0)
-    for t in range(16):
-        key ^= ZOB[t, sq[t]]
-    return key
-
-
-@njit(cache=True)
-def perft(at, sq, rank, occ, side, req, depth, buf, ply):
-    """Action sequences of exactly ``depth`` plies within the round (the rules
-    core's ``perft``, for the tests)."""
-    out = buf[ply]
-    n = gen_moves(at, sq, rank, occ, side, req, out)
-    if depth == 1:
-        return n
-    total = 0
-    for i in range(n):
-        m = out[i]
-        ended, nside, nreq, nocc, _d, pushed, _w, _p = make(at, sq, rank, occ, side, m)
-        if not ended:
-            total += perft(at, sq, rank, nocc, nside, nreq, depth - 1, buf, ply + 1)
-        unmake(at, sq, side, m, pushed)
-    return total
 
 
 # ---------------------------------------------------------------- values
@@ -404,13 +155,6 @@ def win_now_value(match, rank, side, req, ply):
     if mine >= match[M_TARGET]:
         return WIN_MATCH - ply - 1
     return WIN_ROUND + POINT * (mine - match[side ^ 1]) - ply - 1
-
-
-@njit(cache=True)
-def open_after(occ, p, k, s, frm, to):
-    """:func:`is_open` once a tower has moved ``frm`` -> ``to``."""
-    o = (occ & ~_bit(frm)) | _bit(to)
-    return is_open(o, p, k, s)
 
 
 @njit(cache=True)
@@ -530,11 +274,6 @@ def tt_store(tt, key, depth, flag, value, move):
     else:
         tt[i + 2] = key
         tt[i + 3] = data
-
-
-@njit(cache=True, inline="always")
-def full_key(key, side, req):
-    return key ^ ZOB_SIDE[side] ^ ZOB_REQ[req + 1]
 
 
 A1 = "int64[::1]"
@@ -843,106 +582,6 @@ def pv_from_table(at, sq, rank, side, req, first, out, buf, tt):
             break
     unmake_logged(at, sq, sides, out, pushed, 0, length)
     return length
-
-
-# ---------------------------------------------------------------- exact solver
-
-
-@njit(
-    f"int64({A1}, {A1}, {A1}, int64, int64, int64, int64, {A1}, {A1}, {A2}, int64, {A1})",
-    cache=True,
-)
-def _solver_wins(at, sq, rank, occ, key, side, req, keys, vals, moves, ply, ctl):
-    """Whether ``side`` (in play) wins the round by force: 1, 0, or -1 once
-    ``ctl[C_STOP]`` is raised.
-
-    Two cuts keep late rounds tiny: a side with a move onto the goal row wins
-    at once, and a move after which the opponent has one is refuted without a
-    further move.
-    """
-    if winning_move(at, sq, rank, occ, side, req) >= 0:
-        return 1
-    ctl[C_NODES] += 1
-    if (ctl[C_NODES] & 1023) == 0 and ctl[C_STOP] != 0:
-        return -1
-    if ply >= MAX_PLY - 1:
-        return -1
-    fk = full_key(key, side, req)
-    i = fk & (keys.shape[0] - 1)
-    if keys[i] == fk and vals[i] >= 0:
-        return vals[i]
-    mv = moves[ply]
-    n = gen_moves(at, sq, rank, occ, side, req, mv)
-    # First pass: a move that wins the round at once; drop moves the opponent
-    # answers by reaching the goal row; keep the rest (packed to the front).
-    later = 0
-    result = 0
-    for j in range(n):
-        m = mv[j]
-        ended, nside, nreq, nocc, _d, pushed, winner, _p = make(at, sq, rank, occ, side, m)
-        if ended:
-            won = winner == side
-        else:
-            won = False
-            if not (nside != side and winning_move(at, sq, rank, nocc, nside, nreq) >= 0):
-                mv[later] = m
-                later += 1
-        unmake(at, sq, side, m, pushed)
-        if won:
-            result = 1
-            break
-    if result == 0:
-        for j in range(later):
-            m = mv[j]
-            ended, nside, nreq, nocc, delta, pushed, winner, _p = make(at, sq, rank, occ, side, m)
-            if ended:
-                r = 1 if winner == side else 0
-            else:
-                r = _solver_wins(
-                    at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, ply + 1, ctl
-                )
-                if r >= 0 and nside != side:
-                    r = 1 - r
-            unmake(at, sq, side, m, pushed)
-            if r < 0:
-                return -1
-            if r == 1:
-                result = 1
-                break
-    keys[i] = fk
-    vals[i] = result
-    return result
-
-
-@njit(cache=True, nogil=True)
-def solve(at, sq, rank, side, req, keys, vals, moves, ctl):
-    """``(result, move)``: 1 with a winning move when ``side`` wins the round by
-    force, 0 when it loses whatever it plays, -1 when stopped first."""
-    occ = occupancy(at)
-    key = board_key(sq)
-    win = winning_move(at, sq, rank, occ, side, req)
-    if win >= 0:
-        return 1, win
-    mv = moves[0]
-    n = gen_moves(at, sq, rank, occ, side, req, mv)
-    first = mv[0]
-    for j in range(n):
-        m = moves[0, j]
-        ended, nside, nreq, nocc, delta, pushed, winner, _p = make(at, sq, rank, occ, side, m)
-        if ended:
-            r = 1 if winner == side else 0
-        else:
-            r = _solver_wins(
-                at, sq, rank, nocc, key ^ delta, nside, nreq, keys, vals, moves, 1, ctl
-            )
-            if r >= 0 and nside != side:
-                r = 1 - r
-        unmake(at, sq, side, m, pushed)
-        if r < 0:
-            return -1, first
-        if r == 1:
-            return 1, m
-    return 0, first
 
 
 # ---------------------------------------------------------------- Monte-Carlo tree search

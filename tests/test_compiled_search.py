@@ -1,11 +1,13 @@
 """The compiled search core against the rules core and plain Python references.
 
-Every kernel in ``bots/kamisado_jit.py`` re-implements something the rules
-core or ``bots/kamisado_eval.py`` already defines, so each is checked against
-its original on positions from random matches of every kind (Sumo ranks,
-pushes, deadlocks, late rounds): move generation by perft, make/unmake move
-by move, the evaluation term for term, the search's value at a fixed depth
-against plain negamax, and (in test_search.py) the exact solver against exhaustive minimax.
+Every kernel the bots' search uses re-implements something the rules core or
+``bots/kamisado_eval.py`` already defines, so each is checked against its
+original on positions from random matches of every kind (Sumo ranks, pushes,
+deadlocks, late rounds): move generation (the rules package's compiled
+kernels, ``arena/games/kamisado/solver.py``) by perft, make/unmake move by
+move, the evaluation term for term, the search's value at a fixed depth
+against plain negamax, and (in test_solver.py) the exact solver against plain
+exhaustive search.
 """
 
 from __future__ import annotations
@@ -278,14 +280,15 @@ async def test_a_sandboxed_alphabeta_loads_its_search_from_the_cache() -> None:
     assert "compiled" not in tail, tail
 
 
-def test_a_cache_built_from_other_board_tables_is_dropped(tmp_path: Path) -> None:
-    """numba checks a cached kernel against kamisado_jit.py alone; the board
-    tables frozen into it come from board.py, so a change there must drop it."""
+def test_a_cache_built_from_another_solver_is_dropped(tmp_path: Path) -> None:
+    """numba checks a cached kernel against kamisado_jit.py alone; the move
+    generation compiled into it comes from the rules package's solver.py (which
+    pins board.py's tables), so a change there must drop it."""
     kept = tmp_path / "kamisado_jit.search-1.py311.nbi"
     other = tmp_path / "other.nbi"
     kept.write_text("x")
     other.write_text("y")
-    (tmp_path / "kamisado_jit.tables").write_text("built from another board.py\n")
+    (tmp_path / "kamisado_jit.tables").write_text("built with another solver.py\n")
     jit_cache.drop_stale(tmp_path)
     assert not kept.exists() and other.exists()  # only the kernels' files go
     kept.write_text("x")

@@ -130,6 +130,10 @@ def test_the_real_preparation_with_its_cache_built_compiles_nothing() -> None:
     files = json.loads(lines[-1])["files"]
     assert str(BOTS / "kamisado_jit.py") in files
     assert any(f.endswith(".nbi") for f in files) and sys.executable in files
+    # The rules package's solver kernels, which the search calls: source and cache.
+    solver = BOTS.parent / "arena" / "games" / "kamisado" / "solver.py"
+    assert str(solver) in files
+    assert any(Path(f).name.startswith("solver.") and f.endswith(".nbi") for f in files)
 
 
 async def test_a_cancelled_preparation_leaves_no_process(

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import random
+import re
 import sys
 from pathlib import Path
 
@@ -238,6 +239,10 @@ def test_sekigahara_report_shows_impacts_casualties_and_roles(battle_cup) -> Non
     page = (directory / HTML_NAME).read_text(encoding="utf-8")
     assert "Attacker&#39;s advantage" in page or "Attacker's advantage" in page
     assert '<th class="sortable" data-sort="first">attacker</th>' in page
+    # No solver for a game of hidden information: the Analysis section says why.
+    why = "sekigahara games are not analysed: no exact solver: hidden information"
+    assert text.split("## Analysis\n\n", 1)[1].startswith(why)
+    assert re.search(r'<p id="analysis">' + why, page)
 
 
 def test_sekigahara_replay_draws_the_battle(battle_cup) -> None:

@@ -9,6 +9,7 @@ Importing the package registers every verb on :data:`main`.
 """
 
 from arena.cli import (  # noqa: F401  (each module registers its verbs)
+    analyze,
     check,
     openings,
     play,
@@ -17,6 +18,7 @@ from arena.cli import (  # noqa: F401  (each module registers its verbs)
     rules,
     run,
     serve,
+    solve,
     sprt,
 )
 from arena.cli.app import main

@@ -6,6 +6,7 @@ import sys
 
 import click
 
+from arena.cli.analyze import BUDGET, run_analysis
 from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
 from arena.cli.common import (
     SANDBOX_HELP,
@@ -62,6 +63,12 @@ from arena.engine.sandbox import MODES
 @click.option("--quiet", "-q", is_flag=True, help="One log line per game instead of a live view.")
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html at the end.")
 @click.option(
+    "--analyze",
+    is_flag=True,
+    help="Once every game is played, solve every position (as arena analyze does).",
+)
+@BUDGET
+@click.option(
     "--web",
     "web",
     default=None,
@@ -94,6 +101,8 @@ def run_command(
     max_line: int | None,
     quiet: bool,
     no_report: bool,
+    analyze: bool,
+    budget_ms: float,
     web: str | None,
     token: str | None,
     sandbox: str | None,
@@ -124,6 +133,12 @@ def run_command(
         raise UserError("--token is for --web")
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
+    if analyze:
+        from arena.games import get_game
+
+        game = get_game(config.game)
+        if game.solves is None:  # said before any game is played
+            raise UserError(f"--analyze: {game.name} games cannot be analysed: {game.no_solver}")
     tournament = Tournament(
         config,
         text,
@@ -165,4 +180,11 @@ def run_command(
     summary = tournament.summary()
     if summary is not None:  # the Ray backend: nodes used, nodes and actors lost
         click.echo(summary)
+    if analyze:
+        from arena.analysis.run import default_workers
+
+        # On this machine, one worker process per core as the games ran (a Ray
+        # run's games are analysed here too: the solver needs no bots).
+        count = workers or default_workers(concurrency or config.concurrency)
+        run_analysis(tournament.directory, budget_ms, count)
     report_and_standings(tournament.directory, write=not no_report)

@@ -23,6 +23,7 @@ from arena.games.base import (
     GameError,
     IllegalAction,
     Outcome,
+    Solution,
     State,
 )
 
@@ -34,6 +35,7 @@ __all__ = [
     "GameError",
     "IllegalAction",
     "Outcome",
+    "Solution",
     "State",
     "get_game",
     "game_names",

@@ -71,6 +71,35 @@ class Outcome:
 
 
 @dataclass(frozen=True, slots=True)
+class Solution:
+    """What a game's exact solver proved about a state, for the player to move.
+
+    A solver proves one *part* of a game at a time (a Kamisado round: the match
+    score only counts what rounds add up to), so ``part`` says which (the round
+    number) and ``winner`` is the player who wins that part by force, or
+    ``None`` when it was not proven within the budget. ``distance`` is the
+    plies to the part's end with best play: the quickest win, the longest
+    defence; for an unknown value, the plies proven to decide nothing. A state
+    where the part has just ended has ``move = None``, distance 0 and the
+    part's actual winner.
+    """
+
+    winner: int | None
+    distance: int
+    move: str | None
+    part: int
+    player: int
+    nodes: int = 0
+
+    @property
+    def value(self) -> str:
+        """``"won"``, ``"lost"`` or ``"unknown"`` for ``player``."""
+        if self.winner is None:
+            return "unknown"
+        return "won" if self.winner == self.player else "lost"
+
+
+@dataclass(frozen=True, slots=True)
 class CheckCase:
     """A decision ``arena check-bot`` asks a bot for, named ``name`` ("Sumo push
     available"), in ``variant``: the position ``position`` (a text) or, without
@@ -166,6 +195,11 @@ class Game(ABC):
     observation_type: ClassVar[type | None] = None
     """A msgspec Struct describing ``State.observation`` exactly, published as JSON
     Schema in ``docs/schema/`` (``python -m arena.protocol.schema``); ``None``: undescribed."""
+    solves: ClassVar[str | None] = None
+    """What ``solve`` proves (Kamisado: ``"round"``); ``None``: the game has no solver."""
+    no_solver: ClassVar[str] = "it has no exact solver"
+    """Why there is no solver, for one-line messages."""
+
     strongest_bot: ClassVar[str] = "random"
     """The strongest built-in bot for this game (a name ``arena bots`` lists):
     ``arena check-bot --games`` plays a bot against it and ``random``."""
@@ -269,6 +303,23 @@ class Game(ABC):
             if not state.is_terminal():
                 return state
         raise GameError(f"{self.name}: no non-terminal opening of {plies} plies found")
+
+    def solve(
+        self,
+        state: State,
+        budget_ms: float | None,
+        *,
+        max_nodes: int = 0,
+        max_depth: int | None = None,
+        table_mb: int | None = None,
+    ) -> Solution | None:
+        """The exact value of the part of the game ``state`` is in, searched for at
+        most ``budget_ms`` milliseconds (``None``: no limit), ``max_nodes`` positions
+        (0: no limit) and ``max_depth`` plies; ``table_mb`` sizes the solver's
+        memory. ``None`` when nothing is left to solve (the game is over).
+        Unknown is a legitimate answer. Optional: a game without a solver raises
+        ``GameError``."""
+        raise GameError(f"{self.name}: {self.no_solver}")
 
 
 def advance_to_decision(state: State) -> State | None:

@@ -24,7 +24,10 @@ BUILTIN: dict[str, tuple[str, str]] = {
     "random": ("random_bot.py", "uniform over the legal actions (seedable with --seed)"),
     "greedy": ("greedy_bot.py", "wins at once if it can, avoids handing over a win, else mobility"),
     "mcts": ("mcts_bot.py", "compiled UCT Monte-Carlo search with round playouts, time-managed"),
-    "alphabeta": ("alphabeta_bot.py", "compiled PVS alpha-beta, TT, exact solver, Kamisado eval"),
+    "alphabeta": (
+        "alphabeta_bot.py",
+        "compiled PVS alpha-beta, TT, exact round solver, proof book as Black, Kamisado eval",
+    ),
     "battle-greedy": ("battle_greedy_bot.py", "Sekigahara: greedy deploys, odds-based challenges"),
 }
 """name -> (script in the built-in bots' folder, one-line description)."""

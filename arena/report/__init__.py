@@ -6,8 +6,9 @@ entry points are imported lazily so that a command that only needs
 
 May import: :mod:`arena.storage`, :mod:`arena.stats`, :mod:`arena.match` (the game
 record), :mod:`arena.games` (each game's pictures and figures), :mod:`arena.protocol`
-(a bot's text made visible, for stores written before it was at decoding). Knows
-nothing of how results were produced.
+(a bot's text made visible, for stores written before it was at decoding),
+:mod:`arena.analysis` (the solver's figures). Knows nothing of how results were
+produced.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ def write_reports(
     ``list_latest`` games and the ``list_faulted`` latest faulted ones before
     them are listed (and replayed in report.html), so a report stays small.
     """
+    from arena.analysis.store import AnalysisStore
     from arena.report.html import write_html
     from arena.report.markdown import write_markdown
     from arena.report.summary import LIST_FAULTED, LIST_LATEST, build_report
@@ -50,13 +52,19 @@ def write_reports(
 
     directory = Path(store_dir)
     with Store.open_existing(directory) as store:
-        data = build_report(
-            store,
-            anchor=anchor,
-            directory=directory,
-            list_latest=LIST_LATEST if list_latest is None else list_latest,
-            list_faulted=LIST_FAULTED if list_faulted is None else list_faulted,
-        )
+        analysis = AnalysisStore.open_readonly(directory)
+        try:
+            data = build_report(
+                store,
+                anchor=anchor,
+                directory=directory,
+                list_latest=LIST_LATEST if list_latest is None else list_latest,
+                list_faulted=LIST_FAULTED if list_faulted is None else list_faulted,
+                analysis=analysis,
+            )
+        finally:
+            if analysis is not None:
+                analysis.close()
         write_markdown(data, directory / MARKDOWN_NAME)
         listed = ((row.key, store.game(row.key)) for row in data.game_list)
         write_html(data, ((k, r) for k, r in listed if r is not None), directory / HTML_NAME)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from arena.analysis.summary import AnalysisSection, BotAnalysis, GameMarks, MistakeRow
     from arena.report.summary import (
         BotStats,
         GameRow,
@@ -197,3 +198,90 @@ def role_cells(r: RoleStats, data: ReportData) -> list[str]:
         pair = r.figures.get(label)
         cells.append(DASH if pair is None else f"{pair[0]:.1f}–{pair[1]:.1f}")
     return cells
+
+
+ANALYSIS_HEADERS = [
+    "player",
+    "decisions",
+    "proven",
+    "blunders",
+    "per 100",
+    "missed wins",
+    "per 100",
+    "won rounds converted",
+    "wins from lost",
+]
+"""The Analysis table (``round`` is replaced by what the game's solver proves)."""
+
+
+def analysis_headers(solves: str) -> list[str]:
+    return [h.replace("round", solves) for h in ANALYSIS_HEADERS]
+
+
+def rate(value: float | None) -> str:
+    """Mistakes per 100 decisions."""
+    return DASH if value is None else f"{value:.1f}"
+
+
+def analysis_cells(b: BotAnalysis) -> list[str]:
+    """One row of the Analysis table, in the order of :data:`ANALYSIS_HEADERS`."""
+    converted = (
+        f"{b.converted}/{b.won_parts} ({pct(100 * b.conversion)})"
+        if b.conversion is not None
+        else DASH
+    )
+    return [
+        b.player,
+        str(b.decisions),
+        pct(None if b.proven_share is None else 100 * b.proven_share),
+        str(b.blunders),
+        rate(b.blunder_rate),
+        str(b.missed),
+        rate(b.missed_rate),
+        converted,
+        str(b.wins_from_lost),
+    ]
+
+
+def analysis_lead(a: AnalysisSection) -> str:
+    """The sentence above the Analysis table: what was analysed, how well."""
+    low, high = a.budgets
+    budget = f"{low:g} ms" if low == high else f"{low:g}–{high:g} ms"
+    share = pct(None if a.proven_share is None else 100 * a.proven_share)
+    after = (
+        ""
+        if a.plies_after is None
+        else f"; on average a {a.solves} went on {a.plies_after:.1f} plies after it was decided"
+    )
+    return (
+        f"{a.games} of {a.total} games analysed by the exact {a.solves} solver at {budget} "
+        f"a position: {share} of {a.positions:,} positions proven. "
+        f"{plural(a.parts, a.solves)} ended, {a.decided_at_start} of them decided from their "
+        f"first position{after}. {plural(a.blunders, 'blunder')}, "
+        f"{plural(a.missed, 'missed win')}."
+    )
+
+
+def plural(n: int, noun: str) -> str:
+    """``1 blunder``, ``2 blunders``, ``0 rounds``."""
+    return f"{n:,} {noun}" if n == 1 else f"{n:,} {noun}s"
+
+
+def mistake_text(m: MistakeRow) -> str:
+    kind = "a blunder" if m.blunder else "a missed win"
+    return (
+        f"game {m.index} ({m.players[0]} vs {m.players[1]}), ply {m.ply}: {m.player} played "
+        f"{m.played}, {kind}; {m.best} wins"
+    )
+
+
+def marks_text(marks: GameMarks | None) -> str:
+    """A game's mistakes in a few words, for the games table."""
+    if marks is None:
+        return "not analysed"
+    parts = []
+    if marks.blunders:
+        parts.append(f"{len(marks.blunders)} blunder{'s' if len(marks.blunders) > 1 else ''}")
+    if marks.missed:
+        parts.append(f"{len(marks.missed)} missed win{'s' if len(marks.missed) > 1 else ''}")
+    return ", ".join(parts)

@@ -70,10 +70,14 @@ def _games(
 ) -> Iterator[tuple[GameRow, str]]:
     """Each listed game with its replay JSON, computed as the page is written."""
     by_key = {row.key: row for row in data.game_list}
+    marks = data.analysis.marks if data.analysis is not None else {}
     for key, record in records:
         row = by_key.get(key)
         if row is not None:
-            yield row, embed_json(replay_json(record))
+            replay = replay_json(record)
+            if key in marks:
+                replay["an"] = marks[key].replay_json(data.analysis.solves)
+            yield row, embed_json(replay)
 
 
 def picture_assets(games: Iterable[str]) -> dict[str, str]:

@@ -15,6 +15,7 @@ from arena.report import fmt
 from arena.report.summary import GameRow, ReportData
 
 __all__ = [
+    "analysis_section",
     "fault_details_section",
     "games_section",
     "markdown_report",
@@ -62,6 +63,8 @@ def markdown_report(data: ReportData) -> str:
     out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
     out += ["", "## Search", ""]
     out += search_section(data)
+    out += ["", "## Analysis", ""]
+    out += analysis_section(data)
     out += ["", "## By role", ""]
     out += roles_section(data)
     out += ["", f"## {fmt.advantage_heading(data)}", ""]
@@ -147,6 +150,22 @@ def search_section(data: ReportData) -> list[str]:
     return lines + _table(
         fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrrl"
     )
+
+
+def analysis_section(data: ReportData) -> list[str]:
+    """The solver's verdicts: per bot its blunders, missed wins, conversions; the
+    latest mistakes (``arena analyze``)."""
+    a = data.analysis
+    if a is None:
+        return [data.analysis_note or "Not analysed."]
+    lines = [fmt.analysis_lead(a), "", a.definitions, ""]
+    lines += _table(
+        fmt.analysis_headers(a.solves), [fmt.analysis_cells(b) for b in a.bots], align="l"
+    )
+    if a.mistakes:
+        lines += ["", f"Latest mistakes ({len(a.mistakes)} of {a.missed}):", ""]
+        lines += [f"- {fmt.mistake_text(m)}" for m in a.mistakes]
+    return lines
 
 
 def roles_section(data: ReportData) -> list[str]:

@@ -18,9 +18,11 @@ import itertools
 import math
 import os
 from collections import Counter, deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 
+from arena.analysis.store import AnalysisStore
+from arena.analysis.summary import AnalysisSection, build_analysis
 from arena.games import GameError, get_game
 from arena.match.record import FAULT_REASONS, ActionRecord, GameRecord
 from arena.protocol.text import visible
@@ -201,6 +203,10 @@ class ReportData:
     omitted_games: int = 0
     """Stored games that ``game_list`` leaves out (only the latest and the faulted
     ones are listed): counted in every table above, browsable with ``arena serve``."""
+    analysis: AnalysisSection | None = None
+    """The solver's analysis (``arena analyze``), when there is one."""
+    analysis_note: str = ""
+    """Why there is no analysis: not run yet, or the game has no solver."""
 
     @property
     def first_role(self) -> str:
@@ -232,6 +238,7 @@ def build_report(
     directory: str | os.PathLike[str] = "",
     list_latest: int = LIST_LATEST,
     list_faulted: int = LIST_FAULTED,
+    analysis: AnalysisStore | None = None,
 ) -> ReportData:
     """Read every game of ``store`` and compute the standings, tables and game list.
 
@@ -239,7 +246,8 @@ def build_report(
     crashes is weaker in the way that matters to a tournament). An ``anchor``
     ``(player, rating)`` fixes that player's rating instead of a pool average of 0;
     an anchor naming no player of this tournament is ignored rather than fatal,
-    so a report can always be written.
+    so a report can always be written. ``analysis`` (``analysis.sqlite``) adds
+    the solver's figures and the listed games' marks.
     """
     # A tournament may be writing while we report: every pass reads the same
     # first ``count`` games (games are only ever appended), so the standings
@@ -331,6 +339,7 @@ def build_report(
     role_names = {_roles(game, variant) for game, variant in variants}
     roles = role_names.pop() if len(role_names) == 1 else ("first", "second")
     stats = _bot_stats(order, (r for _, r in items()))
+    section, note = _analysis(analysis, tuple(game_names), order, {row.key for row in rows}, items)
     reasons = dict(sorted(reason_counts.items(), key=lambda kv: (-kv[1], kv[0])))
     present = {reason for _, reason in faults}
     fault_reasons = tuple(r for r in FAULT_REASONS if r in present) + tuple(
@@ -361,7 +370,42 @@ def build_report(
         role_stats=_role_stats(order, (_game_row(i + 1, k, r) for i, (k, r) in enumerate(items()))),
         figure_labels=tuple(dict.fromkeys(label for row in rows for label in row.figures)),
         omitted_games=count - len(rows),
+        analysis=section,
+        analysis_note=note,
     )
+
+
+def _analysis(
+    store: AnalysisStore | None,
+    game_names: tuple[str, ...],
+    order: list[str],
+    listed: set[str],
+    items: Callable[[], Iterator[tuple[str, GameRecord]]],
+) -> tuple[AnalysisSection | None, str]:
+    """The analysis section, or why there is none."""
+    solvers = []
+    for name in game_names:
+        try:
+            game = get_game(name)
+        except GameError:
+            continue
+        if game.solves is None:
+            return None, f"{name} games are not analysed: {game.no_solver}."
+        solvers.append(game.solves)
+    if not solvers:
+        return None, ""
+    section = None
+    if store is not None:
+        section = build_analysis(
+            ((i + 1, k, r) for i, (k, r) in enumerate(items())),
+            store,
+            order,
+            solves=solvers[0],
+            marked=listed,
+        )
+    if section is None:
+        return None, "Not analysed yet: `arena analyze` solves every position of every game."
+    return section, ""
 
 
 def _roles(game: str, variant: str) -> tuple[str, str]:

@@ -33,7 +33,11 @@ __all__ = [
 
 TEXT_COLUMNS = {"player", "last info"}
 
-RIGHT = {h for h in [*fmt.STANDING_HEADERS, *fmt.STATS_HEADERS] if h not in TEXT_COLUMNS}
+RIGHT = {
+    h
+    for h in [*fmt.STANDING_HEADERS, *fmt.STATS_HEADERS, *fmt.ANALYSIS_HEADERS]
+    if h not in TEXT_COLUMNS
+}
 """The columns of numbers, right-aligned."""
 SEARCH_HEADERS = fmt.STATS_HEADERS[:-1]
 """The search table without its last column (a sample info line: too wide here)."""
@@ -112,14 +116,37 @@ def search_table(data: ReportData) -> Table:
     return table
 
 
+def _analysis_rows(data: ReportData) -> tuple[list[str], list[list[str]]]:
+    a = data.analysis
+    assert a is not None
+    return fmt.analysis_headers(a.solves), [fmt.analysis_cells(b) for b in a.bots]
+
+
+def analysis_table(data: ReportData) -> Table:
+    """Per bot: decisions, blunders and missed wins, conversions (``arena analyze``)."""
+    headers, rows = _analysis_rows(data)
+    table = Table(title="analysis (exact solver)")
+    for name in headers:
+        table.add_column(name, justify="left" if name == "player" else "right", overflow="fold")
+    for row in rows:
+        table.add_row(*map(Text, row))
+    return table
+
+
 def standings_lines(data: ReportData) -> list[str]:
     """The standings, the first-move advantage and the faults as plain lines, and
-    the bots' search figures when any bot sent ``info`` lines."""
+    the bots' search figures when any bot sent ``info`` lines, and the solver's
+    analysis when there is one."""
     lines = [_title(data)]
     lines += plain_table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings])
     lines += _notes(data)
     if _searched(data):
         lines += ["search (from info lines):", *plain_table(SEARCH_HEADERS, _search_rows(data))]
+    if data.analysis is not None:
+        lines += [
+            f"analysis: {fmt.analysis_lead(data.analysis)}",
+            *plain_table(*_analysis_rows(data)),
+        ]
     return lines
 
 
@@ -147,6 +174,9 @@ def print_standings(data: ReportData, console: Console | None = None) -> None:
             console.print(note, markup=False, emoji=False, highlight=False)
         if _searched(data):
             console.print(search_table(data))
+        if data.analysis is not None:
+            console.print(f"analysis: {fmt.analysis_lead(data.analysis)}", soft_wrap=True)
+            console.print(analysis_table(data))
         return
     for line in standings_lines(data):
         console.print(line, markup=False, emoji=False, highlight=False, soft_wrap=True)

@@ -6,6 +6,6 @@ tournament's :class:`~arena.web.hub.LiveHub` and by read-only reads of the
 results databases (``arena/web/store_view.py``).
 
 May import: :mod:`arena.storage`, :mod:`arena.report`, :mod:`arena.ratinglist`,
-:mod:`arena.match`, :mod:`arena.games`, :mod:`arena.plan` and :mod:`arena.tournament`
-(the live run it watches).
+:mod:`arena.match`, :mod:`arena.games`, :mod:`arena.analysis` (the solver's marks
+for replays), :mod:`arena.plan` and :mod:`arena.tournament` (the live run it watches).
 """

@@ -28,7 +28,11 @@ from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingR
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
-from arena.games import game_names
+from arena.analysis.figures import game_calls
+from arena.analysis.store import ANALYSIS_NAME, AnalysisStore
+from arena.analysis.summary import marks_of
+from arena.games import GameError, game_names, get_game
+from arena.match.record import GameRecord
 from arena.report import fmt
 from arena.report.html import asset, embed_json, picture_assets, section_context
 from arena.report.replay import replay_json
@@ -84,7 +88,7 @@ class Summaries:
 
     def __init__(self) -> None:
         self._views: dict[Path, StoreView] = {}
-        self._cache: dict[tuple[Path, bool], tuple[int, ReportData]] = {}
+        self._cache: dict[tuple[Path, bool], tuple[tuple[int, ...], ReportData]] = {}
         self._locks: dict[Path, trio.Lock] = {}
 
     def view(self, directory: Path) -> StoreView:
@@ -97,25 +101,67 @@ class Summaries:
         """The report's tables for ``directory``, recomputed only when games were added.
 
         The live page (refreshed every second) reads the columns alone; a
-        tournament page (``full``) decodes every record once per new game count,
-        for the tables that need the moves: search statistics and by-role figures.
+        tournament page (``full``) decodes every record once per new game count
+        (or new analysis), for the tables that need the moves: search statistics,
+        by-role figures and the solver's analysis.
         """
         view = self.view(directory)
         lock = self._locks.setdefault(directory, trio.Lock())
         async with lock:
             count = await trio.to_thread.run_sync(view.count)
+            stamp = (count, *(_analysis_stamp(directory) if full else ()))
             cached = self._cache.get((directory, full))
-            if cached is None or cached[0] != count:
+            if cached is None or cached[0] != stamp:
                 source = view if full else SummaryView(view)
                 data = await trio.to_thread.run_sync(
-                    lambda: build_report(source, directory=directory)  # type: ignore[arg-type]
+                    lambda: _report(source, directory, full)  # type: ignore[arg-type]
                 )
-                cached = self._cache[(directory, full)] = (count, data)
+                cached = self._cache[(directory, full)] = (stamp, data)
             return cached[1]
 
     def close(self) -> None:
         for view in self._views.values():
             view.close()
+
+
+def _analysis_stamp(directory: Path) -> tuple[int, ...]:
+    """What changes when analysis.sqlite does (size and time of it and its WAL)."""
+    out: list[int] = []
+    for name in (ANALYSIS_NAME, ANALYSIS_NAME + "-wal"):
+        try:
+            st = (directory / name).stat()
+        except OSError:
+            out += [0, 0]
+            continue
+        out += [st.st_size, st.st_mtime_ns]
+    return tuple(out)
+
+
+def _report(source: StoreView | SummaryView, directory: Path, full: bool) -> ReportData:
+    analysis = AnalysisStore.open_readonly(directory) if full else None
+    try:
+        return build_report(source, directory=directory, analysis=analysis)  # type: ignore[arg-type]
+    finally:
+        if analysis is not None:
+            analysis.close()
+
+
+def replay_analysis(directory: Path, key: str, record: GameRecord) -> dict[str, Any] | None:
+    """The replay's ``an`` field: the solver's values and marks, if analysed."""
+    analysis = AnalysisStore.open_readonly(directory)
+    if analysis is None:
+        return None
+    try:
+        values = analysis.values(key)
+    finally:
+        analysis.close()
+    if values is None or len(values.values) != len(record.actions) + 1:
+        return None
+    try:
+        solves = get_game(record.game).solves or "game"
+    except GameError:
+        return None
+    return marks_of(game_calls(record, values.values), values).replay_json(solves)
 
 
 @dataclasses.dataclass
@@ -267,7 +313,13 @@ def build_app(
     async def games(request: Request) -> Response:
         directory = directory_of(request)
         q = parse_query(request, GamesQuery)
-        where = GameFilter(player=q.player, reason=q.reason, result=q.result, faulted=q.faulted)
+        where = GameFilter(
+            player=q.player,
+            reason=q.reason,
+            result=q.result,
+            faulted=q.faulted,
+            blunder=q.blunder,
+        )
         offset, limit = q.offset, q.limit
         view = site.summaries.view(directory)
         total, rows = await trio.to_thread.run_sync(
@@ -283,6 +335,12 @@ def build_app(
         if record is None:
             raise _NotFound(f"no game {key!r} in {request.path_params['name']}")
         out = await trio.to_thread.run_sync(replay_json, record)
+        try:
+            an = await trio.to_thread.run_sync(replay_analysis, directory, key, record)
+        except StoreError:
+            an = None  # an unreadable analysis: the replay without it
+        if an is not None:
+            out["an"] = an
         out.update(
             key=key,
             opening=record.opening,

@@ -181,12 +181,13 @@ class PageQuery(msgspec.Struct, kw_only=True, frozen=True):
 
 class GamesQuery(PageQuery, kw_only=True, frozen=True):
     """A tournament's games page: by player (an entry's name), end reason, result,
-    or only the faulted ones."""
+    only the faulted ones, or only those with a blunder (``arena analyze``)."""
 
     player: Annotated[str, Meta(pattern=f"^$|{NAME_RE.pattern}")] = ""
     reason: Annotated[str, Meta(pattern=r"^$|^[a-z][a-z0-9-]{0,31}$")] = ""
     result: Literal["", "1-0", "0-1", "1/2-1/2"] = ""
     faulted: bool = False
+    blunder: bool = False
 
 
 class ReplayQuery(msgspec.Struct, kw_only=True, frozen=True):

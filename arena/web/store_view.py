@@ -9,6 +9,7 @@ for one page of games at a time and one record at a time, so a tournament of
 
 from __future__ import annotations
 
+import contextlib
 import sqlite3
 import threading
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ from urllib.parse import quote
 
 import msgspec
 
+from arena.analysis.store import ANALYSIS_NAME
 from arena.match.record import GameRecord
 from arena.storage.store import DB_NAME, StoreError, TournamentInfo
 
@@ -32,12 +34,14 @@ _RESULTS = {"1-0": 1.0, "0-1": 0.0, "1/2-1/2": 0.5}
 @dataclass(frozen=True, slots=True)
 class GameFilter:
     """Which games a page lists: by a player (either side), an end reason, a result,
-    or only the faulted ones. Empty fields match everything."""
+    only the faulted ones, only those the analysis found a blunder in. Empty
+    fields match everything."""
 
     player: str = ""
     reason: str = ""
     result: str = ""
     faulted: bool = False
+    blunder: bool = False
 
     def where(self) -> tuple[str, list[object]]:
         clauses: list[str] = []
@@ -53,6 +57,8 @@ class GameFilter:
             args.append(_RESULTS[self.result])
         if self.faulted:
             clauses.append("faulty IS NOT NULL")
+        if self.blunder:  # analysis.sqlite, attached as "an" (none attached: no game)
+            clauses.append("key IN (SELECT key FROM an.games WHERE blunders > 0)")
         return (" WHERE " + " AND ".join(clauses)) if clauses else "", args
 
 
@@ -77,6 +83,27 @@ class StoreView:
         self.tournament = TournamentInfo(*row)
         self._lock = threading.Lock()
         self._decoder = msgspec.json.Decoder(GameRecord)
+        self._analysis = False
+        """Whether ``analysis.sqlite`` is attached (as ``an``), once it exists."""
+
+    def analysed(self) -> bool:
+        """Attach the folder's ``analysis.sqlite`` read-only, if there is one yet."""
+        with self._lock:
+            if self._analysis:
+                return True
+            path = self.directory / ANALYSIS_NAME
+            if not path.is_file():
+                return False
+            uri = f"file:{quote(str(path.resolve()))}?mode=ro"
+            try:
+                self._conn.execute("ATTACH DATABASE ? AS an", (uri,))
+                self._conn.execute("SELECT count(*) FROM an.games").fetchone()
+            except sqlite3.DatabaseError:
+                with contextlib.suppress(sqlite3.DatabaseError):
+                    self._conn.execute("DETACH DATABASE an")
+                return False
+            self._analysis = True
+            return True
 
     def close(self) -> None:
         self._conn.close()
@@ -91,7 +118,11 @@ class StoreView:
     def games(
         self, where: GameFilter, *, offset: int = 0, limit: int = 50, newest_first: bool = False
     ) -> tuple[int, list[dict[str, object]]]:
-        """``(games matching, one page of them)``; each game as the table shows it."""
+        """``(games matching, one page of them)``; each game as the table shows it,
+        with its analysis (blunders and missed wins) when it has one."""
+        analysed = self.analysed()
+        if where.blunder and not analysed:
+            return 0, []
         clause, args = where.where()
         limit = max(0, min(limit, MAX_PAGE))
         total = self._all(f"SELECT count(*) FROM games{clause}", args)[0][0]
@@ -101,7 +132,20 @@ class StoreView:
             f" started_at, ended_at FROM games{clause} ORDER BY rowid {order} LIMIT ? OFFSET ?",
             [*args, limit, max(0, offset)],
         )
-        return total, [_row(r) for r in rows]
+        games = [_row(r) for r in rows]
+        if analysed and games:
+            marks = ",".join("?" * len(games))
+            found = {
+                key: (b, m)
+                for key, b, m in self._all(
+                    f"SELECT key, blunders, missed FROM an.games WHERE key IN ({marks})",
+                    [g["key"] for g in games],
+                )
+            }
+            for g in games:
+                blunders, missed = found.get(str(g["key"]), (None, None))
+                g["blunders"], g["missed"] = blunders, missed
+        return total, games
 
     def reasons(self) -> list[str]:
         return [r for (r,) in self._all("SELECT DISTINCT reason FROM games ORDER BY reason")]

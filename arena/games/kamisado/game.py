@@ -2,9 +2,20 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, ClassVar
 
-from arena.games.base import TERMINAL, CheckCase, Game, GameError, IllegalAction, Outcome, State
+from arena.games.base import (
+    TERMINAL,
+    CheckCase,
+    Game,
+    GameError,
+    IllegalAction,
+    Outcome,
+    Solution,
+    State,
+)
 from arena.games.kamisado.board import (
     COLOURS,
     MATCH_KINDS,
@@ -23,6 +34,7 @@ from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
 
 if TYPE_CHECKING:
+    from arena.games.kamisado.solver import Solver
     from arena.games.show import Show
 
 # Hand-built positions for check-bot (see protocol.md and notation.py).
@@ -136,6 +148,7 @@ class Kamisado(Game):
     default_variant = "standard"
     description = "Kamisado: single round, standard, long and marathon matches"
     observation_type = KamisadoObservation
+    solves: ClassVar[str | None] = "round"
     strongest_bot = "alphabeta"
 
     def show(self) -> Show:
@@ -160,6 +173,9 @@ class Kamisado(Game):
         if pos.phase == PLAY and pos.required == FREE and pos.round > 1:
             return "later rounds opened with a free choice"
         return None
+
+    def __init__(self) -> None:
+        self._solver: Solver | None = None
 
     def new_state(self, variant: str | None = None) -> KamisadoState:
         variant = variant or self.default_variant
@@ -191,3 +207,93 @@ class Kamisado(Game):
 
     def start_text(self, variant: str | None = None) -> str:
         return START_TEXT.format(kind=variant or self.default_variant)
+
+    def solver(self, table_mb: int | None = None) -> Solver:
+        """The process's round solver (its table kept across calls: entries are
+        facts about positions, true in every game); a new one for another size.
+
+        Imported on first use: loading the compiled kernels costs a fraction of a
+        second that only analysis and the solving bots should pay.
+        """
+        from arena.games.kamisado.solver import TABLE_BITS, Solver, table_bits
+
+        bits = TABLE_BITS if table_mb is None else table_bits(table_mb)
+        if self._solver is None or self._solver.keys.shape[0] != 1 << bits:
+            self._solver = None  # free the old table before taking the new one
+            self._solver = Solver(bits)
+        return self._solver
+
+    def solve(
+        self,
+        state: State,
+        budget_ms: float | None,
+        *,
+        max_nodes: int = 0,
+        max_depth: int | None = None,
+        table_mb: int | None = None,
+    ) -> Solution | None:
+        """The round's exact value: who wins the round being played by force
+        (Sumo pushes, deadlocks and ranks as in play; the match score does not
+        change who wins a round). Between rounds, the round just ended."""
+        assert isinstance(state, KamisadoState)
+        pos = state.pos
+        if pos.phase != PLAY:
+            winner = pos.last_winner if pos.last_winner >= 0 else None
+            return Solution(winner, 0, None, pos.round, pos.side)
+        solver = self.solver(table_mb)
+        value = solver.solve(
+            pos.at,
+            pos.square_of,
+            pos.rank,
+            pos.side,
+            pos.required,
+            deadline=None if budget_ms is None else time.monotonic() + budget_ms / 1000,
+            max_nodes=max_nodes,
+            max_depth=max_depth or solver.max_depth,
+        )
+        winner = {1: pos.side, 0: pos.side ^ 1}.get(value.result)
+        return Solution(
+            winner, value.distance, move_to_text(value.move), pos.round, pos.side, value.nodes
+        )
+
+    def proof_book(
+        self,
+        state: State,
+        leaf_plies: int,
+        *,
+        table_mb: int | None = None,
+        on_entry: Callable[[int], None] | None = None,
+    ) -> str:
+        """The text of a proof book from ``state`` (Black to move, no Sumo tower,
+        a Black win): a Black move for every position Black's strategy reaches
+        against any Gold reply, down to positions Black wins within
+        ``leaf_plies`` plies (see :mod:`arena.games.kamisado.book`)."""
+        from arena.games.kamisado.book import build_book, format_book
+        from arena.games.kamisado.solver import WON
+
+        assert isinstance(state, KamisadoState)
+        solver = self.solver(table_mb)
+
+        def prove(pos: Position, max_plies: int) -> tuple[bool, int, int]:
+            value = solver.solve(
+                pos.at,
+                pos.square_of,
+                pos.rank,
+                pos.side,
+                pos.required,
+                max_depth=max_plies or solver.max_depth,
+            )
+            return value.result == WON, value.distance, value.move
+
+        book = build_book(state.pos, prove, leaf_plies, on_entry)
+        header = [
+            "A proof that Black wins this Kamisado round: Black's move in every position",
+            "its strategy reaches against any Gold reply. One line per position:",
+            "BOARD REQUIRED-COLOUR MOVE (Black to move, no Sumo tower). Positions not",
+            f"listed that the strategy reaches are won by Black within {leaf_plies} plies",
+            "whatever Gold plays.",
+            f"from: {position_to_text(state.pos)}",
+            f"built by: arena solve --book FILE --leaf-plies {leaf_plies}",
+            f"entries: {len(book)}",
+        ]
+        return format_book(book, header)

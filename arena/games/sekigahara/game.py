@@ -25,6 +25,9 @@ class SekigaharaGame(Game):
     default_variant: ClassVar[str] = "battle"
     deals_openings: ClassVar[bool] = True
     observation_type: ClassVar[type | None] = SekigaharaObservation
+    no_solver: ClassVar[str] = (
+        "no exact solver: hidden information (each side's hand and blocks are secret)"
+    )
     description: ClassVar[str] = (
         "Sekigahara battle: deploy blocks with cards, special attacks, loyalty challenges"
     )

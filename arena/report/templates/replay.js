@@ -77,6 +77,26 @@
     return parts.join(" · ");
   }
 
+  // The solver's verdict on position k of a game's analysis (arena/analysis/summary.py:
+  // GameMarks.replay_json): who wins the round by force and in how many plies.
+  function valueText(an, k, names) {
+    const v = an && an.v ? an.v[k] : null;
+    if (!v) return "";
+    if (v[0] < 0) return "solver: unproven" + (v[1] ? " (no forced " + an.s + " win within " + v[1] + " plies)" : "");
+    if (v[1] === 0) return "solver: " + names[v[0]] + " won the " + an.s;
+    return "solver: " + names[v[0]] + " wins the " + an.s + " in " + v[1] + (v[1] === 1 ? " ply" : " plies");
+  }
+
+  // What the analysis says of the move at ply i: its marks as [class, label] pairs.
+  function moveMarks(an, i) {
+    if (!an) return [];
+    const out = [];
+    if ((an.d || []).includes(i)) out.push(["decisive", "decisive"]);
+    if ((an.b || []).includes(i)) out.push(["blunder", "blunder"]);
+    if ((an.m || []).includes(i)) out.push(["missed", "missed win"]);
+    return out;
+  }
+
   // A viewer of one game's replay JSON (arena/report/replay.py: replay_json); the
   // web view (arena/web) builds the same viewers from replays it fetches.
   function buildViewer(data, container) {
@@ -101,6 +121,12 @@
       const li = document.createElement("li");
       li.textContent = who(a[2]) + ": " + a[0] + " (" + a[1] + " ms" + (a[3] ? ", forced" : "") + ")";
       if (a[4]) html("span", "info", infoText(a[4]), li);
+      for (const [cls, label] of moveMarks(data.an, i)) {
+        li.classList.add(cls);
+        html("span", "mark " + cls, label, li);
+      }
+      const better = data.an && data.an.w ? data.an.w[String(i)] : null;
+      if (better) html("span", "info", better + " wins", li);
       li.addEventListener("click", () => show(Math.min(i + 1, last)));
       list.appendChild(li);
     });
@@ -116,6 +142,11 @@
         ? ": " + who(action[2]) + " played " + action[0] + " in " + action[1] + " ms" + (action[3] ? " (forced)" : "")
         : ": opening");
       if (action && action[4]) head += "\n" + infoText(action[4]);
+      if (action) {
+        const marks = moveMarks(data.an, ply - 1).map(m => m[1]);
+        if (marks.length) head += "\n" + marks.join(", ");
+      }
+      if (data.an) head += "\n" + valueText(data.an, ply, data.r || data.n);
       if (frames.length) pic.draw(view, frame, before);
       status.textContent = pic.status ? head + "\n" + (frames.length ? pic.status(frame) : "") : head;
       list.querySelectorAll("li.current").forEach(li => li.classList.remove("current"));
@@ -135,7 +166,7 @@
     show(0);
   }
 
-  globalThis.ArenaReplay = {decode, html, svg, register, picture, infoText, buildViewer};
+  globalThis.ArenaReplay = {decode, html, svg, register, picture, infoText, buildViewer, valueText, moveMarks};
 
   const games = document.getElementById("games");
   if (!games) return;  // a page of the web view: it wires up its own games table
@@ -164,12 +195,14 @@
     const apply = () => {
       const want = {};
       filter.querySelectorAll("select").forEach(s => { want[s.dataset.filter] = s.value; });
+      filter.querySelectorAll("input[type=checkbox]").forEach(c => { want[c.dataset.filter] = c.checked; });
       let n = 0;
       const all = groups();
       for (const g of all) {
         const d = g.dataset;
         const ok = (!want.bot || d.first === want.bot || d.second === want.bot)
-          && (!want.result || d.result === want.result) && (!want.reason || d.reason === want.reason);
+          && (!want.result || d.result === want.result) && (!want.reason || d.reason === want.reason)
+          && (!want.blunder || d.blunder === "1");
         g.hidden = !ok;
         if (ok) n++;
       }

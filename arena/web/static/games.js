@@ -8,7 +8,8 @@
 
   // o.page(offset, limit): the URL of a page of games; o.lead(tr, g): the page's own
   // first cells; o.replay(g): the URL of a game's replay; o.empty: the pager's text
-  // for no games; o.meta: show the opening above a replay and focus it.
+  // for no games; o.meta: show the opening above a replay and focus it; o.tail(tr, g)
+  // (optional): the page's own cells after the time.
   function pagedGames(o) {
     const body = document.querySelector("#games-paged tbody");
     const info = document.getElementById("page-info");
@@ -25,6 +26,7 @@
         o.lead(tr, g);
         cell(tr, g.players[0]); cell(tr, g.players[1]); cell(tr, g.result);
         cell(tr, g.reason + (g.faulty ? " (" + g.faulty + ")" : "")); cell(tr, g.plies, "num"); cell(tr, g.seconds.toFixed(1) + "s", "num");
+        if (o.tail) o.tail(tr, g);
         const b = document.createElement("button"); b.type = "button"; b.className = "open"; b.textContent = "replay";
         cell(tr, "").appendChild(b);
         b.addEventListener("click", () => toggle(tr, g, b));
@@ -41,7 +43,7 @@
       const next = tr.nextElementSibling;
       if (next && next.classList.contains("replay-row")) { next.remove(); b.textContent = "replay"; return; }
       const row = document.createElement("tr"); row.className = "replay-row";
-      const td = document.createElement("td"); td.colSpan = 9; row.appendChild(td);
+      const td = document.createElement("td"); td.colSpan = tr.children.length; row.appendChild(td);
       tr.after(row); b.textContent = "close";
       const reply = await fetch(o.replay(g));
       if (!reply.ok) { td.textContent = await reply.text(); td.className = "error"; return; }

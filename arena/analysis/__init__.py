@@ -1,0 +1,9 @@
+"""Game analysis with the games' exact solvers: every stored position's value,
+where each part (a Kamisado round) was decided, and each bot's blunders and
+missed wins. ``values`` solves a record's positions, ``figures`` reads them,
+``store`` keeps them in ``analysis.sqlite`` beside the games, ``run`` drives
+the worker processes (``arena analyze``).
+
+May import: :mod:`arena.games` (replaying and solving through the ``Game``
+interface), :mod:`arena.match` (the game record) and :mod:`arena.storage` (the
+games, read-only)."""

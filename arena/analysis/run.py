@@ -1,0 +1,225 @@
+"""``arena analyze``: every stored game's positions solved, in worker processes.
+
+The parent reads the games (read-only), hands each game still to analyse to
+one of ``workers`` processes (one per core by default, as a tournament runs
+its games), and alone writes each game's values to ``analysis.sqlite`` as
+they come back. A worker keeps the game's solver, and with it the solver's
+table, for all the games it is given: positions of one tournament share much
+of their proofs. Workers die with the parent (``PR_SET_PDEATHSIG``), so a
+killed analysis leaves nothing running; its finished games are stored and
+the next run skips them.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import multiprocessing
+import os
+import signal
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+
+import msgspec
+
+from arena.analysis.figures import game_calls
+from arena.analysis.store import AnalysisStore, GamesReader, digest
+from arena.analysis.values import GameValues, ReplayError, solve_game
+from arena.games import Game, GameError, get_game
+from arena.match.record import GameRecord
+from arena.storage.store import StoreError
+
+MIN_BUDGET_MS = 1
+MAX_BUDGET_MS = 60_000
+DEFAULT_BUDGET_MS = 20
+"""Per position: most positions a few plies into a round are proven in well
+under a millisecond, the rest are what the budget buys (see bench/analysis.py)."""
+
+
+class AnalysisError(StoreError):
+    """An analysis that cannot be done as asked (one line)."""
+
+
+@dataclass(slots=True)
+class AnalysisRun:
+    """What one run did."""
+
+    games: int = 0
+    """Stored games."""
+    analysed: int = 0
+    skipped: int = 0
+    """Already analysed (same record, at least this budget)."""
+    positions: int = 0
+    proven: int = 0
+    seconds: float = 0.0
+    failed: list[str] = field(default_factory=list)
+    """One line per game that could not be replayed."""
+
+
+Task = tuple[str, str, str, float]
+"""``(game name, key, record text, budget ms)``: a plain value, for any process."""
+Done = tuple[str, bytes | None, int, int, str]
+"""``(key, encoded GameValues or None, blunders, missed, error)``."""
+
+
+def analyse_one(task: Task) -> Done:
+    """Solve one game's positions (in a worker, or in the parent with one worker)."""
+    game_name, key, text, budget_ms = task
+    try:
+        record = msgspec.json.decode(text, type=GameRecord)
+        values = solve_game(get_game(game_name), record, budget_ms)
+    except (ReplayError, msgspec.DecodeError) as exc:
+        return key, None, 0, 0, str(exc)
+    calls = game_calls(record, values.values)
+    return key, msgspec.json.encode(values), calls.blunders, calls.missed, ""
+
+
+def _worker_init(game_name: str) -> None:
+    """Die with the parent, leave Ctrl-C to it, and load the solver before any game."""
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    game = get_game(game_name)
+    game.solve(game.new_state(), 1, max_depth=1)
+
+
+def check_budget(budget_ms: float) -> None:
+    if not MIN_BUDGET_MS <= budget_ms <= MAX_BUDGET_MS:
+        raise AnalysisError(
+            f"--budget-ms {budget_ms:g} is out of range ({MIN_BUDGET_MS}..{MAX_BUDGET_MS} ms)"
+        )
+
+
+def solvable_game(reader: GamesReader) -> Game | None:
+    """The tournament's game if it has a solver; ``None`` if it holds no games."""
+    name = reader.first_game()
+    if name is None:
+        return None
+    game = get_game(name)
+    if game.solves is None:
+        raise AnalysisError(
+            f"{reader.directory}: {game.name} games cannot be analysed: {game.no_solver}"
+        )
+    return game
+
+
+def analyse(
+    directory: str | os.PathLike[str],
+    budget_ms: float = DEFAULT_BUDGET_MS,
+    *,
+    workers: int | None = None,
+    on_game: Callable[[AnalysisRun], None] | None = None,
+) -> AnalysisRun:
+    """Analyse every stored game of ``directory`` not yet analysed at ``budget_ms``."""
+    check_budget(budget_ms)
+    outcome = AnalysisRun()
+    start = time.monotonic()
+    with GamesReader(directory) as reader:
+        try:
+            game = solvable_game(reader)
+        except GameError as exc:
+            raise AnalysisError(f"{reader.path}: {exc}") from None
+        outcome.games = reader.count()
+        if game is None:
+            return outcome
+        with AnalysisStore.open(directory) as store:
+            done = store.done()
+            todo = _todo(reader, done, budget_ms, outcome)
+            digests: dict[str, str] = {}
+
+            def tasks() -> Iterator[Task]:
+                for key, text in todo:
+                    digests[key] = digest(text)
+                    yield game.name, key, text, budget_ms
+
+            def keep(result: Done) -> None:
+                key, encoded, blunders, missed, error = result
+                if encoded is None:
+                    outcome.failed.append(f"game {key}: cannot be replayed: {error}")
+                    return
+                values = msgspec.json.decode(encoded, type=GameValues)
+                store.put(key, digests[key], values, blunders, missed)
+                outcome.analysed += 1
+                outcome.positions += values.positions
+                outcome.proven += values.proven
+                outcome.seconds = time.monotonic() - start
+                if on_game is not None:
+                    on_game(outcome)
+
+            count = workers or os.cpu_count() or 1
+            if count <= 1:
+                for task in tasks():
+                    keep(analyse_one(task))
+            else:
+                _run_pool(game.name, tasks(), count, keep)
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def _todo(
+    reader: GamesReader, done: dict[str, tuple[str, float]], budget_ms: float, outcome: AnalysisRun
+) -> Iterator[tuple[str, str]]:
+    for key, text in reader.rows():
+        previous = done.get(key)
+        if previous is not None and previous[0] == digest(text) and previous[1] >= budget_ms:
+            outcome.skipped += 1
+            continue
+        yield key, text
+
+
+def _run_pool(
+    game_name: str, tasks: Iterator[Task], workers: int, keep: Callable[[Done], None]
+) -> None:
+    """Keep ``workers`` processes busy (two games queued each), results in order
+    of completion."""
+    context = multiprocessing.get_context("spawn")
+    pool = ProcessPoolExecutor(
+        workers, mp_context=context, initializer=_worker_init, initargs=(game_name,)
+    )
+    try:
+        _feed(pool, tasks, workers, keep)
+    except BrokenProcessPool:
+        raise AnalysisError(
+            "a worker process died (out of memory?); the games analysed so far are kept: "
+            "run the same command again to resume"
+        ) from None
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _feed(
+    pool: ProcessPoolExecutor, tasks: Iterator[Task], workers: int, keep: Callable[[Done], None]
+) -> None:
+    pending: set[Future[Done]] = set()
+    for task in tasks:
+        pending.add(pool.submit(analyse_one, task))
+        if len(pending) >= 2 * workers:
+            finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for f in finished:
+                keep(f.result())
+    while pending:
+        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+        for f in finished:
+            keep(f.result())
+
+
+def default_workers(concurrency: int | None = None) -> int:
+    """One process per core, as the tournament runs (at most ``concurrency``)."""
+    cores = os.cpu_count() or 1
+    return max(1, min(cores, concurrency or cores))
+
+
+__all__ = [
+    "DEFAULT_BUDGET_MS",
+    "MAX_BUDGET_MS",
+    "MIN_BUDGET_MS",
+    "AnalysisError",
+    "AnalysisRun",
+    "analyse",
+    "check_budget",
+    "default_workers",
+]

@@ -1,0 +1,90 @@
+"""``arena analyze``: every stored game's positions solved by the game's exact solver."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from arena.analysis.run import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
+from arena.cli.app import CONCURRENCY, FiniteFloat, UserError, friendly_errors, main
+
+BUDGET = click.option(
+    "--budget-ms",
+    type=FiniteFloat(MIN_BUDGET_MS, MAX_BUDGET_MS),
+    default=DEFAULT_BUDGET_MS,
+    show_default=True,
+    help="Milliseconds the solver may spend on each position.",
+)
+
+
+@main.command()
+@click.argument("results_dir", type=click.Path(file_okay=False))
+@BUDGET
+@click.option(
+    "--workers",
+    type=CONCURRENCY,
+    default=None,
+    help="Worker processes (default: one per core; 1: in this process).",
+)
+@click.option("--no-report", is_flag=True, help="Do not write report.md/report.html afterwards.")
+@friendly_errors
+def analyze(results_dir: str, budget_ms: float, workers: int | None, no_report: bool) -> None:
+    """Solve every position of every game stored in RESULTS_DIR.
+
+    Each position gets the solver's value within --budget-ms: who wins the
+    round by force and in how many plies, or unknown. The values go to
+    RESULTS_DIR/analysis.sqlite (the games are only read); a run interrupted or
+    killed resumes where it stopped, and the file is safe to delete. Then the
+    reports are written again with their Analysis section: where each round was
+    decided, every blunder and missed win, and each bot's rates.
+    """
+    run_analysis(Path(results_dir), budget_ms, workers)
+    if not no_report:
+        from arena.cli.common import report_and_standings
+
+        report_and_standings(results_dir)
+
+
+def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None:
+    """Analyse ``directory`` with a progress line on a terminal, then one summary line."""
+    from arena.analysis.run import AnalysisRun, analyse, check_budget, default_workers
+
+    check_budget(budget_ms)
+    count = workers or default_workers()
+    live = sys.stderr.isatty()
+
+    def on_game(outcome: AnalysisRun) -> None:
+        if live:
+            share = 100 * outcome.proven / outcome.positions if outcome.positions else 0.0
+            click.echo(
+                f"\ranalysing: {outcome.analysed + outcome.skipped} of {outcome.games} games,"
+                f" {share:.1f}% of positions proven",
+                err=True,
+                nl=False,
+            )
+
+    try:
+        outcome = analyse(directory, budget_ms, workers=count, on_game=on_game)
+    except KeyboardInterrupt:
+        if live:
+            click.echo("", err=True)
+        click.echo(
+            f"interrupted: the games analysed so far are in {directory}/analysis.sqlite;"
+            " run the same command again to resume",
+            err=True,
+        )
+        sys.exit(130)
+    if live and outcome.analysed:
+        click.echo("", err=True)
+    for line in outcome.failed:
+        click.echo(f"arena: warning: {directory}: {line}", err=True)
+    if outcome.games == 0:
+        raise UserError(f"{directory}: no games stored yet; nothing to analyse")
+    share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"
+    click.echo(
+        f"analysed {outcome.analysed} games ({outcome.skipped} already done) in"
+        f" {outcome.seconds:.1f} s with {count} worker{'s' if count > 1 else ''} at"
+        f" {budget_ms:g} ms a position: {outcome.positions:,} positions, {share} proven"
+    )
