@@ -10,6 +10,7 @@ columns and no box drawing, so ``grep`` and ``diff`` read it.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
 from rich.cells import cell_len
 from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
@@ -18,7 +19,9 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.report import fmt
-from arena.report.summary import ReportData
+
+if TYPE_CHECKING:  # the summary imports the rating fit (scipy: a second of arena run's start)
+    from arena.report.summary import ReportData
 
 __all__ = [
     "FittedTable",
