@@ -192,13 +192,31 @@ async def test_fault_ends_game_kills_bot_and_next_game_restarts(
         assert record.score == (0.0 if side == 0 else 1.0)
         assert timed.since_last_action < DEADLINE + SLACK, timed.since_last_action
         assert not engs[side].running
-        # The opponent is untouched (not even started if the fault came first).
-        assert engs[1 - side].running or (side == 0 and engs[1].starts == 0)
+        # The opponent is untouched (started with the faulty one, and running).
+        assert engs[1 - side].running and engs[1 - side].starts == 1
         (pgid,) = faulty.pids()
         await assert_group_dies(pgid)
         if mode == "exit":
             assert "about to exit" in record.stderr_tails[side]
         await assert_next_game_is_fresh(engs, side, faulty)
+
+
+async def test_both_bots_start_at_once(make_bot):
+    """Each answers ``hello`` only once the other has started: in turn, the first
+    would wait for the second forever (and exit with code 4 after 3 s)."""
+    first, second = make_bot("meet", arg=3.0), make_bot("meet", arg=3.0)
+    async with engines(first, second) as engs:
+        assert_normal_end((await play(engs)).record)
+        assert [e.starts for e in engs] == [1, 1]
+
+
+async def test_when_both_fail_to_start_the_first_player_is_faulted(make_bot):
+    """Started at once, yet the fault is the first player's, as when started in turn."""
+    bots = [make_bot("exit_at_start"), make_bot("exit_at_start")]
+    async with engines(*bots) as engs:
+        record = (await play(engs)).record
+    assert (record.reason, record.faulty, record.score) == (CRASH, 0, 0.0)
+    assert bots[0].config.name in record.detail and "exited with code 3" in record.detail
 
 
 async def test_stderr_flood_does_not_stop_the_game_and_its_tail_is_bounded(make_bot):
