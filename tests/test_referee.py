@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from procs import assert_group_dies
+from timing import assert_charged
 
 from arena.engine.bot import Engine, EngineConfig
 from arena.engine.sandbox import Sandbox
@@ -251,15 +252,16 @@ async def test_bot_ignoring_quit_is_killed_and_restarted_for_the_next_game(make_
 
 
 async def test_think_time_is_charged_fairly(make_bot):
-    """A bot sleeping 150 ms per move is charged 150 ms, give or take scheduling noise."""
+    """A bot sleeping 150 ms per move is charged 150 ms, plus what an answer costs
+    here: its opponent's instant answers in the same game (``tests/timing.py``)."""
     sleeper = make_bot("sleep_each", once=False, arg=0.15)
     good = make_bot("normal")
     async with engines(sleeper, good) as engs:
         timed = await play(engs, TimeControl.parse("10+0"), RefereeSettings(max_plies=12))
-    charged = [a.ms for a in timed.record.actions if a.player == 0 and not a.forced]
+    charged = [a.ms / 1000 for a in timed.record.actions if a.player == 0 and not a.forced]
+    instant = [a.ms / 1000 for a in timed.record.actions if a.player == 1 and not a.forced]
     assert len(charged) >= 3
-    for ms in charged:
-        assert 150 <= ms < 150 + 30, charged
+    assert_charged(charged, 0.15, instant)
 
 
 async def test_answer_within_the_margin_is_not_flagged(make_bot):
@@ -270,7 +272,8 @@ async def test_answer_within_the_margin_is_not_flagged(make_bot):
         timed = await play(engs, TimeControl.parse("0.2+0 margin=0.3"))
     assert_normal_end(timed.record)
     first = next(a for a in timed.record.actions if a.player == 0 and not a.forced)
-    assert 350 <= first.ms < 350 + 30
+    instant = [a.ms / 1000 for a in timed.record.actions if a.player == 1 and not a.forced]
+    assert_charged([first.ms / 1000], 0.35, instant)
 
 
 # -- the ply cap and forced actions ----------------------------------------------
