@@ -4,6 +4,7 @@ games, and bad input as one line."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import signal
@@ -220,10 +221,19 @@ command = "builtin:random"
     assert 0 < analysed < 8
     workers = children_with(process.pid, "multiprocessing")
     assert workers  # the worker processes (and multiprocessing's resource tracker)
+    # Held still while the signal goes in: on a loaded machine the last games
+    # could otherwise be solved between the count above and the signal, and the
+    # run would end as a finished one instead of an interrupted one.
+    solving = children_with(process.pid, "spawn_main")
+    for pid in solving:
+        os.kill(pid, signal.SIGSTOP)
     if kill == "a worker":
-        os.kill(children_with(process.pid, "spawn_main")[0], signal.SIGKILL)
+        os.kill(solving[0], signal.SIGKILL)
     else:
         os.kill(process.pid, getattr(signal, kill))
+    for pid in solving:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGCONT)
     _, err = process.communicate(timeout=60)
     last = (err.decode().strip().splitlines() or [""])[-1]
     if kill == "SIGINT":
