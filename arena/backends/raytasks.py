@@ -132,7 +132,9 @@ def _run(
 ) -> None:
     outcome.nodes, outcome.cpus = _live(ray)
     running = max(1, min(cpus or outcome.cpus, outcome.cpus or 1))
-    limit = IN_FLIGHT * running
+    # Capped below the cluster's CPUs, a task queued behind another would find a
+    # free CPU and run at once: then the cap is the number in flight.
+    limit = running if running < outcome.cpus else IN_FLIGHT * running
     remote = ray.remote(num_cpus=1, max_retries=MAX_RETRIES)(fn)
     pending: list[Any] = []
     last = time.monotonic()
@@ -156,7 +158,10 @@ def _run(
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayError as exc:
-                    raise RayBackendError(f"a Ray task failed: {_gist(exc)}") from None
+                    raise RayBackendError(
+                        f"a Ray task failed ({_gist(exc)}); what came back is kept: run the "
+                        "same command again to resume"
+                    ) from None
                 outcome.tasks += 1
                 keep(result)
             last = time.monotonic()
