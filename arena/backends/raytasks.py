@@ -153,8 +153,10 @@ def _run(
                             "flight; what came back is kept: run the same command again to resume"
                         )
                 continue
-            more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
-            for ref in ready + more:
+            if pending:  # every other result already in, without waiting
+                more, pending = ray.wait(pending, num_returns=len(pending), timeout=0)
+                ready += more
+            for ref in ready:
                 try:
                     result = ray.get(ref)
                 except ray.exceptions.RayError as exc:
@@ -172,7 +174,7 @@ def _run(
             collect(limit - 1)
         collect(0)
     finally:
-        for ref in pending:  # an error or Ctrl-C: nothing left running for nobody
+        for ref in pending:  # an error or Ctrl-C: no task left running for nothing
             with suppress(Exception):
                 ray.cancel(ref, force=True)
 
