@@ -6,9 +6,11 @@ few milliseconds) for its first row; prints each run's figure and the median.
 The built-in bots' compiled search is prepared once before the timed runs, so
 the figure is the start-up of an arena whose cache is built (the goal: under
 1 s). Beside it, what the figure is made of: the preparation's own cost on a
-built cache (``prepare``), the same tournament with instant bots only (the
-arena's own start-up and its first games), and one sandboxed start of each
-compiled bot up to its handshake answer (``bot start``).
+built cache (``prepare``), the arena's own steps each timed in a fresh process
+(the imports of ``arena run`` and of a worker, the sandbox's set-up: its ``/etc``
+view and its probe), the same tournament with instant bots only (the arena's own
+start-up and its first games), and one sandboxed start of each compiled bot up to
+its handshake answer (``bot start``).
 
     python bench/startup.py [--runs 5] [--file examples/quick.toml] [--workers N]
 """
@@ -104,6 +106,23 @@ def prepare_seconds() -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
+def in_fresh_process(code: str) -> float:
+    """Seconds ``code`` takes (timed inside a fresh interpreter, so without its own start)."""
+    timed = f"import time\nt = time.perf_counter()\n{code}\nprint(time.perf_counter() - t)"
+    done = subprocess.run([sys.executable, "-c", timed], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+PARTS = {
+    "imports of arena run": "import arena.cli, arena.tournament",
+    "imports of a worker": "import arena.backends.workers",
+    "the sandbox's /etc view": "from arena.engine import sandbox\nsandbox.etc_view()",
+    "the sandbox's probe": "from arena.engine import sandbox\nsandbox.probe()",
+}
+"""The arena's own steps before its first bot starts, each timed in a fresh process
+(the probe includes the ``/etc`` view it needs)."""
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -114,6 +133,10 @@ def main() -> None:
     again = prepare_seconds()
     print(f"prepare: first call {first:.3f} s, with the cache built {again:.3f} s")
     print("load average before the runs: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
+    for label, code in PARTS.items():
+        times = [in_fresh_process(code) for _ in range(5)]
+        median = statistics.median(times)
+        print(f"arena: {label} {median:.3f} s (median of 5, min {min(times):.3f})")
     for name in ("alphabeta", "mcts"):
         starts = [bot_start_seconds(name) for _ in range(3)]
         print(f"bot start: {name} answers hello {statistics.median(starts):.3f} s after spawn")

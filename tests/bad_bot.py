@@ -17,7 +17,9 @@ field is nested 1,000 levels deep), info_flood (ARG info lines of 1 MB before th
 action), stderr_long_line (a 64 KiB stderr line between two short ones, then
 the action), child_ignores_term (a helper that
 ignores SIGTERM holds our stdout; we exit on the go), child_hang (same helper;
-we hang on the go).
+we hang on the go), meet (answers ``hello`` only once another bot sharing the
+parent of its ``--state`` folder has started too, within ARG seconds; else exits
+with code 4: two of them play a game only if the arena starts them at once).
 """
 
 import argparse
@@ -60,6 +62,16 @@ if mode in ("child_ignores_term", "child_hang"):
     subprocess.Popen([sys.executable, "-c", helper])
 if mode == "ignore_quit":
     signal.signal(signal.SIGTERM, signal.SIG_IGN)
+if mode == "meet":
+    assert args.state, "meet needs --state"
+    here = os.path.dirname(os.path.abspath(args.state))
+    open(os.path.join(args.state, "started"), "a").close()
+    deadline = time.monotonic() + args.arg
+    while sum(os.path.exists(os.path.join(here, d, "started")) for d in os.listdir(here)) < 2:
+        if time.monotonic() > deadline:
+            print("no other bot started within the deadline", file=sys.stderr, flush=True)
+            sys.exit(4)
+        time.sleep(0.01)
 
 gos = 0
 for line in sys.stdin:

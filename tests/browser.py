@@ -3,7 +3,8 @@
 Playwright for Python drives Debian's ``/usr/bin/chromium`` (Playwright's own
 browser downloads are not possible here, and CI installs chromium with apt).
 Tests that need it take the ``browser`` fixture; without chromium or playwright
-they are skipped with the reason, never failed. ``page_at`` opens a page at a
+they are skipped with the reason (``tests/needs.py``; an error under
+``ARENA_REQUIRE_ALL=1``, as in CI). ``page_at`` opens a page at a
 given viewport width and collects console errors, so a test can assert none.
 
 Playwright keeps every page it drives visible and focused (focus emulation), so
@@ -24,6 +25,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import needs
 import pytest
 
 CHROMIUM = os.environ.get("ARENA_CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
@@ -41,8 +43,8 @@ ARGS = [
 def playwright() -> Iterator[Any]:
     """Playwright's sync API, started once for the session (it allows one at a time)."""
     if not os.path.exists(CHROMIUM):
-        pytest.skip(f"chromium not found at {CHROMIUM}")
-    sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
+        needs.missing(f"chromium is not installed (not found at {CHROMIUM})")
+    sync_api = needs.module("playwright.sync_api", "install the 'test' extra")
     with sync_api.sync_playwright() as p:
         yield p
 

@@ -1,15 +1,54 @@
+from __future__ import annotations
+
 import sys
+from collections.abc import Generator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 # Let tests import their small helper modules (e.g. kamisado_helpers).
 sys.path.insert(0, str(Path(__file__).parent))
 
+import needs  # noqa: E402
+
 # The shared headless-browser fixture (tests/browser.py).
 pytest_plugins = ["browser"]
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def pytest_report_header() -> str:
+    if needs.required():
+        return f"{needs.SWITCH}=1: every skip is an error"
+    return f"missing tools skip their tests ({needs.SWITCH}=1 makes each skip an error)"
+
+
+def _refuse_skip(report: Any) -> None:
+    """Under ``ARENA_REQUIRE_ALL=1`` a skip becomes a failure, with its reason.
+
+    ``needs.missing`` fails such a test itself; this catches every other skip
+    (a plain ``pytest.skip``, a ``skipif`` marker, a module skipped at import),
+    so a new test cannot slip past CI by forgetting the helper. An expected
+    failure is not a skip (``xfail_strict`` holds those).
+    """
+    if needs.required() and report.skipped and not hasattr(report, "wasxfail"):
+        longrepr = report.longrepr
+        reason = longrepr[2] if isinstance(longrepr, tuple) else str(longrepr)
+        report.outcome = "failed"
+        report.longrepr = f"skipped, but {needs.SWITCH}=1 allows no skip: {reason}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator:
+    outcome = yield
+    _refuse_skip(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector) -> Generator:
+    outcome = yield
+    _refuse_skip(outcome.get_result())
 
 
 @pytest.fixture(scope="session", autouse=True)

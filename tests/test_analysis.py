@@ -16,9 +16,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from procs import children_with
+from test_store import as_version_1
 
 from arena.analysis.figures import Figures, Mistake, game_calls
-from arena.analysis.store import ANALYSIS_NAME, AnalysisStore
+from arena.analysis.store import ANALYSIS_NAME, AnalysisStore, GamesReader
 from arena.analysis.values import UNKNOWN, PlyValue
 from arena.cli import main
 from arena.match.record import ActionRecord, GameRecord
@@ -265,6 +266,19 @@ def fake_store(directory: Path, game: str) -> None:
                 reason="battle",
             ),
         )
+
+
+def test_a_store_of_schema_version_1_is_read_as_it_is(tmp_path: Path) -> None:
+    # Results stored before the rating list's columns: the same records, read
+    # without being migrated or written.
+    fake_store(tmp_path, "kamisado")
+    db = tmp_path / "games.sqlite"
+    as_version_1(db)
+    before = db.read_bytes(), db.stat().st_mtime_ns
+    with GamesReader(tmp_path) as games:
+        assert games.count() == 1 and games.first_game() == "kamisado"
+        assert [key for key, _ in games.rows()] == ["p/1"]
+    assert (db.read_bytes(), db.stat().st_mtime_ns) == before
 
 
 def test_bad_input_is_one_line(tmp_path: Path) -> None:

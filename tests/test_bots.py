@@ -9,11 +9,11 @@ hand-built positions, where the right answer is known.
 from __future__ import annotations
 
 import random
-import shutil
 import subprocess
 import time
 from pathlib import Path
 
+import needs
 import pytest
 import trio
 from arena.bots.compiled_search import CompiledSearcher
@@ -159,17 +159,12 @@ def test_greedy_chooses_a_regroup() -> None:
 
 
 async def test_js_example_plays_clean_games() -> None:
-    node = shutil.which("node")
-    if node is None:
-        pytest.skip("node not found")
-    command = [node, str(EXAMPLES / "js" / "kamisado_bot.js"), "--seed", "3"]
+    command = [needs.node(), str(EXAMPLES / "js" / "kamisado_bot.js"), "--seed", "3"]
     assert_clean(await play_games(command, "example-js"), "example-js")
 
 
 async def test_c_example_builds_and_plays_clean_games(tmp_path: Path) -> None:
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler")
+    cc = needs.c_compiler()
     exe = tmp_path / "bot"
     source = EXAMPLES / "c" / "kamisado_bot.c"
     built = await trio.to_thread.run_sync(
@@ -185,9 +180,7 @@ async def test_c_example_builds_and_plays_clean_games(tmp_path: Path) -> None:
 
 def test_c_example_reads_nested_json(tmp_path: Path) -> None:
     """Braces, brackets and a decoy ``legal`` inside strings and nested values."""
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler")
+    cc = needs.c_compiler()
     exe = tmp_path / "bot"
     source = EXAMPLES / "c" / "kamisado_bot.c"
     subprocess.run([cc, "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
@@ -201,18 +194,13 @@ def test_c_example_reads_nested_json(tmp_path: Path) -> None:
     assert out.stdout == '{"type":"action","id":7,"action":"b8-b1"}\n'
 
 
-def _example_commands(tmp_path: Path) -> dict[str, list[str]]:
-    commands: dict[str, list[str]] = {}
-    node = shutil.which("node")
-    if node is not None:
-        commands["js"] = [node, str(EXAMPLES / "js" / "kamisado_bot.js")]
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is not None:
-        exe = tmp_path / "bot"
-        source = EXAMPLES / "c" / "kamisado_bot.c"
-        subprocess.run([cc, "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
-        commands["c"] = [str(exe)]
-    return commands
+def _example_command(language: str, tmp_path: Path) -> list[str]:
+    if language == "js":
+        return [needs.node(), str(EXAMPLES / "js" / "kamisado_bot.js")]
+    exe = tmp_path / "bot"
+    source = EXAMPLES / "c" / "kamisado_bot.c"
+    subprocess.run([needs.c_compiler(), "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+    return [str(exe)]
 
 
 @pytest.mark.parametrize("language", ["js", "c"])
@@ -221,9 +209,8 @@ def test_examples_pass_check_bot(language: str, tmp_path: Path) -> None:
 
     from arena.cli import main
 
-    command = _example_commands(tmp_path).get(language)
-    if command is None:
-        pytest.skip(f"no {'node' if language == 'js' else 'C compiler'} on this machine")
+    command = _example_command(language, tmp_path)
+    needs.sandbox()
     # In the sandbox, as a tournament runs it (bwrap is required here, not just tried).
     args = ["check-bot", "--sandbox", "bwrap", "--games", "0", "--", *command]
     result = CliRunner().invoke(main, args)

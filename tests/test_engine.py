@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 import trio
 from procs import assert_group_dies, group_alive
+from timing import assert_charged
 
 from arena.engine.bot import (
     Engine,
@@ -378,23 +379,36 @@ async def test_request_after_fault_requires_restart(bot_script):
 
 
 async def test_think_time_is_measured_fairly(bot_script):
-    """A bot sleeping 200 ms is charged 200 ms, give or take scheduling noise."""
-    async with Engine(config(bot_script, "sleep_each", "0.2")) as engine:
-        await engine.start("kamisado", "standard")
+    """A bot sleeping 200 ms is charged 200 ms, plus what an answer costs here: the
+    same bot answering at once, asked in turn with it (``tests/timing.py``)."""
+    charged, instant = [], []
+    async with (
+        Engine(config(bot_script, "sleep_each", "0.2")) as sleeper,
+        Engine(config(bot_script, "sleep_each", "0")) as prompt,
+    ):
+        for engine in (sleeper, prompt):
+            await engine.start("kamisado", "standard")
         for _ in range(3):
-            reply = await engine.go(go_msg(), timeout=2)
-            assert 0.2 <= reply.elapsed < 0.2 + 0.03, reply.elapsed
+            instant.append((await prompt.go(go_msg(), timeout=2)).elapsed)
+            charged.append((await sleeper.go(go_msg(), timeout=2)).elapsed)
+    assert_charged(charged, 0.2, instant)
 
 
 async def test_answer_inside_margin_is_not_flagged_end_to_end(bot_script):
     """Remaining 200 ms, margin 150 ms, bot thinks 250 ms: late but tolerated."""
     clock = Clock(TimeControl.parse("0.2 margin=0.15"))
-    async with Engine(config(bot_script, "sleep_each", "0.25")) as engine:
+    async with (
+        Engine(config(bot_script, "sleep_each", "0.25")) as engine,
+        Engine(config(bot_script, "sleep_each", "0")) as prompt,
+    ):
         await engine.start("kamisado", "standard")
+        await prompt.start("kamisado", "standard")
+        instant = (await prompt.go(go_msg(), timeout=2)).elapsed
         reply = await engine.go(go_msg(), timeout=clock.budget(0))
         clock.start(0, reply.sent_at)
         elapsed_ms, flagged = clock.stop(0, reply.received_at)
-        assert not flagged and 250 <= elapsed_ms < 330
+        assert not flagged
+        assert_charged([elapsed_ms / 1000], 0.25, [instant])
         assert clock.remaining_ms(0) == 0
 
 

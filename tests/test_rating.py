@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -11,6 +13,7 @@ from scipy import special
 from arena.stats.rating import (
     NATS_PER_ELO,
     Estimate,
+    PairCounts,
     SprtDecision,
     SprtModel,
     Tally,
@@ -257,6 +260,8 @@ def test_los_matrix_is_complementary():
     np.testing.assert_allclose(los + los.T, 1.0, atol=1e-12)
     np.testing.assert_array_equal(np.diag(los), 0.5)
     assert fit.superiority("E", "D") > 0.5 > fit.superiority("D", "E")
+    pairs = [(a, b) for a in NAMES for b in NAMES]  # entry by entry, the same numbers
+    assert fit.superiorities(pairs) == [los[NAMES.index(a), NAMES.index(b)] for a, b in pairs]
     with pytest.raises(ValueError):
         los[0, 0] = 1.0  # read-only: a fit is a value
 
@@ -318,3 +323,45 @@ def test_a_start_point_changes_where_the_fit_begins_not_where_it_ends():
     assert started.ratings == pytest.approx(plain.ratings, abs=1e-4)
     assert started.errors == pytest.approx(plain.errors, abs=1e-4)
     assert started.first_move == pytest.approx(plain.first_move, abs=1e-4)
+
+
+def test_pair_counts_give_the_mappings_fit():
+    counts = simulate(4)
+    players = [*NAMES, "idle"]  # a player without games gets the prior's rating
+    index = {p: i for i, p in enumerate(players)}
+    arrays = PairCounts(
+        first=np.array([index[a] for a, _ in counts]),
+        second=np.array([index[b] for _, b in counts]),
+        wins=np.array([t.wins for t in counts.values()]),
+        losses=np.array([t.losses for t in counts.values()]),
+        draws=np.array([t.draws for t in counts.values()]),
+    )
+    mapped = joint_fit(counts, players=players, anchor=("C", 100.0))
+    fitted = joint_fit(arrays, players=players, anchor=("C", 100.0))
+    assert fitted.players == mapped.players
+    np.testing.assert_allclose(fitted.ratings, mapped.ratings, atol=1e-9)
+    np.testing.assert_allclose(fitted.errors, mapped.errors, atol=1e-9)
+    np.testing.assert_allclose(fitted.los, mapped.los, atol=1e-12)
+    assert fitted.first_move == pytest.approx(mapped.first_move, abs=1e-9)
+    assert fitted.rating("idle").error > 500  # only its prior's virtual draws
+    one = np.array([1])
+    with pytest.raises(ValueError, match="give them"):
+        joint_fit(arrays)
+    with pytest.raises(ValueError, match="not in `players`"):
+        joint_fit(PairCounts(np.array([0]), np.array([9]), one, one, one), players=["a", "b"])
+    with pytest.raises(ValueError, match="itself"):
+        joint_fit(PairCounts(np.array([1]), np.array([1]), one, one, one), players=["a", "b"])
+    with pytest.raises(ValueError, match="negative"):
+        joint_fit(PairCounts(np.array([0]), np.array([1]), -one, one, one), players=["a", "b"])
+
+
+def test_the_joint_fit_imports_no_scipy():
+    # A rating list refits within a second of starting; scipy.optimize's import
+    # alone took longer on a loaded machine.
+    code = (
+        "import sys; from arena.stats.rating import joint_fit;"
+        "joint_fit([('a', 'b', 1.0), ('b', 'a', 0.5)]);"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -4,20 +4,26 @@ the built-in random and greedy bots, single rounds, a fast clock)."""
 from __future__ import annotations
 
 import csv
+import datetime
 import hashlib
 import io
 import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from contextlib import closing
 from pathlib import Path
 
+import msgspec
 import pytest
 from click.testing import CliRunner
+from test_store import as_version_1
 
 from arena.cli import main
 from arena.ratinglist import collect
+from arena.ratinglist import fit as fit_module
 from arena.ratinglist.fit import build_list
 from arena.ratinglist.players import load_aliases
 from arena.report.summary import build_report
@@ -161,6 +167,19 @@ def test_filters(cups: dict[str, Path]) -> None:
     assert collect.tc_class("movetime=0.5") == "bullet"
 
 
+def grow(directory: Path, **changes: object) -> None:
+    """One more game in a tournament's store (its last game again, under a new
+    key, with ``changes`` to its record), written through the arena's own writer."""
+    with Store.open_existing(directory) as store:
+        info = store.tournament
+        key, record = list(store.items())[-1]
+    record = msgspec.structs.replace(record, **changes)
+    with Store.open(
+        directory, name=info.name, config_text=info.config_text, fingerprint=info.fingerprint
+    ) as store:
+        assert store.add_game(f"{key}-more", key.rsplit("/", 1)[0], record)
+
+
 def _fingerprint(db: Path) -> tuple[str, int]:
     return hashlib.sha256(db.read_bytes()).hexdigest(), db.stat().st_mtime_ns
 
@@ -177,15 +196,11 @@ def test_never_writes_a_store_and_reads_only_what_changed(
     assert _fingerprint(db) == before
     assert sorted(os.listdir(results / "cup-b")) == sorted(os.listdir(cups["b"]))
     assert (results / "ratings.md").is_file() and (results / "ratings.html").is_file()
-    assert any((results / collect.CACHE_DIR).glob("*.npz"))
-    # The store grows by one game (a copy of its last, under a new key): the next
-    # run reads it, from the cache plus the new row.
-    with closing(sqlite3.connect(db)) as conn, conn:
-        conn.execute(
-            "INSERT INTO games SELECT key || '-more', pair_key, player0, player1, score, reason,"
-            " faulty, plies, started_at, ended_at, stored_at, record FROM games"
-            " ORDER BY rowid DESC LIMIT 1"
-        )
+    assert (results / collect.CACHE_DIR / collect.CACHE_NAME).is_file()
+    # The store grows by one game (a copy of its last, under a new key), written
+    # as a resumed run writes it: the next run reads it, from the cache plus the
+    # new row.
+    grow(results / "cup-b")
     cached = collect.read_store(results / "cup-b", results / collect.CACHE_DIR)
     assert cached.count == 5
     code, out = ratings(str(results), "--format", "json")
@@ -202,6 +217,7 @@ def test_an_old_store_without_identities_rates_by_entry_name(
 ) -> None:
     old = tmp_path / "old" / "cup-b"
     shutil.copytree(cups["b"], old)
+    as_version_1(old / "games.sqlite")
     with (
         closing(sqlite3.connect(old / "games.sqlite")) as conn,
         conn,
@@ -258,8 +274,9 @@ def test_bad_input_is_one_line_and_skip_bad_rates_the_rest(
 
 
 def test_terminal_table_through_a_pipe_and_the_files(cups: dict[str, Path], tmp_path: Path) -> None:
-    code, out = ratings(str(cups["b"]), str(cups["c"]), "--out", str(tmp_path))
+    code, out = ratings(str(cups["b"]), str(cups["c"]), "--out", str(tmp_path / "new" / "out"))
     assert code == 0, out
+    tmp_path = tmp_path / "new" / "out"  # --out made it
     lines = out.splitlines()
     assert lines[0].startswith("kamisado single: 2 players, 8 games")
     assert lines[1].split()[:4] == ["#", "player", "Elo", "95%"]
@@ -268,3 +285,123 @@ def test_terminal_table_through_a_pipe_and_the_files(cups: dict[str, Path], tmp_
     assert "## kamisado single" in md and "### History" in md and "### Head to head" in md
     html = (tmp_path / "ratings.html").read_text()
     assert 'class="rating-plot"' in html and 'class="history-plot"' in html
+
+
+def _json_list(*args: str) -> dict:
+    """The list as JSON, its numbers to 1e-6 (fits started from elsewhere end
+    within rounding of each other)."""
+    code, out = ratings(*args, "--format", "json")
+    assert code == 0, out
+    return json.loads(out[out.index("{") :], parse_float=lambda x: round(float(x), 6) + 0.0)
+
+
+def test_a_version_1_store_rates_the_same_unwritten_and_a_resumed_run_migrates_it(
+    cups: dict[str, Path], tmp_path: Path
+) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    db = results / "cup-b" / "games.sqlite"
+    as_version_1(db)
+    with Store.open_existing(results / "cup-b") as store:
+        report = build_report(store)
+    before = _fingerprint(db)
+    want = _json_list(str(cups["b"]))
+    assert _json_list(str(results)) == want
+    assert _fingerprint(db) == before  # read through its records, written nothing
+    assert _json_list(str(results)) == want  # and again from the cache
+    # `arena run` resumes the tournament: nothing is left to play, the store is
+    # migrated, and its report and ratings are what they were.
+    toml = cups["b"].parent.parent / "cup-b.toml"
+    result = CliRunner().invoke(main, ["run", str(toml), "--results", str(results), "-q"])
+    assert result.exit_code == 0, result.output
+    with closing(sqlite3.connect(db)) as conn:
+        assert conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone() == (
+            "2",
+        )
+    with Store.open_existing(results / "cup-b") as store:
+        again = build_report(store)
+    assert again.games == report.games
+    assert [(s.player, s.rating, s.wins, s.losses, s.draws) for s in again.standings] == [
+        (s.player, s.rating, s.wins, s.losses, s.draws) for s in report.standings
+    ]
+    assert _json_list(str(results)) == want
+
+
+def test_the_reader_reads_the_counts_not_the_records(cups: dict[str, Path], tmp_path: Path) -> None:
+    with closing(sqlite3.connect(cups["b"] / "games.sqlite")) as conn:
+        full = conn.execute("EXPLAIN QUERY PLAN " + collect.COUNTS_QUERY).fetchall()
+        grown = conn.execute(
+            "EXPLAIN QUERY PLAN " + collect.grouped_query(2, "WHERE rowid > ?"), (3,)
+        ).fetchall()
+    # All of a store: its counts.
+    assert [row[3] for row in full] == ["SCAN game_counts"]
+    # The games stored since the last read: just those rows, never their records.
+    assert "SEARCH games USING INTEGER PRIMARY KEY (rowid>?)" in [row[3] for row in grown]
+    assert "record" not in collect.COUNTS_QUERY + collect.grouped_query(2)
+    assert "record" in collect.grouped_query(1)
+    # Counts that do not match the games (a store edited by other hands): the
+    # games are grouped instead.
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    with closing(sqlite3.connect(results / "cup-b" / "games.sqlite")) as conn, conn:
+        conn.execute("UPDATE game_counts SET games = games + 10")
+    assert collect.read_store(results / "cup-b").count == 4
+
+
+def test_copies_holding_different_games_count_each_game_once(
+    cups: dict[str, Path], tmp_path: Path
+) -> None:
+    early = tmp_path / "early" / "cup-b"  # a copy taken before the last game
+    late = tmp_path / "late" / "cup-b"
+    shutil.copytree(cups["b"], early)
+    shutil.copytree(cups["b"], late)
+    grow(late)
+    for order in ([early, late], [late, early], [early, late, early, late]):
+        (table,) = build_list(order, cache_dir=tmp_path / "cache").tables
+        assert table.games == 5
+
+
+def test_since_keeps_the_games_of_that_day_on(cups: dict[str, Path], tmp_path: Path) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    day = datetime.datetime(2001, 2, 3, 23, 59, tzinfo=datetime.UTC).timestamp()
+    grow(results / "cup-b", started_at=day)
+    assert _json_list(str(results))["lists"][0]["games"] == 5
+    assert _json_list(str(results), "--since", "2001-02-03")["lists"][0]["games"] == 5
+    assert _json_list(str(results), "--since", "2001-02-04")["lists"][0]["games"] == 4
+    (table,) = build_list([results], since=day, cache_dir=None).tables  # from the next midnight
+    assert table.games == 4
+
+
+def test_a_fit_of_unchanged_games_is_not_made_again(
+    cups: dict[str, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    results = tmp_path / "results"
+    shutil.copytree(cups["b"], results / "cup-b")
+    shutil.copytree(cups["c"], results / "cup-c")
+    made: list[list[str]] = []
+    real = fit_module.joint_fit
+
+    def counted(*args: object, **kw: object) -> object:
+        made.append(list(kw["players"]))  # type: ignore[call-overload]
+        return real(*args, **kw)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fit_module, "joint_fit", counted)
+    first = build_list([results])
+    assert len(made) == 2  # after cup-b; after cup-c (the list itself)
+    made.clear()
+    assert build_list([results]).tables[0].rows == first.tables[0].rows
+    assert made == []
+    grow(results / "cup-c")
+    assert build_list([results]).tables[0].games == 9
+    assert len(made) == 1  # the point after cup-b is unchanged
+
+
+def test_the_rating_list_imports_no_scipy(cups: dict[str, Path]) -> None:
+    code = (
+        "import sys; from arena.ratinglist.fit import build_list;"
+        f"build_list([{str(cups['b'])!r}], cache_dir=None);"
+        "print(sorted(m for m in sys.modules if m.startswith('scipy')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

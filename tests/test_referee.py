@@ -27,6 +27,7 @@ from pathlib import Path
 
 import pytest
 from procs import assert_group_dies
+from timing import assert_charged
 
 from arena.engine.bot import Engine, EngineConfig
 from arena.engine.sandbox import Sandbox
@@ -191,13 +192,31 @@ async def test_fault_ends_game_kills_bot_and_next_game_restarts(
         assert record.score == (0.0 if side == 0 else 1.0)
         assert timed.since_last_action < DEADLINE + SLACK, timed.since_last_action
         assert not engs[side].running
-        # The opponent is untouched (not even started if the fault came first).
-        assert engs[1 - side].running or (side == 0 and engs[1].starts == 0)
+        # The opponent is untouched (started with the faulty one, and running).
+        assert engs[1 - side].running and engs[1 - side].starts == 1
         (pgid,) = faulty.pids()
         await assert_group_dies(pgid)
         if mode == "exit":
             assert "about to exit" in record.stderr_tails[side]
         await assert_next_game_is_fresh(engs, side, faulty)
+
+
+async def test_both_bots_start_at_once(make_bot):
+    """Each answers ``hello`` only once the other has started: in turn, the first
+    would wait for the second forever (and exit with code 4 after 3 s)."""
+    first, second = make_bot("meet", arg=3.0), make_bot("meet", arg=3.0)
+    async with engines(first, second) as engs:
+        assert_normal_end((await play(engs)).record)
+        assert [e.starts for e in engs] == [1, 1]
+
+
+async def test_when_both_fail_to_start_the_first_player_is_faulted(make_bot):
+    """Started at once, yet the fault is the first player's, as when started in turn."""
+    bots = [make_bot("exit_at_start"), make_bot("exit_at_start")]
+    async with engines(*bots) as engs:
+        record = (await play(engs)).record
+    assert (record.reason, record.faulty, record.score) == (CRASH, 0, 0.0)
+    assert bots[0].config.name in record.detail and "exited with code 3" in record.detail
 
 
 async def test_stderr_flood_does_not_stop_the_game_and_its_tail_is_bounded(make_bot):
@@ -233,15 +252,16 @@ async def test_bot_ignoring_quit_is_killed_and_restarted_for_the_next_game(make_
 
 
 async def test_think_time_is_charged_fairly(make_bot):
-    """A bot sleeping 150 ms per move is charged 150 ms, give or take scheduling noise."""
+    """A bot sleeping 150 ms per move is charged 150 ms, plus what an answer costs
+    here: its opponent's instant answers in the same game (``tests/timing.py``)."""
     sleeper = make_bot("sleep_each", once=False, arg=0.15)
     good = make_bot("normal")
     async with engines(sleeper, good) as engs:
         timed = await play(engs, TimeControl.parse("10+0"), RefereeSettings(max_plies=12))
-    charged = [a.ms for a in timed.record.actions if a.player == 0 and not a.forced]
+    charged = [a.ms / 1000 for a in timed.record.actions if a.player == 0 and not a.forced]
+    instant = [a.ms / 1000 for a in timed.record.actions if a.player == 1 and not a.forced]
     assert len(charged) >= 3
-    for ms in charged:
-        assert 150 <= ms < 150 + 30, charged
+    assert_charged(charged, 0.15, instant)
 
 
 async def test_answer_within_the_margin_is_not_flagged(make_bot):
@@ -252,7 +272,8 @@ async def test_answer_within_the_margin_is_not_flagged(make_bot):
         timed = await play(engs, TimeControl.parse("0.2+0 margin=0.3"))
     assert_normal_end(timed.record)
     first = next(a for a in timed.record.actions if a.player == 0 and not a.forced)
-    assert 350 <= first.ms < 350 + 30
+    instant = [a.ms / 1000 for a in timed.record.actions if a.player == 1 and not a.forced]
+    assert_charged([first.ms / 1000], 0.35, instant)
 
 
 # -- the ply cap and forced actions ----------------------------------------------

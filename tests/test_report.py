@@ -17,6 +17,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
+import needs
 import pytest
 from rich.console import Console
 
@@ -424,13 +425,10 @@ def test_delta_codec_round_trip() -> None:
     assert decode_frames(deltas) == frames
 
 
-NODE = shutil.which("node")
-
-
-@pytest.mark.skipif(NODE is None, reason="node is not installed")
 def test_replay_script_draws_the_final_position(tournament, written, tmp_path: Path) -> None:
     """Run the page's own script in node with a tiny DOM, press "last" on a game
     and read back the towers it drew."""
+    node = needs.node()
     directory, stored = tournament
     page = (directory / HTML_NAME).read_text(encoding="utf-8")
     html = parse_html(directory / HTML_NAME)
@@ -449,7 +447,7 @@ def test_replay_script_draws_the_final_position(tournament, written, tmp_path: P
         encoding="utf-8",
     )
     out = subprocess.run(
-        [NODE, str(tmp_path / "run.js")], capture_output=True, text=True, timeout=60
+        [node, str(tmp_path / "run.js")], capture_output=True, text=True, timeout=60
     )
     assert out.returncode == 0, out.stderr
     drawn = json.loads(out.stdout)

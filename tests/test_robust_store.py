@@ -13,6 +13,7 @@ import sys
 import time
 from pathlib import Path
 
+import needs
 import pytest
 
 from arena.plan.config import load_config
@@ -96,12 +97,11 @@ def stored_keys(directory: Path) -> set[str]:
 def bwrap_read_only(path: Path) -> list[str]:
     """A command prefix running the rest with ``path`` mounted read-only (EROFS,
     which root cannot write through either)."""
-    if shutil.which("bwrap") is None:
-        pytest.skip("bubblewrap (bwrap) is not installed")
-    probe = subprocess.run(["bwrap", "--dev-bind", "/", "/", "true"], capture_output=True)
+    bwrap = needs.tool("bwrap", what="bubblewrap (bwrap)")
+    probe = subprocess.run([bwrap, "--dev-bind", "/", "/", "true"], capture_output=True)
     if probe.returncode != 0:
-        pytest.skip(f"bwrap cannot create a mount namespace here: {probe.stderr.decode()}")
-    return ["bwrap", "--dev-bind", "/", "/", "--ro-bind", str(path), str(path)]
+        needs.missing(f"bwrap cannot create a mount namespace here: {probe.stderr.decode()}")
+    return [bwrap, "--dev-bind", "/", "/", "--ro-bind", str(path), str(path)]
 
 
 @pytest.mark.parametrize("what", ["folder", "database"])
@@ -154,9 +154,14 @@ def test_a_second_run_of_the_same_folder_stops_naming_the_first(tmp_path: Path) 
     finally:
         first.send_signal(signal.SIGINT)
         first.communicate(timeout=60)
-    again = run(toml, results)  # the lock died with its holder
-    again.send_signal(signal.SIGINT)
-    _, err = again.communicate(timeout=60)
+    # The lock died with its holder: a third run takes it (its pid in the lock
+    # file, written once it holds the lock) and goes on, until stopped.
+    again = run(toml, results)
+    try:
+        wait_until(lambda: lock.read_text().strip() == str(again.pid), again)
+    finally:
+        again.send_signal(signal.SIGINT)
+        _, err = again.communicate(timeout=60)
     assert "in use" not in err
 
 

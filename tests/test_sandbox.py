@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
 import socket
 import subprocess
@@ -22,10 +21,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import needs
 import pytest
 from procs import live_with, wait_none_with
 
-from arena.engine.sandbox import Sandbox, probe, wrap
+from arena.engine.sandbox import Sandbox, wrap
 from arena.match.record import GameRecord
 from arena.storage.store import Store
 
@@ -34,7 +34,13 @@ ESCAPE = HERE / "escape_bot.py"
 EXAMPLES = HERE.parent / "bots" / "examples"
 ARENA = [sys.executable, "-m", "arena.cli"]
 
-needs_bwrap = pytest.mark.skipif(probe() is not None, reason=f"bubblewrap cannot run: {probe()}")
+
+@pytest.fixture
+def working_sandbox() -> None:
+    needs.sandbox()
+
+
+needs_bwrap = pytest.mark.usefixtures("working_sandbox")
 
 
 def arena(*args: str, env: dict[str, str] | None = None, timeout: float = 60):
@@ -72,8 +78,7 @@ class Escapes(msgspec.Struct):
 
 @pytest.fixture(scope="module")
 def escapes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Escapes]:
-    if probe() is not None:
-        pytest.skip(f"bubblewrap cannot run: {probe()}")
+    needs.sandbox()
     base = tmp_path_factory.mktemp("escapes")
     results, home = base / "results", base / "home"
     home.mkdir()
@@ -184,9 +189,66 @@ def test_the_arenas_environment_is_out_of_reach(escapes: Escapes) -> None:
     assert visible and visible[0] <= 3, lines  # bwrap's init and the bot itself
 
 
-def test_a_setsid_grandchild_ignoring_sigterm_dies_with_the_game(escapes: Escapes) -> None:
+def test_a_setsid_grandchild_ignoring_sigterm_does_not_outlive_the_arena_run(
+    escapes: Escapes,
+) -> None:
     assert any("setsid" in line for line in attempts(escapes, "spawner"))
     wait_none_with(f"{escapes.marker}-orphan", limit=5)
+
+
+@needs_bwrap
+def test_a_setsid_grandchild_ignoring_sigterm_dies_with_its_game(tmp_path: Path) -> None:
+    """Not with the arena: the arena plays on after the game.
+
+    The spawner never answers once its grandchild runs, so each of its games
+    ends on time after a second and the next one starts. The first game's
+    grandchild must be gone before the next game's grandchild appears (a
+    grandchild kept to the arena's end dies with all the others, and none
+    appears after it). Then the arena is killed in mid-game, and nothing of
+    its bots survives that either.
+    """
+    marker = f"escape-marker-{uuid.uuid4().hex[:12]}"
+    spawner = escape("setsid", marker, "hang")
+    random_bot = [sys.executable, str(HERE.parent / "bots" / "random_bot.py"), "--seed", "1"]
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        'name = "orphans"\nvariant = "single"\ntc = "1+0"\ngames_per_pairing = 4\n'
+        "concurrency = 1\n"
+        f'[[bots]]\nname = "spawner"\ncommand = {msgspec.json.encode(spawner).decode()}\n'
+        f'[[bots]]\nname = "random"\ncommand = {msgspec.json.encode(random_bot).decode()}\n'
+    )
+    results = tmp_path / "results"
+    command = ["run", str(toml), "--results", str(results), "-q", "--no-report"]
+    arena_proc = subprocess.Popen(
+        [*ARENA, *command, "--workers", "1", "--sandbox", "bwrap"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    orphan = f"{marker}-orphan"
+    try:
+        deadline = time.monotonic() + 30
+        while not (first := set(live_with(orphan))):
+            assert arena_proc.poll() is None, "the arena ended before any grandchild started"
+            assert time.monotonic() < deadline, "no grandchild appeared"
+            time.sleep(0.02)
+        deadline = time.monotonic() + 20
+        while first & set(live_with(orphan)):
+            assert arena_proc.poll() is None, "the arena ended first: its game's end is not seen"
+            assert time.monotonic() < deadline, f"grandchildren {first} outlived their game"
+            time.sleep(0.02)
+        deadline = time.monotonic() + 20
+        while not set(live_with(orphan)) - first:  # the next game, by the same spawner
+            assert arena_proc.poll() is None, "no game came after: its end is not told apart"
+            assert time.monotonic() < deadline, "no grandchild appeared in the next game"
+            time.sleep(0.02)
+        arena_proc.kill()  # in mid-game
+        arena_proc.wait(timeout=10)
+        wait_none_with(orphan, limit=5)
+        wait_none_with(marker, limit=5)  # the bots too
+    finally:
+        arena_proc.kill()
+        arena_proc.wait(timeout=10)
+        kill_all(marker)
 
 
 @needs_bwrap
@@ -330,10 +392,10 @@ def test_sandbox_on_and_off_give_the_same_games(tmp_path: Path) -> None:
         "random": [sys.executable, str(HERE.parent / "bots" / "random_bot.py"), "--seed", "3"],
         "greedy": [sys.executable, str(HERE.parent / "bots" / "greedy_bot.py"), "--seed", "4"],
     }
-    node = shutil.which("node")
+    node = needs.if_present(needs.node)
     if node is not None:
         bots["js"] = [node, str(EXAMPLES / "js" / "kamisado_bot.js"), "--seed", "5"]
-    cc = shutil.which("cc") or shutil.which("gcc")
+    cc = needs.if_present(needs.c_compiler)
     if cc is not None:
         exe = tmp_path / "cbot"
         source = EXAMPLES / "c" / "kamisado_bot.c"

@@ -223,27 +223,61 @@ def test_forced_action_is_only_what_the_opponent_can_see() -> None:
     assert hidden.forced_action() is None  # ... but the reserve is hidden
 
 
+class Asked(msgspec.Struct, frozen=True):
+    """One ``go`` as a real engine got it, and what its answer took."""
+
+    player: int
+    remaining_ms: int
+    """The player's own clock in the request."""
+    increment_ms: int
+    elapsed_ms: int
+    """Request written to answer read, as the engine measured it."""
+
+
 def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
     """Through real processes: a hidden-forced action is a timed ``go`` that the
-    built-in bots answer, recorded as asked (not forced) with its time charged."""
+    built-in bots answer, recorded as asked (not forced) with its time charged.
+
+    Charged: the record's ``ms`` of every asked decision is what the engine
+    measured for that ``go``, and the player's clock in their next ``go`` is the
+    one before less that time plus the increment (1 ms of rounding either way).
+    A forced action costs nothing and asks nothing.
+    """
     from arena.engine.bot import Engine, EngineConfig
     from arena.plan.builtins import resolve_builtin
 
-    async def games() -> list[Any]:
-        records = []
+    def recorded(engine: Engine, log: list[Asked]) -> None:
+        go = engine.go
+
+        async def recording_go(msg: Go, timeout: float) -> Any:
+            reply = await go(msg, timeout)
+            clock = msg.clock
+            own = clock.remaining_ms[msg.player]
+            log.append(Asked(msg.player, own, clock.increment_ms, reply.elapsed_ms))
+            return reply
+
+        engine.go = recording_go  # type: ignore[method-assign]
+
+    async def games() -> list[tuple[Any, list[Asked]]]:
+        played = []
         config = EngineConfig(name="g", command=resolve_builtin("battle-greedy"))
         config2 = EngineConfig(name="r", command=resolve_builtin("random"))
+        log: list[Asked] = []
         async with Engine(config) as greedy, Engine(config2) as rnd:
+            recorded(greedy, log)
+            recorded(rnd, log)
             rng = random.Random(11)
             for _ in range(4):
                 opening = GAME.random_opening("battle", 0, rng)
                 for seats in ([greedy, rnd], [rnd, greedy]):
                     tc = [TimeControl.parse("5+0.1")] * 2
-                    records.append(await play_game(GAME, opening, seats, tc, variant="battle"))
-        return records
+                    record = await play_game(GAME, opening, seats, tc, variant="battle")
+                    played.append((record, log.copy()))
+                    log.clear()
+        return played
 
-    asked_single = 0
-    for record in trio.run(games):
+    asked_single = charged = 0
+    for record, log in trio.run(games):
         assert record.reason == "battle", (record.reason, record.detail)
         state = GAME.state_from_text(record.opening)
         for action in record.actions:
@@ -251,5 +285,16 @@ def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
             assert action.forced == (state.forced_action() is not None)
             if single and not action.forced:
                 asked_single += 1
+            if action.forced:
+                assert action.ms == 0
             state.apply_action(action.action)
+        for player in (0, 1):
+            asked = [a for a in log if a.player == player]
+            decisions = [a for a in record.actions if a.player == player and not a.forced]
+            assert [a.ms for a in decisions] == [a.elapsed_ms for a in asked]
+            for before, after in zip(asked, asked[1:], strict=False):
+                expected = before.remaining_ms - before.elapsed_ms + before.increment_ms
+                assert abs(after.remaining_ms - expected) <= 1, (before, after)
+            charged += sum(a.elapsed_ms for a in asked)
     assert asked_single > 0, "no hidden-forced decision came up: nothing was tested"
+    assert charged > 0, "no decision took a millisecond: the clocks were not tested"

@@ -3,16 +3,20 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import sqlite3
 import subprocess
 import sys
 import textwrap
+from contextlib import closing
 from pathlib import Path
 
+import msgspec
 import pytest
 
 import arena
+import arena.storage.store as store_module
 from arena.match.record import ActionRecord, GameRecord
 from arena.storage.export import EXPORT_SCHEMA, export_jsonl
 from arena.storage.store import (
@@ -46,6 +50,57 @@ def record(p0: str = "alpha", p1: str = "beta", score: float = 1.0, **kw: object
     }
     fields.update(kw)
     return GameRecord(**fields)  # type: ignore[arg-type]
+
+
+V1_COLUMNS = [
+    "key",
+    "pair_key",
+    "player0",
+    "player1",
+    "score",
+    "reason",
+    "faulty",
+    "plies",
+    "started_at",
+    "ended_at",
+    "stored_at",
+    "record",
+]
+
+
+V1_OBJECTS = [
+    "games",
+    "games_pair",
+    "meta",
+    "sqlite_autoindex_games_1",
+    "sqlite_autoindex_meta_1",
+    "tournament",
+]
+"""The tables and indexes of a schema-version-1 store."""
+
+
+def as_version_1(db: Path) -> None:
+    """Make a store what an arena of schema version 1 wrote: the games table
+    without the version-2 columns, no ``game_counts``, version 1 in ``meta``."""
+    with closing(sqlite3.connect(db)) as conn:
+        with conn:
+            conn.execute("DROP TABLE game_counts")
+            for column in ("game", "variant", "time_control", "identity0", "identity1"):
+                conn.execute(f"ALTER TABLE games DROP COLUMN {column}")
+            conn.execute("UPDATE meta SET value = '1' WHERE key = 'schema_version'")
+        conn.execute("VACUUM")
+        assert [row[1] for row in conn.execute("PRAGMA table_info(games)")] == V1_COLUMNS
+    assert _schema(db) == ("1", V1_OBJECTS)
+
+
+def _schema(db: Path) -> tuple[str, list[str]]:
+    """The store's schema version and its tables and indexes."""
+    with closing(sqlite3.connect(db)) as conn:
+        version = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        names = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type IN ('table', 'index')"
+        ).fetchall()
+    return version[0], sorted(n for (n,) in names)
 
 
 def open_store(directory: Path, fingerprint: str = "f1", **kw: object) -> Store:
@@ -200,3 +255,116 @@ def test_committed_game_survives_sigkill(tmp_path: Path) -> None:
         assert store.integrity_check() == "ok"
         assert store.finished_keys() == {"r1:a:b/1"}
         assert store.game("r1:a:b/1") == record("a", "b")
+
+
+def _v2_columns(db: Path) -> list[tuple]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(
+            "SELECT key, game, variant, time_control, identity0, identity1 FROM games ORDER BY key"
+        ).fetchall()
+
+
+def _counts(db: Path) -> list[tuple]:
+    with closing(sqlite3.connect(db)) as conn:
+        return conn.execute(
+            "SELECT * FROM game_counts ORDER BY 1, 2, 3, 4, 5, 6, 7, 8, 9"
+        ).fetchall()
+
+
+V2_OBJECTS = sorted([*V1_OBJECTS, "game_counts"])
+
+
+def _bytes_and_mtime(db: Path) -> tuple[bytes, int]:
+    return db.read_bytes(), db.stat().st_mtime_ns
+
+
+GAMES = [
+    ("r1:a:b/1", record("a", "b", 1.0, identities=[{"name": "A", "version": "2"}, {}])),
+    ("r1:a:b/2", record("b", "a", 0.5, variant="match", time_control="60+1")),
+    ("r2:a:c/1", record("a", "c", 0.0, identities=[{"name": "A"}, {"name": "C", "author": "x"}])),
+]
+
+
+def test_a_new_store_keeps_the_rating_columns_and_counts(tmp_path: Path) -> None:
+    with open_store(tmp_path) as store:
+        for key, rec in GAMES:
+            store.add_game(key, key[:-2], rec)
+        assert store.add_game(*GAMES[0][:1], "r1:a:b", GAMES[0][1]) is False  # not counted
+        assert store.add_game("r3:a:b/1", "r3:a:b", GAMES[0][1]) is True  # the same kind
+        late = msgspec.structs.replace(GAMES[0][1], started_at=86400.0 * 2 + 5)
+        assert store.add_game("r4:a:b/1", "r4:a:b", late) is True  # two days later
+    db = tmp_path / DB_NAME
+    assert _v2_columns(db)[:3] == [
+        ("r1:a:b/1", "fake", "standard", "10+0.1", '{"name":"A","version":"2"}', "{}"),
+        ("r1:a:b/2", "fake", "match", "60+1", "", ""),
+        ("r2:a:c/1", "fake", "standard", "10+0.1", '{"name":"A"}', '{"name":"C","author":"x"}'),
+    ]
+    a = ("fake", "standard", "10+0.1")
+    assert _counts(db) == [
+        ("a", "b", '{"name":"A","version":"2"}', "{}", *a, 1.0, 0, 2),
+        ("a", "b", '{"name":"A","version":"2"}', "{}", *a, 1.0, 2, 1),
+        ("a", "c", '{"name":"A"}', '{"name":"C","author":"x"}', *a, 0.0, 0, 1),
+        ("b", "a", "", "", "fake", "match", "60+1", 0.5, 0, 1),
+    ]
+    assert _schema(db) == ("2", V2_OBJECTS)
+
+
+def test_a_version_1_store_is_read_as_it_is_and_migrated_when_a_run_resumes(
+    tmp_path: Path,
+) -> None:
+    new = tmp_path / "new"
+    with open_store(new) as store:
+        for key, rec in GAMES:
+            store.add_game(key, key[:-2], rec)
+    old = tmp_path / "old"
+    shutil.copytree(new, old)
+    db = old / DB_NAME
+    as_version_1(db)
+    # Readers take it as it is, and write nothing (not even the WAL mode).
+    with closing(sqlite3.connect(db)) as conn:
+        conn.execute("PRAGMA journal_mode=DELETE")
+    before = _bytes_and_mtime(db)
+    with Store.open_existing(old) as store:
+        assert store.finished_keys() == {key for key, _ in GAMES}
+        assert sorted(store.items()) == sorted(GAMES)
+        assert store.pair_results() == [("a", "b", 1.0, 0.5)]
+    assert _bytes_and_mtime(db) == before
+    assert _schema(db) == ("1", V1_OBJECTS)
+    # A resumed run migrates it: the same games, and the columns and counts a new
+    # store has.
+    with open_store(old) as store:
+        assert sorted(store.items()) == sorted(GAMES)
+        assert store.add_game("r2:a:c/2", "r2:a:c", record("c", "a", 1.0)) is True
+    with open_store(new) as store:
+        store.add_game("r2:a:c/2", "r2:a:c", record("c", "a", 1.0))
+    assert _schema(db) == ("2", V2_OBJECTS)
+    assert _v2_columns(db) == _v2_columns(new / DB_NAME)
+    assert _counts(db) == _counts(new / DB_NAME)
+    assert sum(row[-1] for row in _counts(db)) == 4
+
+
+def test_a_failed_migration_leaves_the_store_at_version_1(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with open_store(tmp_path) as store:
+        for key, rec in GAMES:
+            store.add_game(key, key[:-2], rec)
+    as_version_1(tmp_path / DB_NAME)
+    monkeypatch.setattr(store_module, "_GAME_COUNTS", "CREATE INDEX broken ON nowhere (x)")
+    with pytest.raises(StoreError, match="cannot bring schema version 1 to 2 .*nowhere.*unchanged"):
+        open_store(tmp_path)
+    assert _schema(tmp_path / DB_NAME) == ("1", V1_OBJECTS)
+    with closing(sqlite3.connect(tmp_path / DB_NAME)) as conn:
+        assert [row[1] for row in conn.execute("PRAGMA table_info(games)")] == V1_COLUMNS
+    monkeypatch.undo()
+    with open_store(tmp_path) as store:
+        assert store.count() == 3
+
+
+def test_an_older_arena_is_told_the_schema_in_one_line(tmp_path: Path) -> None:
+    open_store(tmp_path).close()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    for opening in (lambda: open_store(tmp_path), lambda: Store.open_existing(tmp_path)):
+        with pytest.raises(StoreError, match="schema version 3, this arena reads 2$"):
+            opening()

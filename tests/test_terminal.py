@@ -207,3 +207,40 @@ def test_export_to_stdout_with_schema_tournament_figures_and_identities(
     result = CliRunner().invoke(main, ["export", str(directory), "-o", str(tmp_path / "g.jsonl")])
     assert result.exit_code == 0
     assert [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()] == lines
+
+
+def _drawn(table: object, width: int) -> str:
+    out = io.StringIO()
+    Console(file=out, width=width, force_terminal=True, color_system=None).print(table)
+    return out.getvalue()
+
+
+def test_a_narrow_terminal_leaves_out_spare_columns_rather_than_cutting_numbers() -> None:
+    from arena.ratinglist.render import HEADERS, SPARE
+    from arena.report.terminal import RIGHT, rated_table
+
+    rows = [
+        [
+            "1",
+            "alphabeta 3",
+            "1415",
+            "±411",
+            "12006",
+            "6000-0-6",
+            "100.0%",
+            "86.0%",
+            "1",
+            "2026-12-03",
+        ],
+        ["2", "mcts 3", "-122", "±29", "6", "4-2-0", "66.7%", "–", "31", "2026-11-30"],
+    ]
+    table = rated_table("list", HEADERS, rows, RIGHT | {"tournaments"}, SPARE)
+    wide = _drawn(table, 140)
+    assert "last played" in wide and "2026-12-03" in wide and "left out" not in wide
+    for width in (80, 60):
+        text = _drawn(table, width)
+        assert all(len(line) <= width for line in text.splitlines()), text
+        assert "…" not in text, text  # no number cut to "4…"
+        for cell in ("1415", "±411", "12006", "6000-0-6", "100.0%"):
+            assert cell in text, (width, text)
+        assert "left out, too narrow here: last played" in " ".join(text.split()), text

@@ -30,7 +30,7 @@ import msgspec
 import arena
 from arena.analysis.values import GameValues
 from arena.match.record import GameRecord
-from arena.storage.store import DB_NAME, SCHEMA_VERSION, StoreError
+from arena.storage.store import DB_NAME, READABLE_VERSIONS, StoreError
 
 ANALYSIS_NAME = "analysis.sqlite"
 ANALYSIS_SCHEMA = 1
@@ -94,11 +94,14 @@ class GamesReader:
             name = self._conn.execute("SELECT name FROM tournament").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
-        if version is None or int(version[0]) != SCHEMA_VERSION:
+        # A version-1 store (before the rating list's columns) holds the same
+        # records: read as it is, never migrated here.
+        if version is None or version[0] not in [str(v) for v in READABLE_VERSIONS]:
             found = "no schema version" if version is None else f"store schema {version[0]}"
             raise StoreError(
                 f"{self.path}: written by another arena version ({found}; this arena reads "
-                f"schema {SCHEMA_VERSION}); analyse it with the arena that wrote it"
+                f"schema {' or '.join(map(str, READABLE_VERSIONS))}); "
+                "analyse it with the arena that wrote it"
             )
         if name is None:
             raise StoreError(f"{self.path} holds no tournament")

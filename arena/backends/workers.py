@@ -30,6 +30,7 @@ import msgspec
 import trio
 
 from arena.backends.slots import FinishedGame, GameSlots, WorkItem
+from arena.engine import sandbox as confinement
 from arena.engine.process import child_preexec, spawn
 from arena.match.events import EVENT_BACKLOG, EventSink, GameMoved, GameStarted, LiveEvent
 from arena.match.record import GameRecord
@@ -53,6 +54,9 @@ class Setup(msgspec.Struct, tag="setup", frozen=True):
     """Stream each game's start and moves too (a live web view is watching)."""
     sandbox: SandboxSettings | None = None
     """The parent's resolved sandbox (mode decided, results folder hidden)."""
+    inherited: tuple[str | None, str | None] | None = None
+    """The parent's ``/etc`` view and bwrap probe answer, which the worker takes
+    rather than making its own (:func:`arena.engine.sandbox.inherit`)."""
 
 
 class Work(msgspec.Struct, tag="work", frozen=True):
@@ -104,6 +108,8 @@ async def worker_main() -> None:
         config = msgspec.structs.replace(config, protocol=setup.protocol)
     if setup.sandbox is not None:
         config = msgspec.structs.replace(config, sandbox=setup.sandbox)
+    if setup.inherited is not None:
+        confinement.inherit(*setup.inherited)
     slots = GameSlots(config, setup.slots)
     lock = trio.Lock()
     send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
@@ -176,7 +182,13 @@ class WorkerPool:
         sandbox: SandboxSettings | None = None,
     ) -> None:
         self.setup = Setup(
-            config_text, config_path, slots, protocol, events=on_event is not None, sandbox=sandbox
+            config_text,
+            config_path,
+            slots,
+            protocol,
+            events=on_event is not None,
+            sandbox=sandbox,
+            inherited=confinement.shared(),
         )
         self.on_event = on_event
         self.processes = processes

@@ -824,8 +824,8 @@ class Engine:
     async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
         """One request and its answer under a single cancel scope.
 
-        The scope first bounds the write (a bot that does not read its input) and
-        then, moved to ``sent_at + timeout``, the reads. One scope rather than one
+        The scope bounds the write (a bot that does not read its input) and the
+        reads together: ``timeout`` from just before the write. One scope rather than one
         per step: on the hot path each costs about as much as a pipe round trip's
         own Python work. A fault found inside is raised from inside (``_fault``
         shields its cleanup); the ends that leave the scope without a line
@@ -841,14 +841,18 @@ class Engine:
         infos: deque[tuple[Info, int]] = deque()  # the latest ones, with their sizes
         info_size = dropped = 0
         max_infos, max_info_bytes = self.config.info_lines, self.config.info_bytes
-        with trio.CancelScope(deadline=trio.current_time() + timeout) as scope:
+        # Timed from just before the write: the bot may read the line and start
+        # thinking as soon as the write begins, and on a loaded machine the
+        # arena can lose the CPU for milliseconds right after it; a clock read
+        # after the write would then charge less than the bot thought.
+        writing_at = trio.current_time()
+        with trio.CancelScope(deadline=writing_at + timeout) as scope:
             try:
                 await _write(proc.process.stdin, line)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 stdin_closed = True
             else:
-                sent_at = trio.current_time()
-                scope.deadline = sent_at + timeout
+                sent_at = writing_at
                 proc.read_scope = scope  # an exit cuts the wait short (mark_exited)
                 if proc.exited.is_set():
                     scope.deadline = min(scope.deadline, sent_at + _EXIT_DRAIN)

@@ -12,6 +12,7 @@ a game's pictures, in its ``show.py``, use rich but no part of the arena either)
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import pkgutil
 from functools import cache
 
@@ -58,6 +59,23 @@ def _packaged() -> dict[str, Game]:
 
 
 @cache
+def _named(name: str) -> Game | None:
+    """The packaged game ``name`` when its folder bears its name, importing that
+    folder only: every process of a tournament (the arena, each worker) needs its
+    one game, and importing the others cost each a tenth of a second and more."""
+    if not name.isidentifier():
+        return None
+    try:
+        spec = importlib.util.find_spec(f"{__name__}.{name}")
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    game = getattr(importlib.import_module(spec.name), "GAME", None)
+    return game if isinstance(game, Game) and game.name == name else None
+
+
+@cache
 def _registry() -> dict[str, Game]:
     """Every game: the packaged ones and those installed under the entry point
     group (a packaged game's name is never taken by an installed one)."""
@@ -84,6 +102,9 @@ def game_names() -> list[str]:
 
 
 def get_game(name: str) -> Game:
+    named = _named(name)
+    if named is not None:
+        return named
     packaged = _packaged()
     if name in packaged:
         return packaged[name]

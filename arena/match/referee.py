@@ -145,16 +145,38 @@ async def _prepare(
     variant: str,
     settings: RefereeSettings,
 ) -> None:
-    """Start whatever is not running and announce the new game to both bots."""
+    """Start whatever is not running and announce the new game to both bots.
+
+    Both bots start at once: a game's first start is the longer of the two, not
+    their sum (a compiled bot loads its search for a second or more, a script
+    answers in a few tenths). A start that fails is the fault of the first player
+    whose start failed, as if they had started in turn; the other bot, started
+    anyway, stays running for its next game.
+    """
+    faults: list[_Fault | None] = [None] * len(engines)
+
+    async def start(player: int, engine: Engine) -> None:
+        try:
+            if engine.faulted is not None and not settings.restart:
+                raise engine.faulted
+            if engine.starts:
+                await engine.restart(game.name, variant)
+            else:
+                await engine.start(game.name, variant)
+        except EngineError as exc:
+            faults[player] = _Fault(player, exc.reason, f"{engine.name}: {exc.detail}")
+
+    waiting = [(p, e) for p, e in enumerate(engines) if not e.running]
+    if len({id(e) for _, e in waiting}) < len(waiting):  # one engine twice: one start
+        waiting = waiting[:1]
+    async with trio.open_nursery() as nursery:
+        for player, engine in waiting:
+            nursery.start_soon(start, player, engine)
+    for fault in faults:
+        if fault is not None:
+            raise fault
     for player, engine in enumerate(engines):
         try:
-            if not engine.running:
-                if engine.faulted is not None and not settings.restart:
-                    raise engine.faulted
-                if engine.starts:
-                    await engine.restart(game.name, variant)
-                else:
-                    await engine.start(game.name, variant)
             await engine.new_game(
                 NewGame(
                     game=game.name,

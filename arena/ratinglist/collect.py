@@ -1,48 +1,72 @@
 """Reading every stored tournament for the rating list: read-only, and incremental.
 
 A tournament's ``games.sqlite`` is opened through SQLite's read-only URI
-(``mode=ro``), never through :class:`arena.storage.store.Store`, which creates tables and
-sets pragmas on open: the rating list must never change a tournament's file.
+(``mode=ro``), never through :class:`arena.storage.store.Store`'s writer, which
+creates tables, migrates and sets pragmas: the rating list must never change a
+tournament's file.
 
-What the list needs of a game is small (who played, as which bot, the score,
-when, the variant and the time control), so each store is reduced once to a few
-numpy columns and kept in ``<results>/.ratings-cache/`` beside the results. The
-cache is keyed by the file's device, inode, size and mtime (and its WAL's), so a
-store that grew is read again from its last rowid on, and one replaced by
-another file (another inode, or another tournament) is read again whole. The
-cache is safe to delete; a cache that cannot be written is simply not kept.
+What the list needs of a game is small (who played, as which bot, the score, the
+day, the variant and the time control), and a tournament's games share those
+values in a few hundred combinations, so the list keeps one row per group of
+games with its count. A store of schema version 2 keeps exactly those counts
+(``game_counts``, written with each game), so a store of any size is read in a
+few pages; games stored since the last read are grouped from their rows'
+columns (by rowid: just those rows). A version-1 store, which has only the
+records, is grouped through ``json_extract`` (slow, but once: then cached) and
+never migrated here.
+
+The groups are kept in ``<results>/.ratings-cache/stores.cache``, one file for
+every store (a JSON header line, then the raw rows: one read and
+``np.frombuffer``, where 500 files took a second to open). A store's entry is
+keyed by its path and checked against its device, inode, size and mtime (and
+its WAL's), so a store that grew is read again from its last rowid on, and one
+replaced by another file (another inode, or another tournament) is read again
+whole. The stores that must be read are read a few at a time (SQLite works
+without the GIL). The cache is safe to delete; a cache that cannot be written
+is simply not kept.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import sqlite3
+import stat
+import threading
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
+import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
-from arena.storage.store import DB_NAME
+from arena.storage.store import DB_NAME, GAME_DAY, READABLE_VERSIONS, SCHEMA_VERSION
 
 __all__ = [
     "CACHE_DIR",
+    "CACHE_NAME",
+    "GROUPS",
     "TC_CLASSES",
     "RatingInputError",
     "StoreGames",
     "find_stores",
+    "COUNTS_QUERY",
+    "grouped_query",
     "read_store",
+    "read_stores",
     "tc_class",
+    "without_copies",
 ]
 
 CACHE_DIR = ".ratings-cache"
-CACHE_VERSION = 3
-"""3: identity names and versions with control characters shown as escapes."""
+CACHE_NAME = "stores.cache"
+CACHE_VERSION = 5
+"""3: identity names and versions with control characters shown as escapes; 4: one
+file of groups for every store; 5: both (a cache of 4 may hold raw names)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -53,9 +77,49 @@ fastchess estimate it: bullet under 3 minutes, blitz under 8, rapid under 25,
 classical from 25 on. A handicap game takes the class of its slower control."""
 _TC_LIMITS = (180.0, 480.0, 1500.0)
 
+DAY = 86400
+"""Seconds in a day: games are grouped by the UTC day they started (``--since``
+takes a date)."""
+
+GROUPS = np.dtype(
+    [
+        ("p0", "<i4"),
+        ("p1", "<i4"),
+        ("half", "i1"),
+        ("variant", "<i2"),
+        ("tc", "i1"),
+        ("day", "<i4"),
+        ("count", "<i4"),
+    ]
+)
+"""One row per group of a store's games: the players (``p0`` moved first), player
+0's score in half points, the variant and time-control class, the UTC day they
+started (days since 1970-01-01) and how many games."""
+
+_FIELDS_V2 = "identity0, identity1, game, variant, time_control"
+_FIELDS_V1 = ", ".join(
+    f"json_extract(record, '{path}')"
+    for path in ("$.identities[0]", "$.identities[1]", "$.game", "$.variant", "$.time_control")
+)
+
+COUNTS_QUERY = f"SELECT player0, player1, {_FIELDS_V2}, score, day, games FROM game_counts"
+"""All of a version-2 store's games, as groups: its ``game_counts``."""
+
 
 class RatingInputError(ValueError):
     """A results folder, store or option the rating list cannot use (one line)."""
+
+
+def grouped_query(version: int, where: str = "") -> str:
+    """The games (those ``where`` keeps) of a store of schema ``version``, grouped
+    as :data:`COUNTS_QUERY` gives them, from the games' rows: their columns
+    (version 2) or their records (version 1; SQLite parses a record once for
+    its five fields). With a ``rowid`` clause, just those rows are read."""
+    fields = _FIELDS_V2 if version >= 2 else _FIELDS_V1
+    return (
+        f"SELECT player0, player1, {fields}, score, {GAME_DAY}, count(*) FROM games {where}"
+        f" GROUP BY player0, player1, {fields}, score, {GAME_DAY}"
+    )
 
 
 def tc_class(text: str) -> str:
@@ -88,9 +152,8 @@ def find_stores(paths: list[Path]) -> list[Path]:
         if (path / DB_NAME).is_file():
             found.append(path)
             continue
-        inner = (
-            sorted(p for p in path.iterdir() if (p / DB_NAME).is_file()) if path.is_dir() else []
-        )
+        names = sorted(e.name for e in os.scandir(path)) if path.is_dir() else []
+        inner = [path / n for n in names if os.path.isfile(os.path.join(path, n, DB_NAME))]
         if not inner:
             raise RatingInputError(f"{path}: no tournament results (no {DB_NAME} in it or below)")
         found += inner
@@ -99,13 +162,13 @@ def find_stores(paths: list[Path]) -> list[Path]:
 
 @dataclass
 class StoreGames:
-    """One store reduced to what the list needs; the columns are per game.
+    """One store reduced to what the list needs: its games in groups.
 
-    ``p0``/``p1`` index ``labels`` (the players as this store names them, before
-    aliases), ``entries[i]`` is the entry name behind ``labels[i]``; ``half`` is
-    player 0's score in half points (0, 1, 2); ``when`` is the game's start (Unix
-    seconds); ``variant`` and ``tc`` index ``variants`` and ``TC_CLASSES``
-    (``len(TC_CLASSES)`` for unknown).
+    ``groups["p0"]``/``["p1"]`` are sides as the store recorded them (an entry
+    and what its bot said it was); ``label_of`` maps them to ``labels`` (the
+    players as this store names them, before aliases), ``entries[i]`` is the
+    entry name behind ``labels[i]``; ``groups["variant"]`` indexes ``variants``,
+    ``groups["tc"]`` ``TC_CLASSES`` (``len(TC_CLASSES)`` for unknown).
     """
 
     directory: Path
@@ -120,49 +183,47 @@ class StoreGames:
     labels: list[str]
     entries: list[str]
     variants: list[str]
-    key_array: np.ndarray | None
-    """The game keys, read from the cache only when asked (only copies need them)."""
-    p0: np.ndarray
-    p1: np.ndarray
-    half: np.ndarray
-    when: np.ndarray
-    variant: np.ndarray
-    tc: np.ndarray
+    groups: np.ndarray
+    label_of: np.ndarray
     last_rowid: int = 0
+    version: int = SCHEMA_VERSION
+    """The store's schema version (1: read through its records)."""
     sides: list[tuple[str, str]] = field(default_factory=list)
     """Per label: the ``(entry, identity label)`` it was made of (for splitting)."""
-
-    key_file: Path | None = None
-
-    @property
-    def keys(self) -> np.ndarray:
-        if self.key_array is None:
-            assert self.key_file is not None
-            with np.load(self.key_file, allow_pickle=False) as z:
-                self.key_array = z["keys"]
-        return self.key_array
+    meta: dict = field(default_factory=dict, repr=False)
+    """The cache header it was built from (to read a part of the store again)."""
 
     @property
     def count(self) -> int:
-        return len(self.p0)
+        """Games in the store (up to ``last_rowid``)."""
+        return int(self.groups["count"].sum())
 
 
-def _stat_key(db: Path) -> list[int]:
-    out: list[int] = []
-    for p in (db, db.with_name(db.name + "-wal")):
-        try:
-            st = os.stat(p)
-        except OSError:
-            out += [0, 0, 0, 0]
-            continue
-        out += [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
-    return out
+def _stat_key(db: str) -> list[int] | None:
+    """The file's and its WAL's device, inode, size and mtime; None if the file is
+    not there (or not a file). An empty WAL counts as none: reading a store in
+    WAL mode leaves one behind (a read-only connection cannot remove it), and
+    it holds no games."""
+    try:
+        st = os.stat(db)
+    except OSError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return None
+    out = [st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns]
+    try:
+        wal = os.stat(db + "-wal")
+    except OSError:
+        wal = None
+    if wal is None or wal.st_size == 0:
+        return out + [0, 0, 0, 0]
+    return out + [wal.st_dev, wal.st_ino, wal.st_size, wal.st_mtime_ns]
 
 
 def _connect(db: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(db.resolve()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT)
+        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
         conn.execute("SELECT 1 FROM games LIMIT 1").fetchall()
     except sqlite3.OperationalError as exc:
         text = str(exc)
@@ -176,8 +237,31 @@ def _connect(db: Path) -> sqlite3.Connection:
     return conn
 
 
+_ABOUT = (
+    "SELECT name, config_toml, created_at,"
+    " (SELECT value FROM meta WHERE key = 'schema_version'),"
+    " (SELECT key FROM games ORDER BY rowid LIMIT 1),"
+    " (SELECT started_at FROM games ORDER BY rowid LIMIT 1),"
+    " (SELECT max(rowid) FROM games)"
+    " FROM tournament"
+)
+"""A store's tournament, schema version, first game and last rowid, in one query."""
+
+
+def _schema_version(text: object, db: Path) -> int:
+    try:
+        version = int(text) if text is not None else 1  # type: ignore[call-overload]
+    except (TypeError, ValueError):
+        version = -1
+    if version not in READABLE_VERSIONS:
+        raise RatingInputError(f"{db}: schema version {text}, this arena reads {SCHEMA_VERSION}")
+    return version
+
+
 def _options_by_entry(config_text: str) -> dict[str, str]:
     """``entry name -> "Hash=64, Threads=1"`` from the stored tournament file."""
+    if "options" not in config_text:  # most files: no need to parse them
+        return {}
     try:
         config = tomllib.loads(config_text)
     except tomllib.TOMLDecodeError:
@@ -192,246 +276,361 @@ def _options_by_entry(config_text: str) -> dict[str, str]:
     return out
 
 
-def _identity_label(ident: object, options: str) -> str | None:
+def _identity_label(text: object) -> str | None:
+    """``name version`` of an identity stored as JSON, or None (none, or unreadable)."""
+    if not isinstance(text, str) or not text:
+        return None
+    try:
+        ident = json.loads(text)
+    except ValueError:
+        return None
     if not isinstance(ident, dict) or not isinstance(ident.get("name"), str):
         return None
     # An older arena stored a bot's words as it wrote them: shown as escapes here,
     # so no list, terminal table or ratings.md carries an escape sequence.
     name = visible(" ".join(ident["name"].split()))[:64]
     version = ident.get("version")
-    label = f"{name} {visible(version)}" if isinstance(version, str) and version else name
-    return f"{label} ({options})" if options else label
+    return f"{name} {visible(version)}" if isinstance(version, str) and version else name
 
 
-def _cache_path(cache_dir: Path | None, db: Path) -> Path | None:
-    if cache_dir is None:
-        return None
-    digest = hashlib.blake2b(str(db.resolve()).encode(), digest_size=10).hexdigest()
-    return cache_dir / f"{digest}.npz"
+class _Cache:
+    """Every store's groups in one file, ``<cache dir>/stores.cache``: a JSON
+    header line (per store: its path, what :func:`_from_parts` and the next read
+    need, and where its rows are), then all rows. One read and one
+    ``np.frombuffer`` load hundreds of stores; the file is rewritten (beside,
+    then renamed) only when a store changed. Entries of stores this run did not
+    ask for are kept while their file exists, so lists over other folders
+    sharing the folder keep theirs."""
+
+    def __init__(self, cache_dir: Path | None) -> None:
+        self.path = cache_dir / CACHE_NAME if cache_dir is not None else None
+        self.entries: dict[str, tuple[dict, np.ndarray]] = {}
+        self.used: set[str] = set()
+        self.changed = False
+        if self.path is None:
+            return
+        try:
+            data = self.path.read_bytes()
+            end = data.index(b"\n")
+            header = msgspec.json.decode(data[:end])
+            if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
+                return
+            rows = np.frombuffer(data, GROUPS, offset=end + 1)
+            for key, meta in header["stores"].items():
+                self.entries[key] = (meta, rows[meta["start"] : meta["end"]])
+        except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
+            self.entries = {}
+
+    def get(self, key: str) -> tuple[dict, np.ndarray] | None:
+        self.used.add(key)
+        return self.entries.get(key)
+
+    def put(self, key: str, meta: dict, groups: np.ndarray) -> None:
+        self.used.add(key)
+        self.entries[key] = (meta, groups)
+        self.changed = True
+
+    def save(self) -> None:
+        if self.path is None or not self.changed:
+            return
+        kept = {
+            key: entry
+            for key, entry in self.entries.items()
+            if key in self.used or os.path.exists(key)
+        }
+        stores: dict[str, dict] = {}
+        start = 0
+        for key, (meta, groups) in kept.items():
+            stores[key] = {**meta, "start": start, "end": start + len(groups)}
+            start += len(groups)
+        header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
+        rows = [groups for _, groups in kept.values()]
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = self.path.with_name(f"{CACHE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
+            with tmp.open("wb") as f:
+                f.write(header + b"\n")
+                f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
+            os.replace(tmp, self.path)
+        except OSError:
+            pass  # a read-only results folder: rate without a cache
 
 
-_ARRAYS = ("keys", "p0", "p1", "half", "when", "variant", "tc")
-_COLUMNS = np.dtype(
-    [
-        ("p0", "<i4"),
-        ("p1", "<i4"),
-        ("half", "i1"),
-        ("when", "<f8"),
-        ("variant", "<i2"),
-        ("tc", "i1"),
-    ]
-)
-"""The cache holds the columns as one record array (one read per store, not six)."""
-
-
-def _load_cache(path: Path | None, *, keys: bool) -> tuple[dict, dict] | None:
-    if path is None or not path.is_file():
-        return None
-    try:
-        with np.load(path, allow_pickle=False) as z:
-            meta = json.loads(str(z["meta"]))
-            cols = z["cols"]
-            arrays = {k: cols[k] for k in _COLUMNS.names}
-            if keys:
-                arrays["keys"] = z["keys"]
-    except (OSError, ValueError, KeyError):
-        return None
-    if meta.get("version") != CACHE_VERSION:
-        return None
-    return meta, arrays
-
-
-def _save_cache(path: Path | None, meta: dict, arrays: dict[str, np.ndarray]) -> None:
-    if path is None:
-        return
-    cols = np.empty(len(arrays["p0"]), _COLUMNS)
-    for k in _COLUMNS.names:
-        cols[k] = arrays[k]
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + f".{os.getpid()}.tmp.npz")
-        np.savez(tmp, meta=np.array(json.dumps(meta)), cols=cols, keys=arrays["keys"])
-        os.replace(tmp, path)
-    except OSError:
-        pass  # a read-only results folder: rate without a cache
+def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict) -> dict:
+    return {
+        "tournament": name,
+        "created_at": created_at,
+        "uid": uid,
+        "schema": version,
+        "options": options,
+        "game": "",
+        "identified": False,
+        "raw": [],
+        "variants": [],
+        "tcs": {},
+        "last_rowid": 0,
+    }
 
 
 def read_store(directory: Path, cache_dir: Path | None = None) -> StoreGames:
     """The games of one tournament folder, from the cache where it is still valid."""
-    db = directory / DB_NAME
-    if not db.is_file():
-        raise RatingInputError(f"{directory}: no results database ({DB_NAME})")
-    stat = _stat_key(db)
-    cache = _cache_path(cache_dir, db)
-    cached = _load_cache(cache, keys=False)
-    if cached is not None and cached[0]["stat"] == stat:
-        return _from_parts(directory, *cached, key_file=cache)
-    if cached is not None:
-        cached = _load_cache(cache, keys=True)  # it may grow: its keys are needed
+    (got,) = read_stores([directory], cache_dir)
+    if isinstance(got, RatingInputError):
+        raise got
+    return got
 
-    conn = _connect(db)
+
+READERS = 4
+"""Stores read at once. SQLite works without the GIL and a store not in the OS
+cache is mostly waiting for the disk, so a first run over hundreds of stores
+overlaps those waits (and uses two cores where it has them)."""
+
+
+def read_stores(
+    folders: list[Path], cache_dir: Path | None = None
+) -> list[StoreGames | RatingInputError]:
+    """Each folder's games (or why it cannot be rated), from the cache where it is
+    still valid; the stores that changed are read at once, ``READERS`` at a time."""
+    cache = _Cache(cache_dir)
+    out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
+    todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
+    for i, folder in enumerate(folders):
+        key = os.path.abspath(os.path.join(folder, DB_NAME))
+        stat_key = _stat_key(key)
+        if stat_key is None:
+            out[i] = RatingInputError(f"{folder}: no results database ({DB_NAME})")
+            continue
+        cached = cache.get(key)
+        if cached is not None and cached[0].get("stat") == stat_key:
+            out[i] = _from_parts(folder, *cached)
+        else:
+            todo.append((i, folder / DB_NAME, key, stat_key, cached))
+    if todo:
+        with ThreadPoolExecutor(max_workers=READERS) as pool:
+            read = list(pool.map(lambda job: _read(*job[1:]), todo))
+        for (i, db, key, _, _), got in zip(todo, read, strict=True):
+            if isinstance(got, RatingInputError):
+                out[i] = got
+            else:
+                cache.put(key, *got)
+                out[i] = _from_parts(db.parent, *got)
+    cache.save()
+    return [x for x in out if x is not None]
+
+
+def _read(
+    db: Path, key: str, stat_key: list[int], cached: tuple[dict, np.ndarray] | None
+) -> tuple[dict, np.ndarray] | RatingInputError:
+    """A store's groups: the cached ones and the games stored since, or all of
+    them again (another file, or not the one cached)."""
+    try:
+        conn = _connect(db)
+    except RatingInputError as exc:
+        return exc
     try:
         try:
-            row = conn.execute("SELECT name, config_toml, created_at FROM tournament").fetchone()
-        except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
-        if row is None:
-            raise RatingInputError(f"{db}: holds no tournament")
-        name, config_text, created_at = row
-        first = conn.execute("SELECT key, started_at FROM games ORDER BY rowid LIMIT 1").fetchone()
-        uid = hashlib.blake2b(
-            f"{name}\0{created_at}\0{first!r}".encode(), digest_size=12
-        ).hexdigest()
-        meta: dict
-        arrays: dict[str, np.ndarray]
-        start = 0
-        if (
-            cached is not None
-            and cached[0]["uid"] == uid
-            and cached[0]["stat"][:2] == stat[:2]  # the same file, grown
-            and (conn.execute("SELECT max(rowid) FROM games").fetchone()[0] or 0)
-            >= cached[0]["last_rowid"]  # not put back to an older copy of itself
-        ):
-            meta, arrays = cached
-            start = meta["last_rowid"]
-        else:
-            meta = {
-                "version": CACHE_VERSION,
-                "tournament": name,
-                "created_at": created_at,
-                "uid": uid,
-                "game": "",
-                "identified": False,
-                "labels": [],
-                "sides": [],
-                "variants": [],
-                "last_rowid": 0,
-                "raw": {},
-            }
-            arrays = {
-                "keys": np.zeros(0, dtype="U1"),
-                "p0": np.zeros(0, np.int32),
-                "p1": np.zeros(0, np.int32),
-                "half": np.zeros(0, np.int8),
-                "when": np.zeros(0, np.float64),
-                "variant": np.zeros(0, np.int16),
-                "tc": np.zeros(0, np.int8),
-            }
-        options = _options_by_entry(config_text)
-        try:
-            rows = conn.execute(
-                # One JSON parse per record for the four fields (not one each).
-                "SELECT rowid, key, player0, player1, score, started_at,"
-                " json_extract(record, '$.game', '$.variant', '$.time_control', '$.identities')"
-                " FROM games WHERE rowid > ? ORDER BY rowid",
-                (start,),
-            ).fetchall()
+            conn.execute("BEGIN")  # one snapshot: the last rowid and the rows agree
+            row = conn.execute(_ABOUT).fetchone()
+            if row is None:
+                return RatingInputError(f"{db}: holds no tournament")
+            name, config_text, created_at, version_text, first_key, first_start, last_rowid = row
+            version = _schema_version(version_text, db)
+            first = None if first_key is None else (first_key, first_start)
+            last_rowid = last_rowid or 0
+            uid = hashlib.blake2b(
+                f"{name}\0{created_at}\0{first!r}".encode(), digest_size=12
+            ).hexdigest()
+            if (
+                cached is not None
+                and cached[0]["uid"] == uid
+                and cached[0]["schema"] == version
+                and cached[0]["stat"][:2] == stat_key[:2]  # the same file, grown
+                and last_rowid >= cached[0]["last_rowid"]  # not put back to an older copy
+            ):
+                meta = {k: v for k, v in cached[0].items() if k not in _DERIVED}
+                old = cached[1]
+                where, args = "WHERE rowid > ?", (meta["last_rowid"],)
+            else:
+                meta = _new_meta(name, created_at, uid, version, _options_by_entry(config_text))
+                old = np.zeros(0, GROUPS)
+                where, args = "", ()
+            if not where and version >= 2 and _counts_agree(conn, last_rowid):
+                rows = conn.execute(COUNTS_QUERY).fetchall()
+            else:
+                rows = conn.execute(grouped_query(version, where), args).fetchall()
         except sqlite3.OperationalError as exc:
-            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+            return RatingInputError(f"{db}: cannot be read ({exc})")
         except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
+            return RatingInputError(f"{db}: not a usable results database ({exc})")
+        except RatingInputError as exc:
+            return exc
     finally:
         conn.close()
-    _append(meta, arrays, rows, options)
-    meta["stat"] = stat
-    _save_cache(cache, meta, arrays)
-    return _from_parts(directory, meta, arrays)
+    meta["raw"] = [list(x) for x in meta["raw"]]
+    meta["variants"] = list(meta["variants"])
+    meta["tcs"] = dict(meta["tcs"])
+    new = _groups(meta, rows)
+    groups = _merge(old, new) if len(old) else new
+    meta["last_rowid"] = last_rowid
+    meta["stat"] = stat_key
+    return meta, groups
 
 
-def _append(meta: dict, arrays: dict[str, np.ndarray], rows: list[tuple], options: dict) -> None:
-    """Reduce new rows into the columns. A side's raw player is ``entry\\0identity``;
-    which raw players become which labels is decided in :func:`_from_parts`, once
-    every game of the store is known."""
-    raw: dict[str, int] = meta["raw"]
-    variants: list[str] = meta["variants"]
-    tc_memo: dict[str, int] = {}
-    ident_memo: dict[str, list[str | None]] = {}
-    fields_memo: dict[str | None, tuple[str, str, str, str]] = {}
-    n = len(rows)
-    keys: list[str] = []
-    p0 = np.empty(n, np.int32)
-    p1 = np.empty(n, np.int32)
-    half = np.empty(n, np.int8)
-    when = np.empty(n, np.float64)
-    variant = np.empty(n, np.int16)
-    tcs = np.empty(n, np.int8)
-    for i, (rowid, key, e0, e1, score, started, fields) in enumerate(rows):
-        meta["last_rowid"] = rowid
-        parsed_fields = fields_memo.get(fields)
-        if parsed_fields is None:  # equal texts (same bots, same variant) parse once
-            parsed_fields = fields_memo[fields] = _fields(fields)
-        game, var, tc, idents = parsed_fields
-        if game and not meta["game"]:
-            meta["game"] = game
-        keys.append(key)
-        labels = ident_memo.get(idents or "")
-        if labels is None:
-            try:
-                parsed = json.loads(idents) if idents else []
-            except ValueError:
-                parsed = []
-            parsed = parsed if isinstance(parsed, list) else []
-            labels = [_identity_label(parsed[s], "") if s < len(parsed) else None for s in (0, 1)]
-            ident_memo[idents or ""] = labels
-        for side, entry, out in ((0, e0, p0), (1, e1, p1)):
-            label = labels[side]
-            if label is not None:
-                meta["identified"] = True
-                opts = options.get(entry, "")
-                label = f"{label} ({opts})" if opts else label
-            rk = f"{entry}\0{label or ''}"
-            code = raw.get(rk)
-            if code is None:
-                code = raw[rk] = len(raw)
-            out[i] = code
-        half[i] = round(float(score) * 2)
-        when[i] = float(started) if started is not None and math.isfinite(started) else 0.0
-        v = var or ""
-        if v not in variants:
-            variants.append(v)
-        variant[i] = variants.index(v)
-        tc_text = tc or ""
-        code = tc_memo.get(tc_text)
-        if code is None:
-            cls = tc_class(tc_text)
-            code = tc_memo[tc_text] = (
-                TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
-            )
-        tcs[i] = code
-    new = {
-        "keys": np.array(keys, dtype=str) if keys else np.zeros(0, dtype="U1"),
-        "p0": p0,
-        "p1": p1,
-        "half": half,
-        "when": when,
-        "variant": variant,
-        "tc": tcs,
-    }
-    for k in _ARRAYS:
-        arrays[k] = np.concatenate([arrays[k], new[k]]) if len(arrays[k]) else new[k]
+def _counts_agree(conn: sqlite3.Connection, last_rowid: int) -> bool:
+    """Whether ``game_counts`` counts every game (the arena keeps it so; a store
+    edited by other hands is grouped from its games instead). Games are never
+    deleted, so their count is usually the last rowid, known already; else
+    they are counted (the smallest index)."""
+    (counted,) = conn.execute("SELECT total(games) FROM game_counts").fetchone()
+    if counted == last_rowid:
+        return True
+    return counted == conn.execute("SELECT count(*) FROM games").fetchone()[0]
 
 
-def _fields(text: str | None) -> tuple[str, str, str, str]:
-    """``(game, variant, time control, identities as JSON)`` of one record; the
-    identities stay text so that equal ones are parsed once per store."""
-    try:
-        values = json.loads(text) if text else None
-    except ValueError:
-        values = None
-    if not isinstance(values, list) or len(values) != 4:
-        return "", "", "", ""
-    game, variant, tc, idents = values
-    return (
-        game if isinstance(game, str) else "",
-        variant if isinstance(variant, str) else "",
-        tc if isinstance(tc, str) else "",
-        json.dumps(idents) if isinstance(idents, list) else "",
+_DERIVED = ("start", "end", "stat", "players")
+"""Cache header fields that are not a store's own (where its rows are, its stat
+when read, and its players as :func:`_from_parts` resolved them)."""
+
+
+def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
+    """SQL groups as :data:`GROUPS` rows. A side's raw player is ``(entry, identity
+    label)``, coded in ``meta["raw"]``; which raw players become which labels is
+    decided in :func:`_from_parts`, once every game of the store is known. Only
+    the distinct values (a few per store) are decoded; the rest is lookups."""
+    out = np.zeros(len(rows), GROUPS)
+    if not rows:
+        return out
+    e0, e1, id0, id1, games, variants, tcs, score, day, count = zip(*rows, strict=True)
+    if not meta["game"]:
+        meta["game"] = next((g for g in games if isinstance(g, str) and g), "")
+    raw = {(entry, label): i for i, (entry, label) in enumerate(meta["raw"])}
+    options: dict[str, str] = meta["options"]
+    labels = {ident: _identity_label(ident) for ident in {*id0, *id1}}
+    sides = {*zip(e0, id0, strict=True), *zip(e1, id1, strict=True)}
+    code: dict[tuple[object, object], int] = {}
+    for entry, ident in sorted(sides, key=repr):  # codes in a stable order
+        label = labels[ident]
+        if label is not None:
+            meta["identified"] = True
+            opts = options.get(entry, "")
+            label = f"{label} ({opts})" if opts else label
+        key = (entry, label or "")
+        if key not in raw:
+            raw[key] = len(raw)
+            meta["raw"].append([entry, label or ""])
+            meta.pop("players", None)  # resolved anew by _from_parts
+        code[(entry, ident)] = raw[key]
+    out["p0"] = [code[side] for side in zip(e0, id0, strict=True)]
+    out["p1"] = [code[side] for side in zip(e1, id1, strict=True)]
+    variant_code: dict[object, int] = {}
+    for v in dict.fromkeys(variants):
+        text = v if isinstance(v, str) else ""
+        if text not in meta["variants"]:
+            meta["variants"].append(text)
+        variant_code[v] = meta["variants"].index(text)
+    out["variant"] = [variant_code[v] for v in variants]
+    tc_code: dict[str, int] = meta["tcs"]
+    for t in dict.fromkeys(tcs):
+        text = t if isinstance(t, str) else ""
+        if text not in tc_code:
+            cls = tc_class(text)
+            tc_code[text] = TC_CLASSES.index(cls) if cls in TC_CLASSES else len(TC_CLASSES)
+    out["tc"] = [tc_code[t if isinstance(t, str) else ""] for t in tcs]
+    out["half"] = np.rint(np.array(score, float) * 2)
+    out["day"] = [d or 0 for d in day]
+    out["count"] = count
+    return out
+
+
+_KEY = ("p0", "p1", "half", "variant", "tc", "day")
+
+
+def _merge(old: np.ndarray, new: np.ndarray) -> np.ndarray:
+    """Old and new groups as one set of groups (a group that got more games is
+    summed), so the cache of a store that grows game by game stays small."""
+    both = np.concatenate([old, new])
+    order = np.lexsort([both[k] for k in reversed(_KEY)])
+    both = both[order]
+    same = np.ones(len(both), bool)
+    for k in _KEY:
+        same[1:] &= both[k][1:] == both[k][:-1]
+    same[0] = False
+    starts = np.flatnonzero(~same)
+    out = both[starts].copy()
+    out["count"] = np.add.reduceat(both["count"], starts)
+    return out
+
+
+def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
+    """Each game of a tournament once, however many copies of its folder were given.
+
+    Copies share a ``uid`` and differ only in which games they hold. The first of
+    them counts whole; a later one counts only its games whose keys none before
+    it holds: the keys are read from the store (the key index alone), and those
+    games' groups again from it. Copies are rare, so none of this is cached.
+    """
+    copies: dict[str, int] = {}
+    for s in stores:
+        copies[s.uid] = copies.get(s.uid, 0) + 1
+    seen: dict[str, set[str]] = {}
+    out: list[StoreGames] = []
+    for s in stores:
+        if copies[s.uid] == 1:
+            out.append(s)
+            continue
+        db = s.directory / DB_NAME
+        conn = _connect(db)
+        try:
+            rows = conn.execute(
+                "SELECT rowid, key FROM games WHERE rowid <= ?", (s.last_rowid,)
+            ).fetchall()
+            keys = seen.setdefault(s.uid, set())
+            fresh = [rowid for rowid, key in rows if key not in keys]
+            keys.update(key for _, key in rows)
+            if len(fresh) == len(rows):
+                out.append(s)
+                continue
+            if not fresh:
+                continue
+            part = conn.execute(
+                grouped_query(s.version, "WHERE rowid IN (SELECT value FROM json_each(?))"),
+                (json.dumps(fresh),),
+            ).fetchall()
+        except sqlite3.DatabaseError as exc:
+            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+        finally:
+            conn.close()
+        meta = json.loads(json.dumps(s.meta))  # its codes, not shared with the cached one
+        out.append(_from_parts(s.directory, meta, _groups(meta, part)))
+    return out
+
+
+def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
+    """The store's games with its players resolved (see :func:`_players`; kept in
+    ``meta`` and so in the cache: a store read from the cache costs no loop)."""
+    players = meta.get("players")
+    if players is None:
+        players = meta["players"] = _players(meta["raw"])
+    return StoreGames(
+        directory=directory,
+        tournament=meta["tournament"],
+        created_at=meta["created_at"],
+        uid=meta["uid"],
+        game=meta["game"],
+        identified=bool(meta["identified"]),
+        labels=list(players["labels"]),
+        entries=list(players["entries"]),
+        variants=list(meta["variants"]),
+        groups=groups,
+        label_of=np.array(players["remap"], dtype=np.int32),
+        last_rowid=int(meta["last_rowid"]),
+        version=int(meta["schema"]),
+        sides=[(entry, label) for entry, label in players["sides"]],
+        meta=meta,
     )
 
 
-def _from_parts(
-    directory: Path, meta: dict, arrays: dict[str, np.ndarray], key_file: Path | None = None
-) -> StoreGames:
+def _players(raw: list[list[str]]) -> dict[str, list]:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot never answered the handshake, or the store
@@ -440,15 +639,13 @@ def _from_parts(
     identity (the same bot under two names, e.g. two seeds) stay two players, each
     marked with its entry name: a player cannot play itself.
     """
-    raw: dict[str, int] = meta["raw"]
-    pairs = [tuple(k.split("\0", 1)) for k in sorted(raw, key=raw.__getitem__)]
     seen: dict[str, dict[str, int]] = {}
-    for entry, label in pairs:
+    for entry, label in raw:
         if label:
             seen.setdefault(entry, {}).setdefault(label, 0)
             seen[entry][label] += 1
     resolved: list[tuple[str, str]] = []
-    for entry, label in pairs:
+    for entry, label in raw:
         if not label:
             label = next(iter(seen[entry])) if entry in seen else entry
         resolved.append((entry, label))
@@ -457,35 +654,15 @@ def _from_parts(
         entries_of.setdefault(label, set()).add(entry)
     labels: list[str] = []
     entries: list[str] = []
-    sides: list[tuple[str, str]] = []
+    sides: list[list[str]] = []
     index: dict[str, int] = {}
-    remap = np.zeros(max(len(pairs), 1), np.int32)
-    for code, (entry, label) in enumerate(resolved):
+    remap: list[int] = []
+    for entry, label in resolved:
         final = label if len(entries_of[label]) == 1 or label == entry else f"{label} [{entry}]"
         if final not in index:
             index[final] = len(labels)
             labels.append(final)
             entries.append(entry)
-            sides.append((entry, label))
-        remap[code] = index[final]
-    return StoreGames(
-        directory=directory,
-        tournament=meta["tournament"],
-        created_at=meta["created_at"],
-        uid=meta["uid"],
-        game=meta["game"],
-        identified=bool(meta["identified"]),
-        labels=labels,
-        entries=entries,
-        variants=list(meta["variants"]),
-        key_array=arrays.get("keys"),
-        key_file=key_file,
-        p0=remap[arrays["p0"]] if len(arrays["p0"]) else arrays["p0"],
-        p1=remap[arrays["p1"]] if len(arrays["p1"]) else arrays["p1"],
-        half=arrays["half"],
-        when=arrays["when"],
-        variant=arrays["variant"],
-        tc=arrays["tc"],
-        last_rowid=int(meta["last_rowid"]),
-        sides=sides,
-    )
+            sides.append([entry, label])
+        remap.append(index[final])
+    return {"labels": labels, "entries": entries, "sides": sides, "remap": remap}

@@ -55,6 +55,7 @@ def run_ratings(
         target = (
             Path(out) if out else (first.parent if (first / "games.sqlite").is_file() else first)
         )
+        target.mkdir(parents=True, exist_ok=True)  # --out may name a new folder
         md, html = write_files(data, target)
         if fmt == "table":
             text_console().print(f"ratings: {md}, {html}", soft_wrap=True, markup=False)

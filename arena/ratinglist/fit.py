@@ -3,35 +3,43 @@
 The fit is :func:`arena.stats.rating.joint_fit`, the Bradley–Terry model with a fitted
 first-move advantage that each tournament's report uses, so a list built from
 one folder shows exactly that report's ratings. Everything here is plain numpy
-on the columns :mod:`arena.ratinglist.collect` reduced each store to; nothing
-here reads a record or prints.
+on the groups of games :mod:`arena.ratinglist.collect` reduced each store to;
+nothing here reads a record or prints. The pairings go to the fit as arrays
+(:class:`arena.stats.rating.PairCounts`), each fit is kept by a digest of its
+input (a fit of unchanged games is never made again), and a new fit starts from
+the ratings of the last ones (a list one tournament longer is a few Newton steps
+from its optimum).
 """
 
 from __future__ import annotations
 
 import datetime as _dt
+import functools
 import hashlib
 import json
 import math
 import os
-from collections import Counter
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
 import numpy as np
 
 from arena.ratinglist.collect import (
     CACHE_DIR,
+    DAY,
     TC_CLASSES,
     RatingInputError,
     StoreGames,
     find_stores,
-    read_store,
+    read_stores,
+    without_copies,
 )
 from arena.ratinglist.players import Aliases
 from arena.report.summary import RatedRow
-from arena.stats.rating import JointFit, joint_fit
+from arena.stats.rating import JointFit, PairCounts, joint_fit
 
 __all__ = ["HISTORY_POINTS", "Entry", "RatingList", "RatingTable", "Row", "build_list"]
 
@@ -75,9 +83,15 @@ class RatingTable:
     """``(tournament, date)`` after which each history column was fitted."""
     history: dict[str, list[tuple[float, float] | None]]
     """Per player, ``(rating, error)`` at each history point (``None``: not yet played)."""
-    crosstable: dict[tuple[str, str], tuple[float, int]]
-    """``(row, column) -> (row's points, games)`` for every pair that met."""
+    pairs: _Pairs | None = field(default=None, repr=False)
+    """The first-mover results the crosstable is made of (when first asked for:
+    tens of thousands of cells, of which the outputs show 30 × 30 or none)."""
     where: dict[str, list[Entry]] = field(default_factory=dict)
+
+    @functools.cached_property
+    def crosstable(self) -> dict[tuple[str, str], tuple[float, int]]:
+        """``(row, column) -> (row's points, games)`` for every pair that met."""
+        return _crosstable(self.pairs) if self.pairs is not None else {}
 
     @property
     def name(self) -> str:
@@ -137,22 +151,25 @@ def default_cache_dir(paths: Sequence[Path]) -> Path | None:
 def _read_all(
     paths: Sequence[Path], cache_dir: Path | None, skip_bad: bool, notes: list[str]
 ) -> list[StoreGames]:
-    stores: list[StoreGames] = []
+    """Every store under ``paths``, in order; a bad one raises (the first, in
+    order) or, with ``skip_bad``, is one note."""
+    jobs: list[Path | RatingInputError] = []
     for path in paths:
         try:
-            folders = find_stores([path])
+            jobs += find_stores([path])
         except RatingInputError as exc:
+            jobs.append(exc)
+    folders = list(dict.fromkeys(job for job in jobs if isinstance(job, Path)))
+    read = dict(zip(folders, read_stores(folders, cache_dir), strict=True))
+    stores: list[StoreGames] = []
+    for job in jobs:
+        got = job if isinstance(job, RatingInputError) else read[job]
+        if isinstance(got, RatingInputError):
             if not skip_bad:
-                raise
-            notes.append(f"skipped: {exc}")
-            continue
-        for folder in folders:
-            try:
-                stores.append(read_store(folder, cache_dir))
-            except RatingInputError as exc:
-                if not skip_bad:
-                    raise
-                notes.append(f"skipped: {exc}")
+                raise got
+            notes.append(f"skipped: {got}")
+        else:
+            stores.append(got)
     return stores
 
 
@@ -167,27 +184,29 @@ class _FitCache:
         self._start: dict[str, float] | None = None
         if self.path is not None and self.path.is_file():
             try:
-                self.old = json.loads(self.path.read_text())
-            except (OSError, ValueError):
+                self.old = msgspec.json.decode(self.path.read_bytes(), type=dict[str, dict])
+            except (OSError, msgspec.DecodeError):
                 self.old = {}
 
-    def fit(self, tallies: dict, players: list[str], anchor: tuple[str, float] | None) -> dict:
+    def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict:
         h = hashlib.blake2b(digest_size=16)
-        h.update(json.dumps([players, anchor]).encode())
-        digest = getattr(tallies, "digest", None)
-        h.update(digest or json.dumps(sorted(tallies.items())).encode())
+        h.update(json.dumps([pairs.players, anchor]).encode())
+        h.update(pairs.digest)
         key = h.hexdigest()
         got = self.old.get(key) or self.new.get(key)
         if got is None:
-            fit: JointFit = joint_fit(tallies, players=players, anchor=anchor, start=self.start)
+            fit: JointFit = joint_fit(
+                pairs.counts, players=pairs.players, anchor=anchor, start=self.start
+            )
             got = {
-                "players": list(players),
+                "players": list(pairs.players),
                 "ratings": list(fit.ratings),
                 "errors": list(fit.errors),
                 "first_move": fit.first_move,
                 "first_move_error": fit.first_move_error,
             }
             got["order_los"] = _los_pairs(fit)
+            self._start = None  # the next fit starts from this one
         self.new[key] = got
         return got
 
@@ -198,29 +217,28 @@ class _FitCache:
         if self._start is None:
             self._start = {}
             for got in [*self.old.values(), *self.new.values()]:
-                self._start.update(zip(got.get("players", []), got["ratings"], strict=False))
+                ratings = zip(got.get("players", []), got.get("ratings", []), strict=False)
+                self._start.update((p, r) for p, r in ratings if isinstance(r, float))
         return self._start
 
     def save(self) -> None:
-        if self.path is None:
+        """Keep the fits this list used (those of an older list go), if they changed."""
+        if self.path is None or self.new.keys() == self.old.keys():
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"fits.{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(self.new))
+            tmp = self.path.with_name(f"fits.{os.getpid()}.{threading.get_ident()}.tmp")
+            tmp.write_bytes(msgspec.json.encode(self.new))
             os.replace(tmp, self.path)
         except OSError:
             pass
 
 
 def _los_pairs(fit: JointFit) -> dict[str, float]:
-    """LOS of each player over each other by rating order's neighbour, computed when
-    the order is known; kept whole only for small lists."""
+    """LOS of each player over the next in rating order: all a list shows of it."""
     order = sorted(range(len(fit.players)), key=lambda i: -fit.ratings[i])
-    return {
-        f"{fit.players[a]}\0{fit.players[b]}": float(fit.los[a, b])
-        for a, b in zip(order, order[1:], strict=False)
-    }
+    pairs = [(fit.players[a], fit.players[b]) for a, b in zip(order, order[1:], strict=False)]
+    return {f"{a}\0{b}": los for (a, b), los in zip(pairs, fit.superiorities(pairs), strict=True)}
 
 
 def build_list(
@@ -235,8 +253,10 @@ def build_list(
     cache_dir: Path | None | bool = True,
 ) -> RatingList:
     """Rate every game of every tournament under ``paths``, one list per game and
-    match kind. ``cache_dir=True`` keeps the cache beside the results; ``None`` or
-    ``False`` keeps none."""
+    match kind. ``since`` (Unix seconds, a UTC midnight as :func:`parse_since`
+    gives) keeps the games started on that day or later; games are kept by day,
+    so a ``since`` within a day counts from the next midnight. ``cache_dir=True``
+    keeps the cache beside the results; ``None`` or ``False`` keeps none."""
     aliases = aliases or Aliases()
     roots = [Path(p) for p in paths]
     if tc is not None and tc not in TC_CLASSES:
@@ -246,32 +266,25 @@ def build_list(
     stores = _read_all(roots, cdir, skip_bad, notes)
     if not stores:
         raise RatingInputError(f"no tournament results in {', '.join(map(str, roots))}")
-
     # A folder given twice, or copied, is one tournament (same uid): each game key
-    # of a uid counts once. Copies differ only in how many games they hold.
-    by_uid: dict[str, set[str]] = {}
-    copies = Counter(s.uid for s in stores)
+    # of a uid counts once.
+    stores = without_copies(stores)
+
     names: dict[str, int] = {}
     tour_names: list[str] = []
-    tour_dirs: list[str] = []
-    parts: dict[str, list[np.ndarray]] = {
-        k: [] for k in ("p0", "p1", "half", "when", "tour", "list")
-    }
+    tour_created: list[str] = []
     list_keys: list[tuple[str, str]] = []
-    where: dict[tuple[int, str], dict[Entry, None]] = {}
+    chunks: list[np.ndarray] = []  # per store: its groups the filters keep
+    sides: list[np.ndarray] = []  # per store: each side's player code
+    side_entries: list[Entry] = []  # every store's sides, one after another
+    variants: list[np.ndarray] = []  # per store: each variant's list
     for s in stores:
         if not s.identified and s.count:
             notes.append(
                 f"{s.directory}: stored without the bots' identities (an older arena); "
                 "its players are rated by entry name"
             )
-        if copies[s.uid] > 1:  # only copies need their game keys compared
-            seen = by_uid.setdefault(s.uid, set())
-            keep = np.fromiter((k not in seen for k in s.keys.tolist()), bool, s.count)
-            seen.update(s.keys[keep].tolist())
-        else:
-            keep = np.ones(s.count, bool)
-        if not keep.any():
+        if not s.count:
             continue
         player_codes = np.array(
             [
@@ -280,49 +293,31 @@ def build_list(
             ],
             dtype=np.int32,
         )
-        t_index = len(tour_names)
         tour_names.append(s.tournament)
-        tour_dirs.append(str(s.directory))
-        variant_codes = []
+        tour_created.append(s.created_at)
         for v in s.variants:
-            key = (s.game, v)
-            if key not in list_keys:
-                list_keys.append(key)
-            variant_codes.append(list_keys.index(key))
-        vmap = np.array(variant_codes or [0], dtype=np.int32)
-        mask = keep
+            if (s.game, v) not in list_keys:
+                list_keys.append((s.game, v))
+        variants.append(np.array([list_keys.index((s.game, v)) for v in s.variants], np.int32))
+        g = s.groups
         if since is not None:
-            mask = mask & (s.when >= since)
+            g = g[g["day"] >= math.ceil(since / DAY)]
         if tc is not None:
-            mask = mask & (s.tc == TC_CLASSES.index(tc))
-        p0, p1 = player_codes[s.p0[mask]], player_codes[s.p1[mask]]
-        parts["p0"].append(p0)
-        parts["p1"].append(p1)
-        parts["half"].append(s.half[mask])
-        parts["when"].append(s.when[mask])
-        parts["tour"].append(np.full(int(mask.sum()), t_index, np.int32))
-        lists = vmap[s.variant[mask]]
-        parts["list"].append(lists)
-        used = np.zeros(len(s.sides), bool)
-        used[s.p0[mask]] = True
-        used[s.p1[mask]] = True
-        store_lists = np.unique(lists).tolist()
-        for i, (entry, _) in enumerate(s.sides):
-            if not used[i]:
-                continue
-            player = int(player_codes[i])
-            for li in store_lists:
-                where.setdefault((int(li), str(player)), {})[
-                    Entry(str(s.directory), s.tournament, entry)
-                ] = None
+            g = g[g["tc"] == TC_CLASSES.index(tc)]
+        chunks.append(g)
+        sides.append(player_codes[s.label_of])
+        directory = str(s.directory)
+        side_entries += [
+            Entry(directory, s.tournament, s.entries[label]) for label in s.label_of.tolist()
+        ]
+    cols, where = _columns(chunks, sides, variants, max(len(list_keys), 1))
     player_names = list(names)
-    cols = {k: np.concatenate(v) if v else np.zeros(0) for k, v in parts.items()}
-    total = len(cols["p0"])
-    if total == 0:
+    if not len(cols["count"]):
         raise RatingInputError("no games match (check --since and --tc)")
     selfplay = cols["p0"] == cols["p1"]
     if selfplay.any():
-        notes.append(f"{int(selfplay.sum())} games left out: the aliases made both players one")
+        dropped = int(cols["count"][selfplay].sum())
+        notes.append(f"{dropped} games left out: the aliases made both players one")
         cols = {k: v[~selfplay] for k, v in cols.items()}
 
     fits = _FitCache(cdir)
@@ -334,17 +329,22 @@ def build_list(
             continue
         t = {k: v[sel] for k, v in cols.items()}
         if min_games > 0:
-            counts = np.bincount(np.concatenate([t["p0"], t["p1"]]), minlength=len(player_names))
+            counts = np.bincount(
+                np.concatenate([t["p0"], t["p1"]]),
+                weights=np.concatenate([t["count"], t["count"]]),
+                minlength=len(player_names),
+            )
             ok = counts >= min_games
             keep = ok[t["p0"]] & ok[t["p1"]]
             t = {k: v[keep] for k, v in t.items()}
             if not len(t["p0"]):
                 continue
-        table = _table(game, variant, t, player_names, tour_names, anchor, fits)
+        table = _table(game, variant, t, player_names, (tour_names, tour_created), anchor, fits)
+        listed = {r.player for r in table.rows}
         table.where = {
-            player_names[int(p)]: list(entries)
-            for (l2, p), entries in where.items()
-            if l2 == li and player_names[int(p)] in {r.player for r in table.rows}
+            player_names[p]: list(dict.fromkeys(side_entries[x] for x in found))
+            for (l2, p), found in where.items()
+            if l2 == li and player_names[p] in listed
         }
         if anchor is not None and table.anchor is not None:
             anchor_used = True
@@ -359,62 +359,107 @@ def build_list(
     )
 
 
+def _columns(
+    chunks: list[np.ndarray], sides: list[np.ndarray], variants: list[np.ndarray], lists: int
+) -> tuple[dict[str, np.ndarray], dict[tuple[int, int], list[int]]]:
+    """Every store's groups as one set of :data:`_COLUMNS`, with each store's
+    sides and variants turned into the list's players and lists in one go; and
+    where each player's games are: ``(list, player) -> [side]`` (sides numbered
+    store after store, as ``sides`` has them)."""
+    if not chunks:
+        return {k: np.zeros(0, np.int64) for k in _COLUMNS}, {}
+    g = np.concatenate(chunks)
+    lengths = [len(c) for c in chunks]
+    side_base = np.repeat(np.cumsum([0] + [len(x) for x in sides[:-1]]), lengths)
+    variant_base = np.repeat(np.cumsum([0] + [len(x) for x in variants[:-1]]), lengths)
+    player = np.concatenate(sides)
+    side0, side1 = side_base + g["p0"], side_base + g["p1"]
+    listed = np.concatenate(variants)[variant_base + g["variant"]]
+    cols = {
+        "p0": player[side0],
+        "p1": player[side1],
+        "half": g["half"],
+        "count": g["count"],
+        "day": g["day"],
+        "tour": np.repeat(np.arange(len(chunks), dtype=np.int32), lengths),
+        "list": listed,
+    }
+    used = np.unique(np.concatenate([side0, side1]) * lists + np.concatenate([listed, listed]))
+    where: dict[tuple[int, int], list[int]] = {}
+    for side, li in zip((used // lists).tolist(), (used % lists).tolist(), strict=True):
+        where.setdefault((li, int(player[side])), []).append(side)
+    return cols, where
+
+
+_COLUMNS = ("p0", "p1", "half", "count", "day", "tour", "list")
+"""Per group of games, across stores: the players (codes of the list's names),
+player 0's half points, how many games, the UTC day they started, the
+tournament and the list (game and variant) it belongs to."""
+
+
 def _reduce(t: dict[str, np.ndarray], n: int) -> dict[str, np.ndarray]:
     """One row per (tournament, first mover, second mover, result) with its count:
-    a million games become some thousands of rows, and every table below (and each
-    history point's fit) is computed from those."""
+    every table below (and each history point's fit) is computed from those."""
     key = ((t["tour"].astype(np.int64) * n + t["p0"]) * n + t["p1"]) * 3 + t["half"]
-    uniq, counts = np.unique(key, return_counts=True)
+    uniq, inverse = np.unique(key, return_inverse=True)
+    counts = np.bincount(inverse.ravel(), weights=t["count"], minlength=len(uniq))
     rest, half = np.divmod(uniq, 3)
     rest, p1 = np.divmod(rest, n)
     tour, p0 = np.divmod(rest, n)
-    return {"tour": tour, "p0": p0, "p1": p1, "half": half, "count": counts}
+    return {"tour": tour, "p0": p0, "p1": p1, "half": half, "count": counts.astype(np.int64)}
 
 
-def _tallies(r: dict[str, np.ndarray], sel: np.ndarray | None, names: list[str]) -> dict:
-    """First-mover ``(wins, losses, draws)`` per ordered pair, from reduced rows."""
-    n = len(names)
-    if sel is not None:
-        r = {k: v[sel] for k, v in r.items()}
-    pair = r["p0"] * n + r["p1"]
-    uniq, inv = np.unique(pair, return_inverse=True)
-    out = [
-        np.bincount(inv, weights=r["count"] * (r["half"] == h), minlength=len(uniq))
-        for h in (2, 0, 1)
-    ]
-    counts = [x.astype(np.int64) for x in out]
-    w, l_, d = (x.tolist() for x in counts)
-    tallies = _Tallies(
-        ((names[c // n], names[c % n]), (w[i], l_[i], d[i])) for i, c in enumerate(uniq.tolist())
-    )
-    involved = np.unique(np.concatenate([uniq // n, uniq % n])).tolist()
-    tallies.players = sorted(names[k] for k in involved)
-    h = hashlib.blake2b(digest_size=16)
-    h.update(json.dumps([names[k] for k in involved]).encode())
-    h.update(np.searchsorted(involved, uniq // n).tobytes())
-    h.update(np.searchsorted(involved, uniq % n).tobytes())
-    for x in counts:
-        h.update(x.tobytes())
-    tallies.digest = h.digest()
-    return tallies
-
-
-class _Tallies(dict):
-    """Tallies that know their players and a digest of their content (the fit
-    cache's key), both computed from the arrays rather than the dict."""
+@dataclass
+class _Pairs:
+    """First-mover results per ordered pairing, ready for the fit: ``players`` are
+    the names involved (sorted), ``counts`` index them, ``digest`` identifies the
+    content (the fit cache's key). ``a``/``b`` are the pairings' name codes."""
 
     players: list[str]
+    counts: PairCounts
     digest: bytes
+    a: np.ndarray
+    b: np.ndarray
+    names: list[str]
 
 
-def _order(tallies: dict) -> list[str]:
-    if isinstance(tallies, _Tallies):
-        return tallies.players
-    seen: dict[str, None] = {}
-    for a, b in tallies:
-        seen.setdefault(a)
-        seen.setdefault(b)
-    return sorted(seen)
+def _pair_index(r: dict[str, np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The ordered pairings (``first * n + second``) of reduced rows, and each
+    row's pairing: computed once for a table and every history point."""
+    uniq, inverse = np.unique(r["p0"] * n + r["p1"], return_inverse=True)
+    return uniq, inverse.ravel()
+
+
+def _pairs(
+    r: dict[str, np.ndarray],
+    sel: np.ndarray | None,
+    names: list[str],
+    index: tuple[np.ndarray, np.ndarray],
+) -> _Pairs:
+    """The pairings of the rows ``sel`` keeps (all: ``None``), ready for the fit."""
+    n = len(names)
+    uniq, inverse = index
+    count = r["count"] if sel is None else np.where(sel, r["count"], 0)
+    # One pass: per pairing, the first mover's losses, draws and wins (half points 0, 1, 2).
+    tally = np.bincount(inverse * 3 + r["half"], weights=count, minlength=3 * len(uniq))
+    tally = tally.reshape(len(uniq), 3).astype(np.int64)
+    met = tally.sum(axis=1) > 0
+    losses, draws, wins = tally[met].T
+    pairing = uniq[met]
+    a, b = pairing // n, pairing % n
+    present = np.zeros(n, bool)
+    present[a] = present[b] = True
+    order = sorted(np.flatnonzero(present).tolist(), key=names.__getitem__)
+    position = np.zeros(n, np.intp)
+    position[order] = np.arange(len(order))
+    first, second = position[a], position[b]
+    players = [names[k] for k in order]
+    h = hashlib.blake2b(digest_size=16)
+    h.update(json.dumps(players).encode())
+    for x in (first, second, wins, losses, draws):
+        h.update(np.ascontiguousarray(x, dtype=np.int32).tobytes())
+    counts = PairCounts(first, second, wins, losses, draws)
+    return _Pairs(players, counts, h.digest(), a, b, names)
 
 
 def _table(
@@ -422,21 +467,29 @@ def _table(
     variant: str,
     t: dict[str, np.ndarray],
     names: list[str],
-    tour_names: list[str],
+    tournaments: tuple[list[str], list[str]],
     anchor: tuple[str, float] | None,
     fits: _FitCache,
 ) -> RatingTable:
+    """``tournaments`` are their names and creation times, by tournament code."""
+    tour_names, created = tournaments
     n = len(names)
-    games = len(t["p0"])
-    last_when = np.zeros(max(len(tour_names), 1))
-    np.maximum.at(last_when, t["tour"], t["when"])
-    first_when = np.full(max(len(tour_names), 1), np.inf)
-    np.minimum.at(first_when, t["tour"], t["when"])
+    games = int(t["count"].sum())
+    # Rows come store by store, so each tournament's rows are one run of them.
+    runs = np.flatnonzero(np.r_[True, t["tour"][1:] != t["tour"][:-1]])
+    last_day = np.zeros(max(len(tour_names), 1), np.int64)
+    first_day = np.full(max(len(tour_names), 1), np.iinfo(np.int64).max)
+    if len(runs):
+        last_day[t["tour"][runs]] = np.maximum.reduceat(t["day"], runs)
+        first_day[t["tour"][runs]] = np.minimum.reduceat(t["day"], runs)
+    # The order they started: by first day (of the games kept), then creation.
+    started = sorted(range(len(tour_names)), key=lambda x: (first_day[x], created[x], x))
     r = _reduce(t, n)
-    tallies = _tallies(r, None, names)
-    players = _order(tallies)
+    pairings = _pair_index(r, n)
+    pairs = _pairs(r, None, names, pairings)
+    players = pairs.players
     use_anchor = anchor if anchor is not None and anchor[0] in players else None
-    fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
+    fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
 
     wins = np.zeros(n, np.int64)
     losses = np.zeros(n, np.int64)
@@ -446,12 +499,12 @@ def _table(
         for h, acc in ((2, wins), (0, losses), (1, draws)):
             acc += np.bincount(me, weights=r["count"] * (mine == h), minlength=n).astype(np.int64)
     tours: dict[int, set[int]] = {}
-    last = np.zeros(n)
+    last = np.zeros(n, np.int64)
     both = np.unique(
-        np.concatenate([r["p0"], r["p1"]]) * len(last_when) + np.concatenate([r["tour"], r["tour"]])
+        np.concatenate([r["p0"], r["p1"]]) * len(last_day) + np.concatenate([r["tour"], r["tour"]])
     )
-    player_of, tour_of = np.divmod(both, len(last_when))
-    np.maximum.at(last, player_of, last_when[tour_of])
+    player_of, tour_of = np.divmod(both, len(last_day))
+    np.maximum.at(last, player_of, last_day[tour_of])
     for p, tour in zip(player_of.tolist(), tour_of.tolist(), strict=True):
         tours.setdefault(p, set()).add(tour)
 
@@ -479,18 +532,13 @@ def _table(
                 draws=int(draws[k]),
                 los_next=_finite(los.get(f"{p}\0{nxt}")) if nxt is not None else None,
                 tournaments=tuple(sorted({tour_names[x] for x in tours.get(k, ())})),
-                last_played=_date(float(last[k])),
+                last_played=_date(float(last[k] * DAY)),
             )
         )
 
-    # Crosstable: the row player's points and games against the column player.
-    cross: dict[tuple[str, str], tuple[float, int]] = {}
-    for (a, b), (w, l_, d) in tallies.items():
-        for key, mine in (((a, b), w + d / 2), ((b, a), l_ + d / 2)):
-            old = cross.get(key, (0.0, 0))
-            cross[key] = (old[0] + mine, old[1] + w + l_ + d)
-
-    points, history = _history(r, names, tour_names, first_when, last_when, anchor, fits, order)
+    points, history = _history(
+        r, (names, pairings), tour_names, started, last_day, anchor, fits, order
+    )
     return RatingTable(
         game=game,
         variant=variant,
@@ -501,23 +549,44 @@ def _table(
         anchor=use_anchor,
         history_points=points,
         history=history,
-        crosstable=cross,
+        pairs=pairs,
     )
+
+
+def _crosstable(pairs: _Pairs) -> dict[tuple[str, str], tuple[float, int]]:
+    """``(row, column) -> (row's points, games)`` against each other, both colours."""
+    c = pairs.counts
+    names = pairs.names
+    n = len(names)
+    games = c.wins + c.losses + c.draws
+    cell = np.concatenate([pairs.a * n + pairs.b, pairs.b * n + pairs.a])
+    points = np.concatenate([c.wins + c.draws / 2, c.losses + c.draws / 2])
+    uniq, inverse = np.unique(cell, return_inverse=True)
+    inverse = inverse.ravel()
+    total_points = np.bincount(inverse, weights=points, minlength=len(uniq))
+    total_games = np.bincount(inverse, weights=np.concatenate([games, games]), minlength=len(uniq))
+    return {
+        (names[x // n], names[x % n]): (pt, int(g))
+        for x, pt, g in zip(uniq.tolist(), total_points.tolist(), total_games.tolist(), strict=True)
+    }
 
 
 def _history(
     r: dict[str, np.ndarray],
-    names: list[str],
+    pairings: tuple[list[str], tuple[np.ndarray, np.ndarray]],
     tour_names: list[str],
-    first_when: np.ndarray,
-    last_when: np.ndarray,
+    started: list[int],
+    last_day: np.ndarray,
     anchor: tuple[str, float] | None,
     fits: _FitCache,
     order: list[str],
 ) -> tuple[list[tuple[str, str]], dict[str, list[tuple[float, float] | None]]]:
-    """Every player's rating after each tournament (in the order they started),
-    each point a joint fit of every game up to it."""
-    ordered = sorted(set(r["tour"].tolist()), key=lambda x: (first_when[x], x))
+    """Every player's rating after each tournament (in the order they ``started``),
+    each point a joint fit of every game up to it. ``pairings`` are the names
+    and :func:`_pair_index` of ``r``."""
+    names, index = pairings
+    present = set(r["tour"].tolist())
+    ordered = [x for x in started if x in present]
     stride = 1
     while math.ceil(len(ordered) / stride) > HISTORY_POINTS:
         stride *= 2
@@ -531,12 +600,12 @@ def _history(
     points: list[tuple[str, str]] = []
     history: dict[str, list[tuple[float, float] | None]] = {p: [] for p in order}
     for m in marks:
-        tallies = _tallies(r, tour_rank <= m, names)
-        players = _order(tallies)
+        pairs = _pairs(r, tour_rank <= m, names, index)
+        players = pairs.players
         use_anchor = anchor if anchor is not None and anchor[0] in players else None
-        fit = fits.fit(tallies, players, use_anchor) if len(players) >= 2 else None
+        fit = fits.fit(pairs, use_anchor) if len(players) >= 2 else None
         x = ordered[m]
-        points.append((tour_names[x], _date(float(last_when[x]))))
+        points.append((tour_names[x], _date(float(last_day[x] * DAY))))
         got = {}
         if fit is not None:
             got = {p: (fit["ratings"][i], fit["errors"][i]) for i, p in enumerate(players)}

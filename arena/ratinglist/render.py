@@ -45,6 +45,8 @@ HEADERS = [*fmt.RATED_HEADERS, "tournaments", "last played"]
 CROSS_PLAYERS = 30
 """The crosstable shows the best this many players of a list (all in JSON)."""
 _RIGHT = RIGHT | {"tournaments"}
+SPARE = ["LOS next", "tournaments", "last played"]
+"""Left out on a narrow terminal, the last first (ratings.md has every column)."""
 
 
 def cells(r: Row) -> list[str]:
@@ -70,7 +72,7 @@ def print_list(data: RatingList, console: Console | None = None) -> None:
     for t in data.tables:
         rows = [cells(r) for r in t.rows]
         if console.is_terminal:
-            console.print(rated_table(_title(t), HEADERS, rows, _RIGHT))
+            console.print(rated_table(_title(t), HEADERS, rows, _RIGHT, SPARE))
             console.print(_first_move(t), markup=False, emoji=False, highlight=False)
             continue
         lines = [_title(t), *plain_table(HEADERS, rows, _RIGHT), _first_move(t)]

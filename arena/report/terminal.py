@@ -10,15 +10,21 @@ columns and no box drawing, so ``grep`` and ``diff`` read it.
 from __future__ import annotations
 
 from collections.abc import Collection, Sequence
+from typing import TYPE_CHECKING
 
-from rich.console import Console
+from rich.cells import cell_len
+from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
+from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
 
 from arena.report import fmt
-from arena.report.summary import ReportData
+
+if TYPE_CHECKING:  # the summary imports the rating fit (scipy: a second of arena run's start)
+    from arena.report.summary import ReportData
 
 __all__ = [
+    "FittedTable",
     "plain_table",
     "rated_table",
     "print_standings",
@@ -52,29 +58,85 @@ def _title(data: ReportData) -> str:
     return f"{data.tournament}: {data.games} games{anchor}"
 
 
+class FittedTable:
+    """A rated table that leaves out its ``spare`` columns, last first, when the
+    terminal is too narrow for every column on one line.
+
+    Rich would otherwise shrink every column at once, cutting ratings to ``4…``
+    and folding a player's name away. What is left out is said under the table.
+    """
+
+    def __init__(
+        self,
+        title: str,
+        headers: Sequence[str],
+        rows: Sequence[Sequence[str]],
+        right: Collection[str],
+        spare: Sequence[str],
+    ) -> None:
+        self.title, self.headers, self.rows = title, list(headers), rows
+        self.right, self.spare = right, list(spare)
+
+    def table(self, left_out: Sequence[str] = ()) -> Table:
+        shown = [i for i, h in enumerate(self.headers) if h not in left_out]
+        caption = f"left out, too narrow here: {', '.join(left_out)}" if left_out else None
+        table = Table(title=self.title, caption=caption)
+        for i in shown:
+            name = self.headers[i]
+            if name == "player":
+                table.add_column(name, overflow="fold", min_width=6)
+            else:
+                justify: JustifyMethod = "right" if name in self.right else "left"
+                table.add_column(name, justify=justify, no_wrap=True)
+        for row in self.rows:
+            table.add_row(*(Text(row[i]) for i in shown))  # never markup or emoji codes
+        return table
+
+    def fitted(self, console: Console, options: ConsoleOptions) -> Table:
+        left_out: list[str] = []
+        spare = [h for h in reversed(self.spare) if h in self.headers]
+        while spare and self._width(left_out) > options.max_width:
+            left_out.append(spare.pop(0))
+        return self.table(left_out)
+
+    def _width(self, left_out: Sequence[str]) -> int:
+        shown = [i for i, h in enumerate(self.headers) if h not in left_out]
+        return _needs([self.headers[i] for i in shown], [[r[i] for i in shown] for r in self.rows])
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        yield self.fitted(console, options)
+
+    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
+        return Measurement.get(console, options, self.fitted(console, options))
+
+
+def _needs(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
+    """The width a table of these columns takes with every column but the player's
+    on one line: each widest cell, a padding space either side and the borders."""
+    widths = [
+        6 if h == "player" else max([cell_len(h), *(cell_len(r[i]) for r in rows)])
+        for i, h in enumerate(headers)
+    ]
+    return sum(w + 3 for w in widths) + 1
+
+
 def rated_table(
     title: str,
     headers: Sequence[str],
     rows: Sequence[Sequence[str]],
     right: Collection[str] = RIGHT,
-) -> Table:
+    spare: Sequence[str] = (),
+) -> FittedTable:
     """A table of rated players for a terminal: the player's name folds, every other
-    column stays on one line, the ``right`` ones right-aligned."""
-    table = Table(title=title)
-    for name in headers:
-        if name == "player":
-            table.add_column(name, overflow="fold", min_width=6)
-        else:
-            table.add_column(name, justify="right" if name in right else "left", no_wrap=True)
-    for row in rows:
-        table.add_row(*map(Text, row))  # never markup or emoji codes
-    return table
+    column stays on one line, the ``right`` ones right-aligned, and the ``spare``
+    ones (the least needed last) left out on a terminal too narrow for them."""
+    return FittedTable(title, headers, rows, right, spare)
 
 
-def standings_table(data: ReportData) -> Table:
+def standings_table(data: ReportData) -> FittedTable:
     """Rank, player, Elo ± 95 %, games, W/L/D, score, LOS over the next, faults."""
     rows = [fmt.standing_cells(s) for s in data.standings]
-    return rated_table(_title(data), fmt.STANDING_HEADERS, rows)
+    return rated_table(_title(data), fmt.STANDING_HEADERS, rows, spare=["score", "LOS next"])
 
 
 def plain_table(

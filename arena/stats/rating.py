@@ -20,6 +20,9 @@ Three families of numbers are provided:
   Michel Van den Bergh's "Comments on Normalized Elo", as used by fishtest and
   fastchess, to stop a match as soon as it has answered "is the new bot better?".
 
+Only numpy is imported here (scipy only inside the SPRT's root finder), so a
+program that just fits ratings starts fast.
+
 Conventions: Elo differences use the logistic scale (an expected score of
 ``1 / (1 + 10**(-d/400))``); draws count as half points; every ``error`` is the
 half-width of a 95 % interval.
@@ -27,6 +30,7 @@ half-width of a 95 % interval.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -34,7 +38,7 @@ from enum import StrEnum
 from typing import NamedTuple, TypeAlias
 
 import numpy as np
-from scipy import linalg, optimize, sparse, special
+from threadpoolctl import threadpool_limits
 
 Player: TypeAlias = Hashable
 """A player's name (usually a ``str``) or index; anything hashable works."""
@@ -97,7 +101,9 @@ class JointFit:
     ``ratings[i]`` and ``errors[i]`` belong to ``players[i]``; ``covariance`` is the
     ``(n + 1) × (n + 1)`` covariance (Elo²) of the ratings followed by the first-move
     advantage; ``los[i, j]`` is the probability that ``players[i]`` is stronger than
-    ``players[j]`` (0.5 on the diagonal). Arrays are read-only.
+    ``players[j]`` (0.5 on the diagonal), computed when first asked for (a list of
+    hundreds of players needs only its neighbours', :meth:`superiority`). Arrays
+    are read-only.
     """
 
     players: tuple[Player, ...]
@@ -106,9 +112,15 @@ class JointFit:
     first_move: float
     first_move_error: float
     covariance: np.ndarray
-    los: np.ndarray
     games: int
     anchor: Player | None = None
+
+    @functools.cached_property
+    def los(self) -> np.ndarray:
+        everyone = np.arange(len(self.players))
+        los = _los(np.array(self.ratings), self.covariance, everyone, everyone)
+        los.setflags(write=False)
+        return los
 
     def index(self, player: Player) -> int:
         try:
@@ -132,8 +144,34 @@ class JointFit:
         return Estimate(self.ratings[i] - self.ratings[j], Z95 * math.sqrt(var))
 
     def superiority(self, a: Player, b: Player) -> float:
-        """Likelihood that ``a`` is stronger than ``b``."""
-        return float(self.los[self.index(a), self.index(b)])
+        """Likelihood that ``a`` is stronger than ``b`` (``los``'s entry, alone)."""
+        return self.superiorities([(a, b)])[0]
+
+    def superiorities(self, pairs: Sequence[tuple[Player, Player]]) -> list[float]:
+        """:meth:`superiority` of each ``(a, b)``, without the whole matrix."""
+        index = {p: i for i, p in enumerate(self.players)}
+        try:
+            rows = np.array([index[a] for a, _ in pairs], dtype=np.intp)
+            cols = np.array([index[b] for _, b in pairs], dtype=np.intp)
+        except KeyError as exc:
+            raise KeyError(f"unknown player {exc.args[0]!r}") from None
+        return _los(np.array(self.ratings), self.covariance, rows, cols, outer=False).tolist()
+
+
+def _los(
+    ratings: np.ndarray, cov: np.ndarray, rows: np.ndarray, cols: np.ndarray, *, outer: bool = True
+) -> np.ndarray:
+    """``P(rating[row] > rating[col])`` from the normal approximation of the
+    difference: for every row and column index (``outer``), or index by index."""
+    variances = np.clip(np.diag(cov), 0.0, None)
+    if outer:
+        rows, cols = rows[:, None], cols[None, :]
+    diff = ratings[rows] - ratings[cols]
+    var_diff = variances[rows] + variances[cols] - 2.0 * cov[rows, cols]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        los = _normal_cdf(diff / np.sqrt(np.clip(var_diff, 0.0, None)))
+    los[np.broadcast_to(rows == cols, los.shape)] = 0.5
+    return los
 
 
 GameTriple: TypeAlias = tuple[Player, Player, float]
@@ -161,8 +199,25 @@ def tally_games(games: Iterable[GameTriple]) -> dict[tuple[Player, Player], Tall
     return {key: Tally(*value) for key, value in counts.items()}
 
 
+@dataclass(frozen=True, eq=False)
+class PairCounts:
+    """First-mover results per ordered pairing as arrays: pairing ``k`` is
+    ``players[first[k]]`` moving first against ``players[second[k]]``, with the first
+    mover's ``wins[k]``, ``losses[k]`` and ``draws[k]``.
+
+    The rating list holds tens of thousands of pairings as arrays already; handing
+    them over as a dict of tuples (and back) cost more than the fit itself.
+    """
+
+    first: np.ndarray
+    second: np.ndarray
+    wins: np.ndarray
+    losses: np.ndarray
+    draws: np.ndarray
+
+
 def joint_fit(
-    results: Iterable[GameTriple] | PairTallies,
+    results: Iterable[GameTriple] | PairTallies | PairCounts,
     *,
     players: Sequence[Player] | None = None,
     anchor: tuple[Player, float] | None = None,
@@ -174,20 +229,23 @@ def joint_fit(
     The model: a game where ``i`` moves first against ``j`` gives ``i`` an expected
     score of ``1 / (1 + 10**(-(r_i + a - r_j) / 400))``, with ``a`` the first-move
     advantage; draws count as half a win (the usual "half points" quasi-likelihood).
-    The maximum is found by ``scipy.optimize.minimize`` (trust-region Newton with the
-    exact gradient and Hessian; the objective is strictly concave, so it converges).
+    The maximum is found by Newton's method with the exact Hessian and a
+    backtracking line search (the objective is strictly concave, so it converges,
+    quadratically near the end).
 
-    ``results`` is either an iterable of ``(first, second, score)`` triples or a
-    mapping ``(first, second) -> (wins, losses, draws)`` of the first mover. Players
-    are ordered as in ``players`` when given (players without games are allowed and
-    get the prior's rating), otherwise by first appearance.
+    ``results`` is an iterable of ``(first, second, score)`` triples, a mapping
+    ``(first, second) -> (wins, losses, draws)`` of the first mover, or
+    :class:`PairCounts` (whose indices need ``players``). Players are ordered as in
+    ``players`` when given (players without games are allowed and get the prior's
+    rating), otherwise by first appearance.
 
     Ratings are only defined up to a common shift. By default the pool average is 0;
     ``anchor=(name, rating)`` fixes one bot instead (its error is then 0 and every
-    other error is that of the difference to the anchor). The fit is done in an
-    orthonormal basis of the mean-zero subspace, so the Hessian is invertible and the
-    covariance is the exact inverse Fisher information of the identified parameters;
-    anchoring is a linear map of that covariance.
+    other error is that of the difference to the anchor). The shift is pinned by a
+    penalty on the ratings' sum, which moves nothing else: the likelihood is flat
+    along that direction, so the penalised Hessian's inverse is the exact inverse
+    Fisher information of the identified parameters plus a known term along the
+    shift, which is taken off. Anchoring is a linear map of that covariance.
 
     Regularisation (why: a bot that won or lost every game has an infinite maximum
     likelihood rating, and a perfect first-mover record an infinite advantage):
@@ -203,153 +261,72 @@ def joint_fit(
 
     With draws the half-point likelihood over-states the variance of a game's
     score, so intervals are then slightly conservative (wider than 95 %).
+
+    Only numpy is used: the rating list refits within a second of starting, and
+    importing scipy.optimize alone would take most of that.
     """
     if prior_draws < 0:
         raise ValueError("prior_draws must be >= 0")
-    tallies = _as_tallies(results)
-    names = _player_order(tallies, players)
+    if isinstance(results, PairCounts):
+        if players is None:
+            raise ValueError("PairCounts index `players`: give them")
+        names = list(players)
+        if len(set(names)) != len(names):
+            raise ValueError("players must be distinct")
+        first, second, wins, losses, draws = _check_counts(results, len(names))
+    else:
+        tallies = _as_tallies(results)
+        names = _player_order(tallies, players)
+        where = {name: k for k, name in enumerate(names)}
+        kept = [(key, t) for key, t in tallies.items() if t.games]
+        first = np.array([where[a] for (a, _), _ in kept], dtype=np.intp)
+        second = np.array([where[b] for (_, b), _ in kept], dtype=np.intp)
+        wins, losses, draws = (
+            np.array([t[i] for _, t in kept], dtype=float).reshape(len(kept)) for i in range(3)
+        )
     n = len(names)
-    total = sum(t.games for t in tallies.values())
+    games = wins + losses + draws
+    total = int(games.sum())
     if total == 0:
         raise ValueError("no games to rate")
     if n < 2:
         raise ValueError("a rating needs at least two players")
-    where = {name: k for k, name in enumerate(names)}
-
-    # Each row of X is one "observation" on eta = (r_1..r_n, a) in log-odds units:
-    # a pairing (first, second) seen `count` times with `points` for the first mover,
-    # or a virtual draw of the prior. X is sparse (three entries per pairing): a
-    # rating list of a few hundred players has tens of thousands of pairings, and a
-    # dense X made every Hessian cost seconds.
-    firsts: list[int] = []
-    seconds: list[int] = []
-    count: list[float] = []
-    points: list[float] = []
-    for (first, second), t in tallies.items():
-        if t.games == 0:
-            continue
-        firsts.append(where[first])
-        seconds.append(where[second])
-        count.append(t.games)
-        points.append(t.points)
-    m = len(firsts)
-    pairing_rows = np.arange(m)
-    row_idx = [pairing_rows, pairing_rows, pairing_rows]
-    col_idx = [
-        np.array(firsts, dtype=np.intp),
-        np.array(seconds, dtype=np.intp),
-        np.full(m, n, dtype=np.intp),
-    ]
-    values = [np.ones(m), -np.ones(m), np.ones(m)]
-    rows_total = m
-    if prior_draws > 0:
-        # Row m + k: player k against the pool average; row m + n: the first move
-        # between equals.
-        prior = np.full((n, n), -1.0 / n) + np.eye(n)
-        grid_rows, grid_cols = np.divmod(np.arange(n * n), n)
-        row_idx += [m + grid_rows, np.array([m + n])]
-        col_idx += [grid_cols, np.array([n])]
-        values += [prior.ravel(), np.ones(1)]
-        count += [prior_draws] * (n + 1)
-        points += [prior_draws / 2] * (n + 1)
-        rows_total = m + n + 1
-    X = sparse.csr_array(
-        (np.concatenate(values), (np.concatenate(row_idx), np.concatenate(col_idx))),
-        shape=(rows_total, n + 1),
+    used = games > 0
+    problem = _Problem(
+        first[used], second[used], games[used], (wins + draws / 2)[used], n, prior_draws
     )
-    N = np.array(count, dtype=float)
-    S = np.array(points, dtype=float)
+    # One BLAS thread: a few hundred players make matrices too small to share out,
+    # and on a busy machine OpenBLAS's threads made each solve ten times slower.
+    with threadpool_limits(1, user_api="blas"):
+        x = problem.maximise(_start_point(start, names))
+        try:
+            inverse = np.linalg.inv(np.linalg.cholesky(problem.hessian(x)))
+        except np.linalg.LinAlgError:
+            raise ValueError(
+                "ratings are not identified by these games (use prior_draws > 0)"
+            ) from None
+    # (H + c u u^T)^-1 = H^+ + u u^T / (c n^2): take the shift's term off.
+    shift = np.zeros(n + 1)
+    shift[:n] = 1.0
+    cov = inverse.T @ inverse - np.outer(shift, shift) / (_SHIFT_PENALTY * n * n)
 
-    # Identified parameters phi: ratings = B @ phi[:-1] (mean zero), a = phi[-1].
-    basis = linalg.null_space(np.ones((1, n)))
-    M = linalg.block_diag(basis, np.ones((1, 1)))
-
-    def objective(phi: np.ndarray) -> tuple[float, np.ndarray]:
-        eta = X @ (M @ phi)
-        nll = float(np.sum(S * np.logaddexp(0.0, -eta) + (N - S) * np.logaddexp(0.0, eta)))
-        grad = -(M.T @ (X.T @ (S - N * special.expit(eta))))
-        return nll, grad
-
-    first_idx, second_idx = col_idx[0], col_idx[1]
-    size = n + 1
-
-    def hessian(phi: np.ndarray) -> np.ndarray:
-        # X.T diag(w) X summed pairing by pairing (x = e_first - e_second + e_a) and,
-        # for the prior, in closed form: O(pairings + n^2) rather than a matrix product.
-        p = special.expit(X @ (M @ phi))
-        w = N * p * (1.0 - p)
-        wp = w[:m]
-        a = np.full(m, n)
-        fisher = np.zeros(size * size)
-        for r, c, sign in (
-            (first_idx, first_idx, 1.0),
-            (second_idx, second_idx, 1.0),
-            (a, a, 1.0),
-            (first_idx, second_idx, -1.0),
-            (second_idx, first_idx, -1.0),
-            (first_idx, a, 1.0),
-            (a, first_idx, 1.0),
-            (second_idx, a, -1.0),
-            (a, second_idx, -1.0),
-        ):
-            fisher += np.bincount(r * size + c, weights=sign * wp, minlength=size * size)
-        fisher = fisher.reshape(size, size)
-        if prior_draws > 0:
-            wk, wa = w[m : m + n], w[m + n]
-            block = np.diag(wk) - (wk[:, None] + wk[None, :]) / n + wk.sum() / n**2
-            fisher[:n, :n] += block
-            fisher[n, n] += wa
-        return M.T @ fisher @ M
-
-    result = optimize.minimize(
-        objective,
-        _start_point(start, names, basis),
-        jac=True,
-        hess=hessian,
-        method="trust-ncg",
-        options={"gtol": 1e-9},
-    )
-    H = hessian(result.x)
-    try:
-        cho = linalg.cho_factor(H)
-    except linalg.LinAlgError:
-        raise ValueError(
-            "ratings are not identified by these games (use prior_draws > 0)"
-        ) from None
-    # trust-exact may stop with "failure to predict improvement" when the remaining
-    # gain is below floating-point noise; what matters is that the Newton step left
-    # is negligible (here under 1e-6 nats, about 2e-4 Elo).
-    newton_step = linalg.cho_solve(cho, objective(result.x)[1])
-    if np.max(np.abs(newton_step)) > 1e-6:
-        raise ValueError(
-            "rating fit did not converge; the games may not identify the ratings "
-            "(a bot that won or lost everything needs prior_draws > 0)"
-        )
-
-    eta = M @ result.x / NATS_PER_ELO
-    cov = M @ linalg.cho_solve(cho, np.eye(n)) @ M.T / NATS_PER_ELO**2
+    eta = x / NATS_PER_ELO
+    cov = cov / NATS_PER_ELO**2
     anchor_name = None
     if anchor is not None:
         anchor_name, anchor_rating = anchor
-        if anchor_name not in where:
+        if anchor_name not in names:
             raise ValueError(f"anchor {anchor_name!r} is not among the players")
-        k = where[anchor_name]
-        shift = np.eye(n + 1)
-        shift[:n, k] -= 1.0
-        eta = shift @ eta
+        k = names.index(anchor_name)
+        move = np.eye(n + 1)
+        move[:n, k] -= 1.0
+        eta = move @ eta
         eta[:n] += anchor_rating
-        cov = shift @ cov @ shift.T
+        cov = move @ cov @ move.T
     cov = (cov + cov.T) / 2.0
     variances = np.clip(np.diag(cov), 0.0, None)
     ratings = eta[:n]
-
-    diff = ratings[:, None] - ratings[None, :]
-    var_diff = variances[:n, None] + variances[None, :n] - 2.0 * cov[:n, :n]
-    with np.errstate(divide="ignore", invalid="ignore"):
-        los = special.ndtr(diff / np.sqrt(np.clip(var_diff, 0.0, None)))
-    np.fill_diagonal(los, 0.5)
     cov.setflags(write=False)
-    los.setflags(write=False)
 
     errors = Z95 * np.sqrt(variances)
     return JointFit(
@@ -359,24 +336,156 @@ def joint_fit(
         first_move=float(eta[n]),
         first_move_error=float(errors[n]),
         covariance=cov,
-        los=los,
         games=total,
         anchor=anchor_name,
     )
 
 
-def _start_point(
-    start: Mapping[Player, float] | None, names: Sequence[Player], basis: np.ndarray
-) -> np.ndarray:
-    """``start``'s ratings as the optimiser's identified parameters (first move 0)."""
+_SHIFT_PENALTY = 1.0
+"""``c`` of the penalty ``c/2 (sum of ratings)^2`` (in nats) that pins the shift."""
+
+_erfc = np.frompyfunc(math.erfc, 1, 1)
+
+
+def _normal_cdf(x: np.ndarray) -> np.ndarray:
+    return (0.5 * _erfc(-x / math.sqrt(2.0))).astype(float)
+
+
+def _expit(x: np.ndarray) -> np.ndarray:
+    """``1 / (1 + exp(-x))`` without overflow, accurate in both tails."""
+    return np.exp(-np.logaddexp(0.0, -x))
+
+
+class _Problem:
+    """The penalised negative log-likelihood in ``x = (r_1..r_n, a)`` (nats).
+
+    Rows are pairings (``count`` games, ``points`` for the first mover, ``eta =
+    r_first - r_second + a``) and, with a prior, a virtual row per player (``eta =
+    r_k - mean(r)``) and one for the first move (``eta = a``). Everything is a
+    bincount over the pairings, O(pairings + n^2) per Hessian, so a list of a few
+    hundred players and tens of thousands of pairings fits in tens of milliseconds.
+    """
+
+    def __init__(
+        self,
+        first: np.ndarray,
+        second: np.ndarray,
+        count: np.ndarray,
+        points: np.ndarray,
+        n: int,
+        prior_draws: float,
+    ) -> None:
+        self.first = first.astype(np.intp)
+        self.second = second.astype(np.intp)
+        self.count = count.astype(float)
+        self.points = points.astype(float)
+        self.n = n
+        self.prior = float(prior_draws)
+        self.pair_cell = self.first * n + self.second
+
+    def _etas(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        r, a = x[: self.n], x[self.n]
+        return r[self.first] - r[self.second] + a, r - r.mean(), a
+
+    def value(self, x: np.ndarray) -> float:
+        eta, eta_p, a = self._etas(x)
+        f = float(np.sum(self.count * np.logaddexp(0.0, eta) - self.points * eta))
+        if self.prior:
+            half = self.prior / 2
+            f += float(np.sum(self.prior * np.logaddexp(0.0, eta_p) - half * eta_p))
+            f += self.prior * float(np.logaddexp(0.0, a)) - half * a
+        return f + _SHIFT_PENALTY / 2 * float(x[: self.n].sum()) ** 2
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        n = self.n
+        eta, eta_p, a = self._etas(x)
+        v = self.count * _expit(eta) - self.points
+        g = np.empty(n + 1)
+        g[:n] = np.bincount(self.first, v, n) - np.bincount(self.second, v, n)
+        g[n] = v.sum()
+        if self.prior:
+            vp = self.prior * (_expit(eta_p) - 0.5)
+            g[:n] += vp - vp.mean()
+            g[n] += self.prior * (float(_expit(np.array(a))) - 0.5)
+        g[:n] += _SHIFT_PENALTY * x[:n].sum()
+        return g
+
+    def hessian(self, x: np.ndarray) -> np.ndarray:
+        n = self.n
+        eta, eta_p, a = self._etas(x)
+        w = self.count * _expit(eta) * _expit(-eta)
+        h = np.zeros((n + 1, n + 1))
+        cross = np.bincount(self.pair_cell, w, n * n).reshape(n, n)
+        h[:n, :n] = -(cross + cross.T)
+        as_first, as_second = np.bincount(self.first, w, n), np.bincount(self.second, w, n)
+        h[np.arange(n), np.arange(n)] += as_first + as_second
+        h[:n, n] = h[n, :n] = as_first - as_second
+        h[n, n] = w.sum()
+        if self.prior:
+            wk = self.prior * _expit(eta_p) * _expit(-eta_p)
+            h[:n, :n] += np.diag(wk) - (wk[:, None] + wk[None, :]) / n + wk.sum() / n**2
+            h[n, n] += self.prior * float(_expit(np.array(a)) * _expit(np.array(-a)))
+        h[:n, :n] += _SHIFT_PENALTY
+        return h
+
+    def maximise(self, x: np.ndarray) -> np.ndarray:
+        """Newton steps until the step is below 1e-10 nats. A step is halved while
+        it does not decrease the objective enough (Armijo), except once the
+        predicted decrease is tiny: there the full step is right and the objective's
+        rounding would only mislead the test."""
+        for _ in range(_MAX_NEWTON_STEPS):
+            g = self.gradient(x)
+            try:
+                step = np.linalg.solve(self.hessian(x), -g)
+            except np.linalg.LinAlgError:
+                raise ValueError(
+                    "ratings are not identified by these games (use prior_draws > 0)"
+                ) from None
+            if not np.all(np.isfinite(step)):
+                break
+            slope = float(g @ step)
+            if -slope > 1e-6:
+                f, t = self.value(x), 1.0
+                while t > 1e-6 and self.value(x + t * step) > f + 1e-4 * t * slope:
+                    t /= 2
+                step = t * step
+            x = x + step
+            if float(np.max(np.abs(step))) < 1e-10:
+                return x
+        raise ValueError(
+            "rating fit did not converge; the games may not identify the ratings "
+            "(a bot that won or lost everything needs prior_draws > 0)"
+        )
+
+
+_MAX_NEWTON_STEPS = 200
+
+
+def _start_point(start: Mapping[Player, float] | None, names: Sequence[Player]) -> np.ndarray:
+    """``start``'s ratings (mean zero, nats) and a first-move advantage of 0."""
     n = len(names)
+    x = np.zeros(n + 1)
     if not start:
-        return np.zeros(n)
+        return x
     r = np.array([float(start.get(p, 0.0)) for p in names])
-    if not np.all(np.isfinite(r)):
-        return np.zeros(n)
-    r = (r - r.mean()) * NATS_PER_ELO
-    return np.concatenate([basis.T @ r, [0.0]])
+    if np.all(np.isfinite(r)):
+        x[:n] = (r - r.mean()) * NATS_PER_ELO
+    return x
+
+
+def _check_counts(counts: PairCounts, n: int) -> tuple[np.ndarray, ...]:
+    first = np.asarray(counts.first, dtype=np.intp)
+    second = np.asarray(counts.second, dtype=np.intp)
+    arrays = [np.asarray(x, dtype=float) for x in (counts.wins, counts.losses, counts.draws)]
+    if not all(len(x) == len(first) for x in (second, *arrays)):
+        raise ValueError("PairCounts arrays differ in length")
+    if len(first) and (min(first.min(), second.min()) < 0 or max(first.max(), second.max()) >= n):
+        raise ValueError("PairCounts index a player not in `players`")
+    if any(np.any(x < 0) for x in arrays):
+        raise ValueError("PairCounts hold a negative count")
+    if np.any((first == second) & (sum(arrays) > 0)):
+        raise ValueError("a player cannot play itself")
+    return first, second, *arrays
 
 
 def _as_tallies(results: Iterable[GameTriple] | PairTallies) -> dict[tuple[Player, Player], Tally]:
@@ -406,7 +515,8 @@ def _player_order(
     names = list(players)
     if len(set(names)) != len(names):
         raise ValueError("players must be distinct")
-    missing = [p for p in seen if p not in set(names)]
+    known = set(names)
+    missing = [p for p in seen if p not in known]
     if missing:
         raise ValueError(f"results name players not in `players`: {missing!r}")
     return names
@@ -502,7 +612,7 @@ def _match_stats(scores: np.ndarray, counts: Sequence[int], *, nelo_factor: floa
     if variance > 0:
         unit = NELO_SCALE / math.sqrt(nelo_factor * variance)
         nelo = Estimate((score - 0.5) * unit, Z95 * sd * unit)
-        los = float(special.ndtr((score - 0.5) / sd))
+        los = 0.5 * math.erfc(-(score - 0.5) / sd / math.sqrt(2.0))
     else:  # every game (pair) ended the same way: no spread to normalise by
         nelo = Estimate(0.0 if score == 0.5 else math.copysign(math.inf, score - 0.5), math.inf)
         los = 0.5 if score == 0.5 else float(score > 0.5)
@@ -649,6 +759,8 @@ def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float
     The poles sit exactly on the ends, so step inside until the signs bracket the
     root, then let ``scipy.optimize.brentq`` finish.
     """
+    from scipy import optimize  # here, not above: the joint fit needs numpy only
+
     width = hi - lo
     for k in range(1, 40):
         eps = width * 10.0**-k

@@ -1,0 +1,73 @@
+"""The CI entry (``.ci/run``) refuses a machine where the bot sandbox does not work.
+
+Only its sandbox check (``.ci/check-sandbox``) is run here, not the whole entry
+(which installs packages and runs this suite).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import needs
+
+ROOT = Path(__file__).resolve().parent.parent
+CHECK = ROOT / ".ci" / "check-sandbox"
+ENTRY = ROOT / ".ci" / "run"
+
+BWRAP_SAYS = (
+    "bwrap: No permissions to create new namespace, likely because the kernel does not "
+    "allow non-privileged user namespaces."
+)
+FAILING_BWRAP = f"""#!/bin/sh
+echo "{BWRAP_SAYS}" >&2
+exit 1
+"""
+"""What bwrap says in a container without user namespaces (Docker's default)."""
+
+
+def check(path: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": path, "PYTHON": sys.executable}
+    return subprocess.run([str(CHECK)], capture_output=True, text=True, timeout=60, env=env)
+
+
+def test_a_failing_bwrap_first_on_path_fails_the_check_in_one_line(tmp_path: Path) -> None:
+    fake = tmp_path / "bwrap"
+    fake.write_text(FAILING_BWRAP)
+    fake.chmod(0o755)
+    done = check(f"{tmp_path}:{os.environ['PATH']}")
+    print(done.stdout + done.stderr, end="")
+    assert done.returncode != 0
+    assert done.stdout == "" and done.stderr.count("\n") == 1, done.stderr
+    line = done.stderr.strip()
+    assert line.startswith("ci: the bot sandbox does not work on this machine: bwrap fails here:")
+    assert line.endswith(BWRAP_SAYS), line
+
+
+def test_no_bwrap_at_all_fails_the_check_in_one_line_with_the_install_hint(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "sh").symlink_to("/bin/sh")  # the shebang's env finds bash by PATH
+    (tmp_path / "bash").symlink_to(os.path.realpath("/bin/bash"))
+    done = check(str(tmp_path))
+    assert done.returncode != 0 and done.stderr.count("\n") == 1, done.stderr
+    assert "bwrap is not installed" in done.stderr and "apt-get install bubblewrap" in done.stderr
+
+
+def test_a_working_sandbox_passes_the_check() -> None:
+    needs.sandbox()
+    done = check(os.environ["PATH"])
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "ci: the bot sandbox works on this machine\n"
+
+
+def test_the_ci_entry_checks_the_sandbox_before_any_test_and_requires_every_test() -> None:
+    lines = [line.strip() for line in ENTRY.read_text().splitlines()]
+    steps = [line for line in lines if line and not line.startswith("#")]
+    assert steps[0] == "set -euo pipefail"  # a failed step ends the run
+    check_at = steps.index("PYTHON=python .ci/check-sandbox")
+    assert steps.index("export ARENA_REQUIRE_ALL=1") > check_at
+    assert steps[-1] == "python -m pytest -q"  # the README's test command
+    assert all("pytest" not in step and "ruff" not in step for step in steps[:check_at])

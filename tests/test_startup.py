@@ -1,0 +1,141 @@
+"""The arena's start-up (issue 23): what it no longer does before its first game.
+
+The figures are ``bench/startup.py``'s; these tests hold the behaviour that made
+them: the path of ``arena run`` to its first game imports no scientific stack,
+the sandbox's ``/etc`` view is made where it is cheap to make, and once per
+arena: its worker processes take it (and the arena's bwrap probe) from it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from arena.engine import sandbox
+
+RUN_PATH = (
+    "arena.cli",
+    "arena.cli.live",
+    "arena.plan.config",
+    "arena.tournament",
+    "arena.backends.workers",
+)
+"""What ``arena run`` and its worker processes import before their first game."""
+
+HEAVY = ("scipy", "numpy", "numba", "jinja2", "starlette")
+
+
+def test_the_path_of_arena_run_to_its_first_game_imports_no_scientific_stack() -> None:
+    """scipy alone (the rating fit, through the report) was a second of every start."""
+    code = (
+        f"import importlib, json, sys\nfor m in {RUN_PATH!r}: importlib.import_module(m)\n"
+        f"print(json.dumps([m for m in {HEAVY!r} if m in sys.modules]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert json.loads(done.stdout) == []
+
+
+def test_the_etc_view_is_made_in_memory() -> None:
+    """On a disk each of its 700 links is a journalled write (0.5 to 0.9 s a view)."""
+    code = "from arena.engine import sandbox; print(sandbox.etc_view())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    view = done.stdout.strip()
+    assert view.startswith("/dev/shm/arena-etc-") and view.endswith("/etc")
+    assert not os.path.exists(os.path.dirname(view))  # removed when its process ended
+
+
+# A random bot that says, on stderr, which folder was bound in as its /etc: the
+# root of that mount in its own mount table (the arena's view, by the arena's pid).
+ETC_BOT = """
+import random, sys
+from arena.sdk import run
+for line in open("/proc/self/mountinfo"):
+    fields = line.split()
+    if fields[4] == "/etc":
+        print("etc from", fields[3], file=sys.stderr, flush=True)
+rng = random.Random(1)
+run(lambda request: rng.choice(request.legal), name="etc")
+"""
+
+
+def test_the_workers_of_an_arena_bind_its_etc_view_and_it_goes_with_the_arena(
+    tmp_path: Path,
+) -> None:
+    """Every bot of two worker processes sees the view the arena process made
+    (named by its pid, not a worker's), and the view is removed when the arena ends."""
+    if sandbox.probe() is not None:
+        pytest.fail(f"bubblewrap cannot run here: {sandbox.probe()}")
+    bot = tmp_path / "etc_bot.py"
+    bot.write_text(ETC_BOT)
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}"]\n' for n in "abc"
+    )
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        'name = "etc"\nvariant = "single"\ntc = "5+0.1"\nconcurrency = 2\nseed = 1\n'
+        f'[sandbox]\nmode = "bwrap"\n{bots}'
+    )
+    arena = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path / "r")]
+        + ["--quiet", "--no-report", "--workers", "2"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    _, err = arena.communicate(timeout=120)
+    assert arena.returncode == 0, err
+    with sqlite3.connect(tmp_path / "r" / "etc" / "games.sqlite") as db:
+        records = [json.loads(r) for (r,) in db.execute("SELECT record FROM games")]
+    tails = "\n".join(t for record in records for t in record["stderr_tails"])
+    roots = re.findall(r"etc from (\S+)", tails)
+    assert len(roots) >= 3  # three pair tasks over two workers: a bot started in each
+    pids = {re.fullmatch(r".*/arena-etc-(\d+)-[^/]+/etc", r) for r in roots}
+    assert {m.group(1) if m else None for m in pids} == {str(arena.pid)}, roots
+    assert not [n for n in os.listdir("/dev/shm") if n.startswith(f"arena-etc-{arena.pid}-")]
+
+
+def test_the_view_of_a_killed_arena_is_swept_by_the_next_one() -> None:
+    """An arena killed outright cannot remove its view: the next arena's removes it."""
+    code = "import os, signal\nfrom arena.engine import sandbox\n"
+    code += "print(sandbox.etc_view(), flush=True)\nos.kill(os.getpid(), signal.SIGKILL)"
+    killed = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert killed.returncode == -signal.SIGKILL
+    left = os.path.dirname(killed.stdout.strip())
+    assert os.path.isdir(left)
+    code = "from arena.engine import sandbox; print(sandbox.etc_view())"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    assert done.stdout.strip() != killed.stdout.strip()
+    assert not os.path.exists(left)
+
+
+def test_a_tournament_file_imports_its_own_game_only() -> None:
+    """Each process of a tournament (the arena, every worker) reads the file: the
+    other games' packages were a tenth of a second and more of each start."""
+    code = (
+        "import json, sys\nfrom arena.plan.config import load_config\n"
+        "load_config('examples/quick.toml')\n"
+        "print(json.dumps(sorted(m for m in sys.modules if m.startswith('arena.games.')"
+        " and m.count('.') == 2)))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parent.parent,
+    )
+    assert json.loads(done.stdout) == ["arena.games.base", "arena.games.kamisado"]
