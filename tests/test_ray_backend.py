@@ -18,6 +18,7 @@ import json
 import logging
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -733,7 +734,8 @@ def test_a_listener_that_is_not_ray_is_one_line_within_seconds(tmp_path: Path) -
 def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> None:
     """``--address 127.0.0.1:PORT`` of a cluster bound to loopback: it joins (Ray alone
     would swap in the host's external address and retry for minutes), plays as many
-    games at once as the cluster has CPUs, and keeps Ray's lines out of the output."""
+    games at once as the cluster has CPUs, analyses them there (``--analyze``), and
+    keeps Ray's lines out of the output."""
     assert cluster.address.startswith(f"{LOOPBACK}:")
     toml = write_tournament(tmp_path / "t", games=2, concurrency=None, name="loopback")
     arena = Path(sys.executable).with_name("arena")
@@ -752,6 +754,9 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
             str(tmp_path / "results"),
             "-q",
             "--no-report",
+            "--analyze",
+            "--budget-ms",
+            "5",
         ],
         capture_output=True,
         text=True,
@@ -759,7 +764,7 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
         env=env,
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert time.monotonic() - start < 60
+    assert time.monotonic() - start < 90
     lines = proc.stdout.splitlines()
     stored = next(i for i, line in enumerate(lines) if line.startswith("6 of 6 games stored in "))
     summary = (
@@ -767,13 +772,106 @@ def test_cli_joins_a_loopback_cluster_as_given(tmp_path: Path, cluster: Any) -> 
         f"sandbox: {SANDBOX}, checked on each node"
     )
     assert lines[stored + 1] == summary
+    analysis = "analysed 6 games (0 already done) in "
+    assert lines[stored + 2].startswith(analysis), lines
+    assert " s on Ray (3 CPUs on 3 nodes) at 5 ms a position: " in lines[stored + 2]
     assert lines[0].startswith("tournament loopback: 6 games")
     assert len([line for line in lines[:stored] if re.match(r"\[\d/6\] ", line)]) == 6
     # Nothing from Ray itself (it would name Ray, its raylets or warn).
     noise = re.compile(r"(?i)\bray\b|raylet|warn|error")
-    assert [line for line in lines if noise.search(line) and line != summary] == []
+    mine = (summary, lines[stored + 2])
+    assert [line for line in lines if noise.search(line) and line not in mine] == []
     assert proc.stderr == ""
     assert (next((tmp_path / "results").iterdir()) / "ray.log").is_file()
+
+
+NEAR_THE_END = "ob3r2/3y2n1/GN5g/6p1/2v5/8/2R1V3/3YP1BO b b single 0-0 1 -"
+"""A round Black wins in 5 plies: every position after it is proven in far less
+than the budget, so the values cannot depend on the load of the machine."""
+
+
+def analysed(directory: Path) -> dict[str, list[tuple[object, ...]]]:
+    """Each game's values without the solver's node counts (they depend on what its
+    table held from earlier games in the same process)."""
+    from arena.analysis.store import AnalysisStore
+
+    with AnalysisStore.open_readonly(directory) as store:
+        assert store is not None
+        return {
+            key: [(v.part, v.player, v.winner, v.distance, v.best, v.choices) for v in g.values]
+            for key, _, g in store.all_values()
+        }
+
+
+def test_analysis_on_the_cluster_stores_what_the_local_analysis_stores(tmp_path: Path) -> None:
+    """``analyse(..., backend="ray")`` (``arena analyze --backend ray``): every game
+    solved in Ray tasks on the cluster, written here, the same values as worker
+    processes here give; a second run finds nothing left to do."""
+    from arena.analysis.run import analyse
+    from arena.analysis.values import UNKNOWN
+
+    toml = write_tournament(tmp_path / "t", games=2, concurrency=None)
+    (tmp_path / "t" / "openings.txt").write_text(NEAR_THE_END + "\n")
+    toml.write_text(toml.read_text().replace("plies = 2", 'file = "openings.txt"'))
+    played = tournament(toml, tmp_path / "results", workers=1)
+    outcome = trio.run(played.run)
+    played.close()
+    assert outcome.complete
+    here = outcome.directory
+    there = tmp_path / "there"
+    shutil.copytree(here, there)
+
+    local = analyse(here, 2000, workers=1)
+    on_ray = analyse(there, 2000, backend="ray")
+    assert local.analysed == on_ray.analysed == 6 and not on_ray.failed
+    assert on_ray.place == "on Ray (3 CPUs on 3 nodes)"
+    assert (on_ray.positions, on_ray.proven) == (local.positions, local.proven)
+    expected = analysed(here)
+    assert all(v[2] != UNKNOWN for values in expected.values() for v in values if v[4])
+    assert analysed(there) == expected
+    assert (there / "ray.log").is_file()
+    again = analyse(there, 2000, backend="ray")
+    assert (again.analysed, again.skipped) == (0, 6)
+
+
+def test_cli_analysis_on_ray_bad_input_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster nobody answers at, ``--address`` without ``--backend ray``, and no
+    Ray installed: one line each, non-zero, at once (as ``arena run`` says them)."""
+    from arena.cli import main
+
+    with Store.open(tmp_path, name="x", config_text="", fingerprint="f") as store:
+        store.add_game(
+            "p/1",
+            "p",
+            GameRecord(
+                game="kamisado",
+                variant="single",
+                players=["a", "b"],
+                opening=NEAR_THE_END,
+                actions=[],
+                score=0.5,
+                reason="adjudicated",
+            ),
+        )
+
+    def error(*args: str) -> str:
+        start = time.monotonic()
+        result = CliRunner().invoke(main, ["analyze", str(tmp_path), "--no-report", *args])
+        assert time.monotonic() - start < 10
+        assert result.exit_code == 1, result.output
+        lines = result.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("arena: error: "), result.output
+        return lines[0].removeprefix("arena: error: ")
+
+    message = error("--backend", "ray", "--address", "127.0.0.1:1")
+    assert message.startswith("cannot reach the Ray cluster at 127.0.0.1:1: ")
+    message = error("--backend", "ray", "--address", "head")
+    assert message.startswith("bad Ray cluster address 'head': expected HOST:PORT")
+    assert error("--address", "127.0.0.1:1") == "--address is for --backend ray"
+    monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now fails
+    assert error("--backend", "ray") == EXTRA_HINT
 
 
 def test_actors_stream_each_games_moves_to_the_observer(tmp_path: Path) -> None:

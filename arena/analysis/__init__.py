@@ -2,8 +2,9 @@
 where each part (a Kamisado round) was decided, and each bot's blunders and
 missed wins. ``values`` solves a record's positions, ``figures`` reads them,
 ``store`` keeps them in ``analysis.sqlite`` beside the games, ``run`` drives
-the worker processes (``arena analyze``).
+the worker processes or the Ray tasks (``arena analyze``).
 
 May import: :mod:`arena.games` (replaying and solving through the ``Game``
-interface), :mod:`arena.match` (the game record) and :mod:`arena.storage` (the
-games, read-only)."""
+interface), :mod:`arena.match` (the game record), :mod:`arena.storage` (the
+games, read-only) and :mod:`arena.backends` (Ray tasks on a cluster, imported
+only when asked for)."""

@@ -8,6 +8,11 @@ table, for all the games it is given: positions of one tournament share much
 of their proofs. Workers die with the parent (``PR_SET_PDEATHSIG``), so a
 killed analysis leaves nothing running; its finished games are stored and
 the next run skips them.
+
+With ``backend="ray"`` the same pure function, :func:`analyse_one`, runs as
+Ray tasks on a cluster (:mod:`arena.backends.raytasks`): Ray runs a task again
+elsewhere when its node dies, and a game solved twice is still written once,
+by key, here. Ray is imported only then.
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import msgspec
 
@@ -37,6 +43,9 @@ MAX_BUDGET_MS = 60_000
 DEFAULT_BUDGET_MS = 20
 """Per position: most positions a few plies into a round are proven in well
 under a millisecond, the rest are what the budget buys (see bench/analysis.py)."""
+CONNECT_TIMEOUT = 5.0
+"""Seconds each step of joining a Ray cluster may take (a tournament file's
+``ray_connect_timeout`` by default)."""
 
 
 class AnalysisError(StoreError):
@@ -57,6 +66,9 @@ class AnalysisRun:
     seconds: float = 0.0
     failed: list[str] = field(default_factory=list)
     """One line per game that could not be replayed."""
+    place: str = ""
+    """Where a Ray run solved the games, for the summary line: ``on Ray (3 CPUs on
+    3 nodes)``; empty for worker processes here."""
 
 
 Task = tuple[str, str, str, float]
@@ -113,9 +125,24 @@ def analyse(
     *,
     workers: int | None = None,
     on_game: Callable[[AnalysisRun], None] | None = None,
+    backend: str = "local",
+    address: str | None = None,
+    connect_timeout: float = CONNECT_TIMEOUT,
 ) -> AnalysisRun:
-    """Analyse every stored game of ``directory`` not yet analysed at ``budget_ms``."""
+    """Analyse every stored game of ``directory`` not yet analysed at ``budget_ms``.
+
+    ``backend`` is ``local`` (``workers`` processes here) or ``ray`` (tasks on the
+    cluster at ``address``, at most ``workers`` at once if given; its one-line
+    errors are those of the tournament's Ray backend, Ray's log goes to the
+    folder's ``ray.log``).
+    """
     check_budget(budget_ms)
+    if backend == "ray":
+        from arena.backends.raypool import require_ray
+
+        require_ray()  # before anything is opened: the tournament's one-line error
+    elif backend != "local":
+        raise AnalysisError(f"unknown backend {backend!r} (expected 'local' or 'ray')")
     outcome = AnalysisRun()
     start = time.monotonic()
     with GamesReader(directory) as reader:
@@ -151,7 +178,21 @@ def analyse(
                     on_game(outcome)
 
             count = workers or os.cpu_count() or 1
-            if count <= 1:
+            if backend == "ray":
+                from arena.backends.raytasks import run_tasks
+
+                cluster = run_tasks(
+                    analyse_one,
+                    tasks(),
+                    keep,
+                    address=address,
+                    connect_timeout=connect_timeout,
+                    log_path=Path(directory) / "ray.log",
+                    cpus=workers,
+                )
+                nodes = f"{cluster.nodes} node{'s' if cluster.nodes != 1 else ''}"
+                outcome.place = f"on Ray ({cluster.cpus} CPUs on {nodes})"
+            elif count <= 1:
                 for task in tasks():
                     keep(analyse_one(task))
             else:
@@ -214,6 +255,7 @@ def default_workers(concurrency: int | None = None) -> int:
 
 
 __all__ = [
+    "CONNECT_TIMEOUT",
     "DEFAULT_BUDGET_MS",
     "MAX_BUDGET_MS",
     "MIN_BUDGET_MS",

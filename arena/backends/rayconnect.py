@@ -115,14 +115,16 @@ async def check_address(address: str, timeout: float) -> None:
 
 
 def init_ray(ray: ModuleType, address: str | None, **options: Any) -> None:
-    """``ray.init`` (blocking); a loopback ``address`` is used as given.
+    """``ray.init`` (blocking); a loopback ``address`` is used as given, and none
+    starts a new local instance (``"local"``: never one another program left
+    running on this machine, which Ray would otherwise join).
 
     Ray replaces ``127.0.0.1`` by the host's external address before connecting,
     which finds nothing when the cluster listens on loopback only. The swap is
     turned off for this call, and the driver joins with the loopback address.
     """
     if address is None:
-        ray.init(**options)
+        ray.init(address="local", **options)
         return
     parsed = parse_address(address)
     if parsed is None or not is_loopback(parsed[0]):

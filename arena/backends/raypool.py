@@ -70,6 +70,7 @@ __all__ = [
     "RayBackendError",
     "RayPool",
     "RayUnavailableError",
+    "join",
     "require_ray",
 ]
 
@@ -383,6 +384,78 @@ def _first(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExceptio
     return None
 
 
+async def join(
+    ray: ModuleType,
+    address: str | None,
+    *,
+    connect_timeout: float,
+    working_dir: str | None = None,
+    local_cpus: int | None = None,
+) -> bool:
+    """Join the cluster at ``address`` (or start a local instance of ``local_cpus``
+    CPUs) without ever hanging; True if a local instance was started (the caller
+    shuts it down). Every failure is a :class:`RayBackendError` of one line.
+
+    The address is checked first (:func:`~arena.backends.rayconnect.check_address`,
+    each step within ``connect_timeout``), then ``ray.init`` runs in a thread
+    abandoned after :data:`INIT_TIMEOUT`: a Ctrl-C meanwhile leaves a local
+    instance to die with this process (Ray's reaper) and a connection to end.
+    """
+    if address:
+        try:
+            await check_address(address, connect_timeout)
+        except AddressError as exc:
+            raise RayBackendError(str(exc)) from None
+    with trio.move_on_after(INIT_TIMEOUT) as init_scope:
+        started = await trio.to_thread.run_sync(
+            partial(_connect, ray, address, working_dir, local_cpus), abandon_on_cancel=True
+        )
+    if init_scope.cancelled_caught:
+        raise RayBackendError(
+            f"joining the Ray cluster at {address} took over {INIT_TIMEOUT:g} s; gave up"
+        )
+    return started
+
+
+def _connect(
+    ray: ModuleType, address: str | None, working_dir: str | None, local_cpus: int | None
+) -> bool:
+    """Join the cluster at ``address`` or start a local instance; True if we started it."""
+    if ray.is_initialized():
+        if working_dir is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
+            raise RayBackendError(
+                "a Ray working directory must be given when connecting to Ray, and this "
+                "process was connected already without one"
+            )
+        return False
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if working_dir is not None:
+        # Ray uploads a local folder only for the whole job (ray.init), not per actor.
+        options["runtime_env"] = {"working_dir": working_dir, "excludes": WORKING_DIR_EXCLUDES}
+    # Called in a thread on purpose (Ray's SIGTERM handler would replace the
+    # arena's own); hush Ray's warning that it therefore installs none.
+    logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
+    if address:
+        try:
+            init_ray(ray, address, **options)
+        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line
+            hint = ""
+            if isinstance(exc, ray.exceptions.AuthenticationError) or re.search(
+                r"(?i)unauthenticated|auth(entication)? token", str(exc)
+            ):
+                hint = (
+                    " (this cluster uses token authentication: copy the head's "
+                    "~/.ray/auth_token here and set RAY_AUTH_MODE=token)"
+                )
+            raise RayBackendError(
+                f"cannot connect to the Ray cluster at {address}: {one_line(str(exc))}{hint}"
+            ) from None
+    else:
+        cpus = local_cpus or os.cpu_count() or 1
+        init_ray(ray, None, num_cpus=cpus, include_dashboard=False, **options)
+    return True
+
+
 @dataclass(eq=False)
 class Node:
     """One Ray node as the driver sees it, for placing actors and for messages."""
@@ -549,19 +622,13 @@ class RayPool:
 
     async def _run(self) -> None:
         self._started = trio.current_time()
-        if self.address:
-            try:
-                await check_address(self.address, self.connect_timeout)
-            except AddressError as exc:
-                raise RayBackendError(str(exc)) from None
-        # A Ctrl-C while Ray starts abandons the thread: a local instance started
-        # meanwhile dies with this process (Ray's reaper), a connection just ends.
-        with trio.move_on_after(INIT_TIMEOUT) as init_scope:
-            self.started_ray = await trio.to_thread.run_sync(self._connect, abandon_on_cancel=True)
-        if init_scope.cancelled_caught:
-            raise RayBackendError(
-                f"joining the Ray cluster at {self.address} took over {INIT_TIMEOUT:g} s; gave up"
-            )
+        self.started_ray = await join(
+            self.ray,
+            self.address,
+            connect_timeout=self.connect_timeout,
+            working_dir=self.working_dir,
+            local_cpus=max(self.processes or 0, os.cpu_count() or 1),
+        )
         try:
             await self._refresh()
             seats = self._plan(len(self.queue))
@@ -595,49 +662,6 @@ class RayPool:
         self.actors.clear()
 
     # ------------------------------------------------------------------ setup
-
-    def _connect(self) -> bool:
-        """Join the cluster at ``address`` or start a local instance; True if we started it."""
-        ray = self.ray
-        if ray.is_initialized():
-            if self.working_dir is not None and not ray.get_runtime_context().runtime_env.get(
-                "working_dir"
-            ):
-                raise RayBackendError(
-                    "a Ray working directory must be given when connecting to Ray, and this "
-                    "process was connected already without one"
-                )
-            return False
-        options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-        if self.working_dir is not None:
-            # Ray uploads a local folder only for the whole job (ray.init), not per actor.
-            options["runtime_env"] = {
-                "working_dir": self.working_dir,
-                "excludes": WORKING_DIR_EXCLUDES,
-            }
-        # Called in a thread on purpose (Ray's SIGTERM handler would replace the
-        # arena's own); hush Ray's warning that it therefore installs none.
-        logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
-        if self.address:
-            try:
-                init_ray(ray, self.address, **options)
-            except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line
-                hint = ""
-                if isinstance(exc, ray.exceptions.AuthenticationError) or re.search(
-                    r"(?i)unauthenticated|auth(entication)? token", str(exc)
-                ):
-                    hint = (
-                        " (this cluster uses token authentication: copy the head's "
-                        "~/.ray/auth_token here and set RAY_AUTH_MODE=token)"
-                    )
-                raise RayBackendError(
-                    f"cannot connect to the Ray cluster at {self.address}: "
-                    f"{one_line(str(exc))}{hint}"
-                ) from None
-        else:
-            cpus = max(self.processes or 0, os.cpu_count() or 1)
-            init_ray(ray, None, num_cpus=cpus, include_dashboard=False, **options)
-        return True
 
     def _concurrency(self, cpus: int) -> int:
         """``-j``, else the file's ``concurrency``, else the cluster's CPUs."""

@@ -28,9 +28,30 @@ BUDGET = click.option(
     default=None,
     help="Worker processes (default: one per core; 1: in this process).",
 )
+@click.option(
+    "--backend",
+    type=click.Choice(["local", "ray"]),
+    default="local",
+    show_default=True,
+    help="Where positions are solved: worker processes here, or tasks on a Ray cluster.",
+)
+@click.option(
+    "--address",
+    default=None,
+    metavar="HOST:PORT",
+    help="Ray cluster to join with --backend ray (default: RAY_ADDRESS, else a local "
+    "Ray instance).",
+)
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html afterwards.")
 @friendly_errors
-def analyze(results_dir: str, budget_ms: float, workers: int | None, no_report: bool) -> None:
+def analyze(
+    results_dir: str,
+    budget_ms: float,
+    workers: int | None,
+    backend: str,
+    address: str | None,
+    no_report: bool,
+) -> None:
     """Solve every position of every game stored in RESULTS_DIR.
 
     Each position gets the solver's value within --budget-ms: who wins the
@@ -39,17 +60,40 @@ def analyze(results_dir: str, budget_ms: float, workers: int | None, no_report: 
     killed resumes where it stopped, and the file is safe to delete. Then the
     reports are written again with their Analysis section: where each round was
     decided, every blunder and missed win, and each bot's rates.
+
+    With --backend ray the games are solved as tasks on a Ray cluster (at most
+    --workers at once, else one per cluster CPU); the results are written here.
     """
-    run_analysis(Path(results_dir), budget_ms, workers)
+    if address is not None and backend != "ray":
+        raise UserError("--address is for --backend ray")
+    run_analysis(Path(results_dir), budget_ms, workers, backend=backend, address=address)
     if not no_report:
         from arena.cli.common import report_and_standings
 
         report_and_standings(results_dir)
 
 
-def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None:
-    """Analyse ``directory`` with a progress line on a terminal, then one summary line."""
-    from arena.analysis.run import AnalysisRun, analyse, check_budget, default_workers
+def run_analysis(
+    directory: Path,
+    budget_ms: float,
+    workers: int | None,
+    *,
+    backend: str = "local",
+    address: str | None = None,
+    connect_timeout: float | None = None,
+) -> None:
+    """Analyse ``directory`` with a progress line on a terminal, then one summary line.
+
+    ``workers`` is the processes here, or with ``backend="ray"`` a cap on the
+    cluster's tasks at once (default: its CPUs).
+    """
+    from arena.analysis.run import (
+        CONNECT_TIMEOUT,
+        AnalysisRun,
+        analyse,
+        check_budget,
+        default_workers,
+    )
 
     check_budget(budget_ms)
     count = workers or default_workers()
@@ -66,7 +110,15 @@ def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None
             )
 
     try:
-        outcome = analyse(directory, budget_ms, workers=count, on_game=on_game)
+        outcome = analyse(
+            directory,
+            budget_ms,
+            workers=workers if backend == "ray" else count,
+            on_game=on_game,
+            backend=backend,
+            address=address,
+            connect_timeout=connect_timeout or CONNECT_TIMEOUT,
+        )
     except KeyboardInterrupt:
         if live:
             click.echo("", err=True)
@@ -83,8 +135,9 @@ def run_analysis(directory: Path, budget_ms: float, workers: int | None) -> None
     if outcome.games == 0:
         raise UserError(f"{directory}: no games stored yet; nothing to analyse")
     share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"
+    where = outcome.place or f"with {count} worker{'s' if count > 1 else ''}"
     click.echo(
         f"analysed {outcome.analysed} games ({outcome.skipped} already done) in"
-        f" {outcome.seconds:.1f} s with {count} worker{'s' if count > 1 else ''} at"
+        f" {outcome.seconds:.1f} s {where} at"
         f" {budget_ms:g} ms a position: {outcome.positions:,} positions, {share} proven"
     )

@@ -65,7 +65,8 @@ from arena.engine.sandbox import MODES
 @click.option(
     "--analyze",
     is_flag=True,
-    help="Once every game is played, solve every position (as arena analyze does).",
+    help="Once every game is played, solve every position (as arena analyze does; "
+    "with --backend ray on the cluster).",
 )
 @BUDGET
 @click.option(
@@ -183,8 +184,16 @@ def run_command(
     if analyze:
         from arena.analysis.run import default_workers
 
-        # On this machine, one worker process per core as the games ran (a Ray
-        # run's games are analysed here too: the solver needs no bots).
-        count = workers or default_workers(concurrency or config.concurrency)
-        run_analysis(tournament.directory, budget_ms, count)
+        if tournament.backend == "ray":  # on the cluster the games ran on
+            run_analysis(
+                tournament.directory,
+                budget_ms,
+                workers,
+                backend="ray",
+                address=tournament.address,
+                connect_timeout=config.ray_connect_timeout,
+            )
+        else:  # one worker process per core, as the games ran
+            count = workers or default_workers(concurrency or config.concurrency)
+            run_analysis(tournament.directory, budget_ms, count)
     report_and_standings(tournament.directory, write=not no_report)
