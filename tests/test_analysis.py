@@ -203,7 +203,9 @@ command = "builtin:random"
     before = hashlib.sha256(games_db.read_bytes()).hexdigest()
     command = [sys.executable, "-m", "arena.cli", "analyze", str(results)]
     command += ["--budget-ms", "150", "--workers", "2", "--no-report"]
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, preexec_fn=_ctrl_c_heard
+    )
     db = results / ANALYSIS_NAME
     deadline = time.monotonic() + 120
     analysed = 0
@@ -250,6 +252,13 @@ command = "builtin:random"
     with AnalysisStore.open_readonly(results) as analysis:
         assert analysis is not None and len(analysis.done()) == 8
     assert hashlib.sha256(games_db.read_bytes()).hexdigest() == before
+
+
+def _ctrl_c_heard() -> None:
+    """SIGINT as a terminal's shell leaves it. A shell starts a background job with
+    SIGINT ignored, and a child inherits that: pytest run as ``cmd &`` (as a CI
+    runner may) would start an analysis deaf to Ctrl-C, which then finishes."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def one_line_error(args: list[str], *expected: str) -> None:
