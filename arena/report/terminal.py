@@ -2,7 +2,8 @@
 
 One standings table, the rated one: Elo, its interval, W-L-D, score and faults
 (then, if bots sent ``info`` lines, their search figures). On a
-terminal it is a rich table whose names fold instead of being cut; through a
+terminal it is a rich table whose names fold instead of being cut (a terminal
+too narrow for it leaves out its spare columns, and says so); through a
 pipe or in a CI log it is plain text, every line ended, nothing cut at 80
 columns and no box drawing, so ``grep`` and ``diff`` read it.
 """
