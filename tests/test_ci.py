@@ -71,3 +71,41 @@ def test_the_ci_entry_checks_the_sandbox_before_any_test_and_requires_every_test
     assert steps.index("export ARENA_REQUIRE_ALL=1") > check_at
     assert steps[-1] == "python -m pytest -q"  # the README's test command
     assert all("pytest" not in step and "ruff" not in step for step in steps[:check_at])
+
+
+PROBE = """
+import pytest
+
+def test_runs():
+    assert True
+
+def test_skips():
+    pytest.skip("no such tool")
+
+@pytest.mark.xfail(reason="a known bug")
+def test_known_bug():
+    assert False
+"""
+
+
+def test_the_switch_turns_every_skip_and_every_xfail_into_a_failure(tmp_path: Path) -> None:
+    """The conftest hook that CI's ``ARENA_REQUIRE_ALL=1`` switches on, run on a
+    probe file: without the switch a skip and an xfail pass quietly, with it both
+    fail and say why."""
+    (tmp_path / "test_probe.py").write_text(PROBE)
+    tests = Path(__file__).parent
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "conftest", "-p", "no:cacheprovider"]
+    command += ["-c", os.devnull, "--rootdir", str(tmp_path), str(tmp_path / "test_probe.py")]
+
+    def run(required: str) -> subprocess.CompletedProcess[str]:
+        env = {**os.environ, "PYTHONPATH": str(tests), "ARENA_REQUIRE_ALL": required}
+        return subprocess.run(command, capture_output=True, text=True, timeout=120, env=env)
+
+    laptop = run("0")
+    assert laptop.returncode == 0, laptop.stdout
+    assert "1 passed, 1 skipped, 1 xfailed" in laptop.stdout, laptop.stdout
+    ci = run("1")
+    assert ci.returncode == 1, ci.stdout
+    assert "2 failed, 1 passed" in ci.stdout, ci.stdout
+    assert "skipped: no such tool, but ARENA_REQUIRE_ALL=1 allows no skip" in ci.stdout
+    assert "an expected failure (a known bug), but ARENA_REQUIRE_ALL=1" in ci.stdout
