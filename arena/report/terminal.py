@@ -94,31 +94,25 @@ class FittedTable:
         return table
 
     def fitted(self, console: Console, options: ConsoleOptions) -> Table:
+        # Each column's width on one line (the player's at its least, as it folds),
+        # with a padding space either side and a border.
+        need = {
+            h: 3 + (6 if h == "player" else max(cell_len(h), *(cell_len(r[i]) for r in self.rows)))
+            for i, h in enumerate(self.headers)
+        }
         left_out: list[str] = []
-        spare = [h for h in reversed(self.spare) if h in self.headers]
-        while spare and self._width(left_out) > options.max_width:
+        spare = [h for h in reversed(self.spare) if h in need]
+        while (
+            spare and 1 + sum(w for h, w in need.items() if h not in left_out) > options.max_width
+        ):
             left_out.append(spare.pop(0))
         return self.table(left_out)
-
-    def _width(self, left_out: Sequence[str]) -> int:
-        shown = [i for i, h in enumerate(self.headers) if h not in left_out]
-        return _needs([self.headers[i] for i in shown], [[r[i] for i in shown] for r in self.rows])
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.fitted(console, options)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
         return Measurement.get(console, options, self.fitted(console, options))
-
-
-def _needs(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> int:
-    """The width a table of these columns takes with every column but the player's
-    on one line: each widest cell, a padding space either side and the borders."""
-    widths = [
-        6 if h == "player" else max([cell_len(h), *(cell_len(r[i]) for r in rows)])
-        for i, h in enumerate(headers)
-    ]
-    return sum(w + 3 for w in widths) + 1
 
 
 def rated_table(
