@@ -25,6 +25,7 @@ from typing import NoReturn
 import numpy as np
 from arena.bots import jit_cache, kamisado_eval
 
+from arena.games.kamisado import jit
 from arena.games.kamisado.board import MATCH_TARGET
 from arena.games.kamisado.position import REGROUP, Position
 from arena.sdk import Bot, run
@@ -371,7 +372,10 @@ class CompiledMcts:
 
 def warm_up() -> int:
     """Call every kernel the driver uses once, so that each is compiled (or
-    loaded from the cache) before a clock runs; how many had to be compiled."""
+    loaded from the cache) before a clock runs; how many had to be compiled.
+    Nothing to do with the kernels compiled ahead of time: they are loaded."""
+    if jit.installed():
+        return 0
     searcher = CompiledSearcher(tt_bits=10)
     pos = Position.start(kind=1)
     far = time.monotonic() + 3600
@@ -383,6 +387,8 @@ def warm_up() -> int:
     mcts.start(pos, 1)
     mcts.grow(time.monotonic() + 0.01)
     searcher.think(pos, far, max_depth=2, soft=far)
+    board = Board(pos)  # a root with a win on the board calls this one alone
+    K.win_now_value(board.match, board.rank, board.side, board.req, 0)
     return compiled()
 
 

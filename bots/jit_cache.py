@@ -33,6 +33,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from arena.bots import aot
+
+from arena.games.kamisado import jit
+
 _HERE = Path(__file__).resolve().parent
 SOURCE = _HERE / "kamisado_jit.py"
 IN_TREE = _HERE / "__pycache__"
@@ -78,12 +82,17 @@ def without_blas() -> Iterator[None]:
 
 
 def prepare() -> None:
-    """Point numba at a writable cache holding whatever the tree's cache has."""
+    """Install the kernels compiled ahead of time in a bot process that finds them
+    (:mod:`arena.bots.aot`); else point numba at a writable cache holding whatever
+    the tree's cache has."""
     global _prepared, _in_tree
     if _prepared:
         return
     _prepared = True
     if os.environ.get("NUMBA_CACHE_DIR"):
+        return
+    if started_as_a_bot() and (module := aot.load(IN_TREE)) is not None:
+        jit.install(module)
         return
     if all(writable(source.parent / "__pycache__") for source in SOURCES):
         drop_stale(IN_TREE)
@@ -108,6 +117,21 @@ def prepare() -> None:
     except OSError:
         return  # numba falls back to its per-user folder, or compiles uncached
     numba.config.CACHE_DIR = str(root)
+
+
+def started_as_a_bot() -> bool:
+    """Whether this process runs one of the built-in bots' scripts.
+
+    Only a bot takes the module compiled ahead of time: it exports the kernels
+    Python code calls, while the tests (in-process) call the inner kernels too,
+    and the preparation needs numba's JIT to build the module.
+    """
+    main = sys.modules.get("__main__")
+    file = getattr(main, "__file__", None)
+    if not file:
+        return False
+    path = Path(file).resolve()
+    return path.parent == _HERE and path.name.endswith("_bot.py")
 
 
 def tables_digest() -> str:

@@ -32,8 +32,8 @@ ends the round), so they are not part of the key.
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from arena.games.kamisado.jit import njit
 from arena.games.kamisado.solver import (  # noqa: F401 - the kernels' shared base
     C_ABORTED,
     C_CANDIDATE,

@@ -7,6 +7,10 @@ standard output:
 
 * a line ``compiling`` as soon as numba starts compiling one (a cache miss),
   so that the arena says what it waits for only when it is worth waiting for;
+* then, when the cache is the tree's own, it compiles the kernels ahead of
+  time into one extension module beside it (:mod:`arena.bots.aot`), which
+  bots load without numba; a failure there (no C compiler) is one line on
+  stderr, and the bots keep the JIT cache;
 * last, when the cache is the tree's own (``bots/__pycache__``, which the
   sandboxed bots read), one JSON line ``{"files": [...]}`` naming what the cache
   was built from and the cache itself. The arena fingerprints those files and
@@ -36,14 +40,29 @@ class _SayCompiling(event.Listener):
 
 
 def main() -> None:
-    event.register("numba:compile", _SayCompiling())
-    from arena.bots import jit_cache
+    listener = _SayCompiling()
+    event.register("numba:compile", listener)
+    from arena.bots import aot, jit_cache
     from arena.bots.compiled_search import warm_up
 
     warm_up()
     files = jit_cache.built_from()
-    if files is not None:
-        print(json.dumps({"files": [str(f) for f in files]}), flush=True)
+    if files is None:
+        return
+    module = aot.module_path(jit_cache.IN_TREE)
+    if not module.is_file():
+        listener.on_start(None)  # type: ignore[arg-type] - says "compiling" once
+        try:
+            aot.build(jit_cache.IN_TREE)
+        except Exception as exc:  # a missing compiler, a numba without pycc: keep the JIT
+            print(
+                f"prepare: no ahead-of-time kernels ({type(exc).__name__}: {exc})",
+                file=sys.stderr,
+                flush=True,
+            )
+    if module.is_file():
+        files.append(module)
+    print(json.dumps({"files": [str(f) for f in files]}), flush=True)
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ built from ``board.py`` at import and frozen into that machine code, so a
 change there would not be seen; :data:`BOARD_DIGEST` pins them: this module
 refuses to load with other tables until the digest here is updated, which
 edits this file and so makes numba compile afresh. (``bots/jit_cache.py``
-drops the bots' cache when this file changes, for the same reason.)
+drops the bots' cache when this file changes, for the same reason.) A bot
+takes these kernels compiled ahead of time instead, without numba
+(:mod:`arena.games.kamisado.jit`).
 
 The proof. ``_wins(attacker, r)`` answers "does ``attacker`` win the round
 within ``r`` plies" by depth-first AND/OR search: at the attacker's turn one
@@ -44,7 +46,6 @@ import time
 from dataclasses import dataclass
 
 import numpy as np
-from numba import njit
 
 from arena.games.kamisado.board import (
     DISTANCE_LIMIT,
@@ -53,6 +54,7 @@ from arena.games.kamisado.board import (
     RAYS,
     SQUARE_COLOUR,
 )
+from arena.games.kamisado.jit import njit
 
 # ---------------------------------------------------------------- tables
 
