@@ -37,7 +37,8 @@ import trio
 
 from arena.backends.pool import Pool, split
 from arena.backends.slots import InProcessPool, WorkItem, engine_config
-from arena.backends.workers import WorkerPool
+from arena.backends.workers import WorkerPool, fork_workers, release
+from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
 from arena.match.events import EventSink, LiveEvent
@@ -225,6 +226,7 @@ class Tournament:
         self.observer = observer or Observer()
         self.progress = Progress(total=2 * len(self.tasks))
         self.pool: Pool | None = None
+        self._forked: list[ChildProcess] = []
 
     # ------------------------------------------------------------------ policy
 
@@ -255,6 +257,19 @@ class Tournament:
         return out
 
     # ------------------------------------------------------------------ running
+
+    def fork_workers(self) -> None:
+        """Fork the local worker processes now, before trio runs, rather than spawn
+        them once it does: they start with the arena's modules loaded
+        (:func:`arena.backends.workers.fork_workers`). For ``arena run``; without
+        this call the pool spawns its workers as before."""
+        if self.backend != "local" or self._forked:
+            return
+        work = len(self.pending())
+        cpus = os.cpu_count() or 1
+        processes, _ = split(self.config.concurrency, work, cpus, self.workers)
+        if work and processes > 1:
+            self._forked = fork_workers(processes)
 
     async def run(self) -> RunOutcome:
         """Play every game not stored yet; return when all are stored or the run is cancelled."""
@@ -301,6 +316,9 @@ class Tournament:
 
     async def _play(self, work: list[WorkItem]) -> None:
         self.pool = self._pool(len(work))
+        forked, self._forked = self._forked, []
+        if not isinstance(self.pool, WorkerPool):  # one process after all
+            await release(forked)
         await self.pool.run(work)
 
     def _pool(self, work: int) -> Pool:
@@ -343,6 +361,7 @@ class Tournament:
             dispatchable=self._dispatchable,
             protocol=self.config.protocol,
             on_event=on_event,
+            ready=self._forked,
         )
 
     async def run_until_interrupted(self) -> bool:

@@ -23,6 +23,7 @@ from arena.engine import sandbox
 
 RUN_PATH = (
     "arena.cli",
+    "arena.cli.run",
     "arena.cli.live",
     "arena.plan.config",
     "arena.tournament",
@@ -43,6 +44,38 @@ def test_the_path_of_arena_run_to_its_first_game_imports_no_scientific_stack() -
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
     )
     assert json.loads(done.stdout) == []
+
+
+def test_arena_run_loads_no_other_verb() -> None:
+    """Every verb registered at import (the analysis's worker pool, the web
+    server...) was a fifth of a second of each ``arena run``; ``--analyze`` loads
+    the analysis when the games are played."""
+    code = (
+        "import sys\nfrom arena.cli import main\n"
+        "try:\n    main(['run', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in sys.modules if m.startswith(('arena.cli.', 'arena.analysis'))"
+        " or m == 'multiprocessing'), file=sys.stderr)"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    loaded = done.stderr.strip()
+    assert loaded == "['arena.analysis', 'arena.cli.app', 'arena.cli.common', 'arena.cli.run']"
+
+
+def test_every_verb_is_registered_by_the_module_the_group_names() -> None:
+    """The group imports a verb's module when the verb is asked for: a verb
+    missing from ``VERBS`` would be unknown to ``arena``, one misplaced would fail."""
+    import importlib
+
+    from arena.cli import main
+    from arena.cli.app import VERBS
+
+    for verb, module in VERBS.items():
+        importlib.import_module(f"arena.cli.{module}")
+        assert verb in main.commands, (verb, module)
+    assert set(main.commands) == set(VERBS)
+    assert main.list_commands(None) == sorted(VERBS)  # type: ignore[arg-type]
 
 
 def test_the_etc_view_is_made_in_memory() -> None:
@@ -139,3 +172,74 @@ def test_a_tournament_file_imports_its_own_game_only() -> None:
         cwd=Path(__file__).resolve().parent.parent,
     )
     assert json.loads(done.stdout) == ["arena.games.base", "arena.games.kamisado"]
+
+
+# A random bot that says, on stderr, the command lines of its ancestors: its
+# worker process's and the arena's (the sandbox is off, so it sees them).
+ANCESTRY_BOT = """
+import random, sys
+from arena.sdk import run
+pid, chain = __import__("os").getppid(), []
+while pid > 1:
+    with open(f"/proc/{pid}/cmdline", "rb") as f:
+        chain.append(f.read().replace(b"\\0", b" ").decode().strip())
+    with open(f"/proc/{pid}/stat") as f:
+        pid = int(f.read().rsplit(")", 1)[1].split()[1])
+print("ancestry", repr(chain), file=sys.stderr, flush=True)
+rng = random.Random(1)
+run(lambda request: rng.choice(request.legal), name="ancestry")
+"""
+
+
+def test_arena_run_forks_its_workers_with_its_modules_loaded(tmp_path: Path) -> None:
+    """A spawned worker spent 0.3 s importing what the arena had loaded already:
+    ``arena run`` forks its workers before trio starts, so a worker's command line
+    is the arena's own, and every game is still played and stored."""
+    bot = tmp_path / "ancestry_bot.py"
+    bot.write_text(ANCESTRY_BOT)
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}"]\n' for n in "abc"
+    )
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        'name = "forked"\nvariant = "single"\ntc = "5+0.1"\nconcurrency = 2\nseed = 1\n'
+        f'[sandbox]\nmode = "none"\n{bots}'
+    )
+    arena = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path / "r")]
+        + ["--quiet", "--no-report", "--workers", "2"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert arena.returncode == 0, arena.stderr
+    assert "6 of 6 games stored" in arena.stdout
+    with sqlite3.connect(tmp_path / "r" / "forked" / "games.sqlite") as db:
+        records = [json.loads(r) for (r,) in db.execute("SELECT record FROM games")]
+    chains = [
+        eval(m)  # noqa: S307 - the test's own bot wrote it
+        for record in records
+        for tail in record["stderr_tails"]
+        for m in re.findall(r"ancestry (\[.*\])", tail)
+    ]
+    assert len(chains) >= 3
+    for chain in chains:
+        run = [i for i, line in enumerate(chain) if " run " in f" {line} " and "t.toml" in line]
+        assert len(run) >= 2, chain  # the worker and the arena: one command line
+        assert not any("arena.backends.workers" in line for line in chain), chain
+
+
+def test_a_forked_worker_given_no_work_leaves_quietly() -> None:
+    """Workers forked ahead and not needed (a run with nothing left to play on
+    them) end when their input closes: exit code 0, no traceback."""
+    code = (
+        "import trio\nfrom arena.backends.workers import fork_workers, release\n"
+        "forked = fork_workers(2)\npids = [p.pid for p in forked]\n"
+        "trio.run(release, forked)\n"
+        "print([p.returncode for p in forked])"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
+    )
+    assert done.stdout.strip() == "[0, 0]"
+    assert "Traceback" not in done.stderr, done.stderr

@@ -279,7 +279,8 @@ def test_a_killed_worker_loses_nothing(tmp_path: Path) -> None:
     directory = results / "kill-test"
     proc = arena_run(toml, results)
     wait_for_games(directory / "games.sqlite", 3, proc)
-    workers = children_with(proc.pid, "arena.backends.workers")
+    # Forked by the arena, its workers carry its command line (the file's path).
+    workers = children_with(proc.pid, str(toml))
     assert len(workers) == 2
     os.kill(workers[0], signal.SIGKILL)
     out, err = proc.communicate(timeout=120)

@@ -8,3 +8,11 @@ May import: :mod:`arena.games` (replaying and solving through the ``Game``
 interface), :mod:`arena.match` (the game record), :mod:`arena.storage` (the
 games, read-only) and :mod:`arena.backends` (Ray tasks on a cluster, imported
 only when asked for)."""
+
+MIN_BUDGET_MS = 1
+MAX_BUDGET_MS = 60_000
+DEFAULT_BUDGET_MS = 20
+"""Per position: most positions a few plies into a round are proven in well
+under a millisecond, the rest are what the budget buys (see bench/analysis.py).
+Here rather than in ``run``, so that the command line's options read them without
+loading the worker machinery."""

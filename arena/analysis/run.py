@@ -31,6 +31,7 @@ from pathlib import Path
 
 import msgspec
 
+from arena.analysis import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
 from arena.analysis.figures import game_calls
 from arena.analysis.store import AnalysisStore, GamesReader, digest
 from arena.analysis.values import GameValues, ReplayError, solve_game
@@ -38,11 +39,6 @@ from arena.games import Game, GameError, get_game
 from arena.match.record import GameRecord
 from arena.storage.store import StoreError
 
-MIN_BUDGET_MS = 1
-MAX_BUDGET_MS = 60_000
-DEFAULT_BUDGET_MS = 20
-"""Per position: most positions a few plies into a round are proven in well
-under a millisecond, the rest are what the budget buys (see bench/analysis.py)."""
 CONNECT_TIMEOUT = 5.0
 """Seconds each step of joining a Ray cluster may take (a tournament file's
 ``ray_connect_timeout`` by default)."""

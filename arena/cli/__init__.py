@@ -5,22 +5,10 @@ beyond that lives in the package that owns it (``plan``, ``tools``, ``tournament
 
 May import: everything (nothing imports it).
 
-Importing the package registers every verb on :data:`main`.
+A verb's module registers it on :data:`main` when the verb is first asked for
+(``app.VERBS`` says which module holds which verb).
 """
 
-from arena.cli import (  # noqa: F401  (each module registers its verbs)
-    analyze,
-    check,
-    openings,
-    play,
-    ratings,
-    report,
-    rules,
-    run,
-    serve,
-    solve,
-    sprt,
-)
 from arena.cli.app import main
 
 __all__ = ["main"]

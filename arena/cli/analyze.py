@@ -7,16 +7,8 @@ from pathlib import Path
 
 import click
 
-from arena.analysis.run import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
-from arena.cli.app import CONCURRENCY, FiniteFloat, UserError, friendly_errors, main
-
-BUDGET = click.option(
-    "--budget-ms",
-    type=FiniteFloat(MIN_BUDGET_MS, MAX_BUDGET_MS),
-    default=DEFAULT_BUDGET_MS,
-    show_default=True,
-    help="Milliseconds the solver may spend on each position.",
-)
+from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
+from arena.cli.common import BUDGET
 
 
 @main.command()

@@ -5,6 +5,7 @@ exit, never a traceback. The verbs live one per module beside this one.
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Callable
 from functools import wraps
 from typing import Any
@@ -101,10 +102,43 @@ def _one_line_usage(exc: click.UsageError) -> click.UsageError:
     return one
 
 
+VERBS = {
+    "analyze": "analyze",
+    "bots": "check",
+    "check-bot": "check",
+    "export": "report",
+    "openings": "openings",
+    "perft": "rules",
+    "play": "play",
+    "ratings": "ratings",
+    "report": "report",
+    "run": "run",
+    "serve": "serve",
+    "show": "rules",
+    "solve": "solve",
+    "sprt": "sprt",
+}
+"""Each verb and the module of :mod:`arena.cli` that registers it."""
+
+
 class _ArenaGroup(click.Group):
     """The ``arena`` group: a usage error (a number out of range, an unknown
     option of ``arena`` itself or of a subcommand) is one line, not click's
-    usage block."""
+    usage block.
+
+    A verb's module is imported when the verb is asked for (click's lazy group):
+    ``arena run`` then loads what a tournament needs and not, say, the analysis's
+    worker machinery or the web server, a fifth of a second of every start.
+    """
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(VERBS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module = VERBS.get(cmd_name)
+        if module is not None and cmd_name not in self.commands:
+            importlib.import_module(f"arena.cli.{module}")
+        return super().get_command(ctx, cmd_name)
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         try:

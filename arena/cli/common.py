@@ -1,5 +1,5 @@
 """What several verbs parse alike: the protocol and confinement options, the
-observer of a run, the report printed at a run's end."""
+analysis budget, the observer of a run, the report printed at a run's end."""
 
 from __future__ import annotations
 
@@ -9,11 +9,21 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from arena.analysis import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
 from arena.cli.app import FiniteFloat, UserError
 from arena.engine.sandbox import MODES, Sandbox
 
 if TYPE_CHECKING:
     from arena.engine.bot import ResourceLimits
+
+BUDGET = click.option(
+    "--budget-ms",
+    type=FiniteFloat(MIN_BUDGET_MS, MAX_BUDGET_MS),
+    default=DEFAULT_BUDGET_MS,
+    show_default=True,
+    help="Milliseconds the solver may spend on each position.",
+)
+"""The analysis budget (``arena analyze``, ``arena run --analyze``)."""
 
 
 def protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:

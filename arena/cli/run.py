@@ -6,9 +6,9 @@ import sys
 
 import click
 
-from arena.cli.analyze import BUDGET, run_analysis
 from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
 from arena.cli.common import (
+    BUDGET,
     SANDBOX_HELP,
     announce,
     observer_for,
@@ -154,6 +154,7 @@ def run_command(
         sandbox=sandbox,
     )
     try:
+        tournament.fork_workers()  # before trio runs: workers with the modules loaded
         if listen is None:
             interrupted = trio.run(tournament.run_until_interrupted)
         else:
@@ -183,6 +184,7 @@ def run_command(
         click.echo(summary)
     if analyze:
         from arena.analysis.run import default_workers
+        from arena.cli.analyze import run_analysis
 
         if tournament.backend == "ray":  # on the cluster the games ran on
             run_analysis(
