@@ -3,14 +3,16 @@
 Runs ``arena run examples/quick.toml`` (the README's quick start) in a fresh
 results folder several times and polls ``games.sqlite`` (read-only, every
 few milliseconds) for its first row; prints each run's figure and the median.
-The built-in bots' compiled search is prepared once before the timed runs, so
-the figure is the start-up of an arena whose cache is built (the goal: under
-1 s). Beside it, what the figure is made of: the preparation's own cost on a
-built cache (``prepare``), the arena's own steps each timed in a fresh process
-(the imports of ``arena run`` and of a worker, the sandbox's set-up: its ``/etc``
-view and its probe), the same tournament with instant bots only (the arena's own
-start-up and its first games), and one sandboxed start of each compiled bot up to
-its handshake answer (``bot start``).
+The built-in bots' compiled search is prepared once before the timed runs (the
+JIT cache and the module compiled ahead of time), so the figure is the start-up
+of an arena whose cache is built (the goal: under 1 s). Beside it, what the
+figure is made of: the preparation's own cost on a built cache (``prepare``),
+the arena's own steps each timed in a fresh process (the imports of ``arena
+run``; those of a spawned worker, which only a replacement pays now that
+``arena run`` forks its workers; the sandbox's set-up: its ``/etc`` view and its
+probe), the same tournament with instant bots only (the arena's own start-up
+and its first games), and one sandboxed start of each compiled bot up to its
+handshake answer (``bot start``).
 
     python bench/startup.py [--runs 5] [--file examples/quick.toml] [--workers N]
 """
@@ -114,8 +116,8 @@ def in_fresh_process(code: str) -> float:
 
 
 PARTS = {
-    "imports of arena run": "import arena.cli, arena.tournament",
-    "imports of a worker": "import arena.backends.workers",
+    "imports of arena run": "import arena.cli.run, arena.tournament",
+    "imports of a spawned worker": "import arena.backends.workers",
     "the sandbox's /etc view": "from arena.engine import sandbox\nsandbox.etc_view()",
     "the sandbox's probe": "from arena.engine import sandbox\nsandbox.probe()",
 }
