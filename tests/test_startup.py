@@ -177,12 +177,19 @@ def test_a_tournament_file_imports_its_own_game_only() -> None:
 # A random bot that says, on stderr, the command lines of its ancestors: its
 # worker process's and the arena's (the sandbox is off, so it sees them).
 ANCESTRY_BOT = """
-import random, sys
+import os, random, sys
 from arena.sdk import run
-pid, chain = __import__("os").getppid(), []
-while pid > 1:
+pid, chain = os.getppid(), []
+while pid > 1 and len(chain) < 4:
     with open(f"/proc/{pid}/cmdline", "rb") as f:
-        chain.append(f.read().replace(b"\\0", b" ").decode().strip())
+        line = f.read().replace(b"\\0", b" ").decode().strip()
+    files = []
+    for fd in os.listdir(f"/proc/{pid}/fd"):
+        try:
+            files.append(os.readlink(f"/proc/{pid}/fd/{fd}"))
+        except OSError:
+            pass
+    chain.append([line[:300], [f for f in files if f.endswith("games.sqlite")]])
     with open(f"/proc/{pid}/stat") as f:
         pid = int(f.read().rsplit(")", 1)[1].split()[1])
 print("ancestry", repr(chain), file=sys.stderr, flush=True)
@@ -194,7 +201,8 @@ run(lambda request: rng.choice(request.legal), name="ancestry")
 def test_arena_run_forks_its_workers_with_its_modules_loaded(tmp_path: Path) -> None:
     """A spawned worker spent 0.3 s importing what the arena had loaded already:
     ``arena run`` forks its workers before trio starts, so a worker's command line
-    is the arena's own, and every game is still played and stored."""
+    is the arena's own (and not its open files), and every game is still played
+    and stored."""
     bot = tmp_path / "ancestry_bot.py"
     bot.write_text(ANCESTRY_BOT)
     bots = "".join(
@@ -224,9 +232,13 @@ def test_arena_run_forks_its_workers_with_its_modules_loaded(tmp_path: Path) -> 
     ]
     assert len(chains) >= 3
     for chain in chains:
-        run = [i for i, line in enumerate(chain) if " run " in f" {line} " and "t.toml" in line]
+        run = [i for i, (line, _) in enumerate(chain) if " run " in line and "t.toml" in line]
         assert len(run) >= 2, chain  # the worker and the arena: one command line
-        assert not any("arena.backends.workers" in line for line in chain), chain
+        assert not any("arena.backends.workers" in line for line, _ in chain), chain
+        worker, arena_files = chain[run[0]][1], chain[run[1]][1]
+        # The arena's store stays the arena's: the fork closed its descriptors.
+        assert any(f.endswith("games.sqlite") for f in arena_files), arena_files
+        assert not any("games.sqlite" in f for f in worker), worker
 
 
 def test_a_forked_worker_given_no_work_leaves_quietly() -> None:

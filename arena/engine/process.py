@@ -144,6 +144,17 @@ def spawn(
     return ChildProcess(popen, *streams)
 
 
+def _close_from(low: int) -> None:
+    """Close every descriptor from ``low`` up: those open, as listed in ``/proc``
+    (the descriptor limit may be a billion, too many to close one by one)."""
+    try:
+        open_fds = [int(name) for name in os.listdir("/proc/self/fd")]
+    except OSError:
+        open_fds = [resource.getrlimit(resource.RLIMIT_NOFILE)[0] - 1]
+    top = max(open_fds, default=low)
+    os.closerange(low, min(top, 1 << 20) + 1)
+
+
 class _Forked:
     """What :class:`ChildProcess` uses of ``subprocess.Popen``, for a child of :func:`fork`."""
 
@@ -202,7 +213,7 @@ def fork(main: Callable[[], int]) -> ChildProcess:
             hook()
             os.dup2(to_child, 0)
             os.dup2(from_child, 1)
-            os.closerange(3, resource.getrlimit(resource.RLIMIT_NOFILE)[0])
+            _close_from(3)
             code = main()
         except KeyboardInterrupt:
             code = 130
