@@ -103,6 +103,33 @@ run(lambda request: rng.choice(request.legal), name="etc")
 """
 
 
+def three_bots(tmp_path: Path, source: str, name: str, mode: str) -> list[str]:
+    """``arena run`` of a round robin of three copies of the bot ``source`` on two
+    workers (sandbox ``mode``), its results in ``tmp_path/r/name``."""
+    bot = tmp_path / f"{name}_bot.py"
+    bot.write_text(source)
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}"]\n' for n in "abc"
+    )
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        f'name = "{name}"\nvariant = "single"\ntc = "5+0.1"\nconcurrency = 2\nseed = 1\n'
+        f'[sandbox]\nmode = "{mode}"\n{bots}'
+    )
+    return [sys.executable, "-m", "arena.cli", "run", str(toml), "--results"] + [
+        str(tmp_path / "r"),
+        "--quiet",
+        "--no-report",
+        "--workers",
+        "2",
+    ]
+
+
+def stored_records(tmp_path: Path, name: str) -> list[dict]:
+    with sqlite3.connect(tmp_path / "r" / name / "games.sqlite") as db:
+        return [json.loads(r) for (r,) in db.execute("SELECT record FROM games")]
+
+
 def test_the_workers_of_an_arena_bind_its_etc_view_and_it_goes_with_the_arena(
     tmp_path: Path,
 ) -> None:
@@ -110,26 +137,14 @@ def test_the_workers_of_an_arena_bind_its_etc_view_and_it_goes_with_the_arena(
     (named by its pid, not a worker's), and the view is removed when the arena ends."""
     if sandbox.probe() is not None:
         pytest.fail(f"bubblewrap cannot run here: {sandbox.probe()}")
-    bot = tmp_path / "etc_bot.py"
-    bot.write_text(ETC_BOT)
-    bots = "".join(
-        f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}"]\n' for n in "abc"
-    )
-    toml = tmp_path / "t.toml"
-    toml.write_text(
-        'name = "etc"\nvariant = "single"\ntc = "5+0.1"\nconcurrency = 2\nseed = 1\n'
-        f'[sandbox]\nmode = "bwrap"\n{bots}'
-    )
     arena = subprocess.Popen(
-        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path / "r")]
-        + ["--quiet", "--no-report", "--workers", "2"],
+        three_bots(tmp_path, ETC_BOT, "etc", "bwrap"),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
     )
     _, err = arena.communicate(timeout=120)
     assert arena.returncode == 0, err
-    with sqlite3.connect(tmp_path / "r" / "etc" / "games.sqlite") as db:
-        records = [json.loads(r) for (r,) in db.execute("SELECT record FROM games")]
+    records = stored_records(tmp_path, "etc")
     tails = "\n".join(t for record in records for t in record["stderr_tails"])
     roots = re.findall(r"etc from (\S+)", tails)
     assert len(roots) >= 3  # three pair tasks over two workers: a bot started in each
@@ -203,27 +218,11 @@ def test_arena_run_forks_its_workers_with_its_modules_loaded(tmp_path: Path) -> 
     ``arena run`` forks its workers before trio starts, so a worker's command line
     is the arena's own (and not its open files), and every game is still played
     and stored."""
-    bot = tmp_path / "ancestry_bot.py"
-    bot.write_text(ANCESTRY_BOT)
-    bots = "".join(
-        f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}"]\n' for n in "abc"
-    )
-    toml = tmp_path / "t.toml"
-    toml.write_text(
-        'name = "forked"\nvariant = "single"\ntc = "5+0.1"\nconcurrency = 2\nseed = 1\n'
-        f'[sandbox]\nmode = "none"\n{bots}'
-    )
-    arena = subprocess.run(
-        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path / "r")]
-        + ["--quiet", "--no-report", "--workers", "2"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    command = three_bots(tmp_path, ANCESTRY_BOT, "forked", "none")
+    arena = subprocess.run(command, capture_output=True, text=True, timeout=120)
     assert arena.returncode == 0, arena.stderr
     assert "6 of 6 games stored" in arena.stdout
-    with sqlite3.connect(tmp_path / "r" / "forked" / "games.sqlite") as db:
-        records = [json.loads(r) for (r,) in db.execute("SELECT record FROM games")]
+    records = stored_records(tmp_path, "forked")
     chains = [
         eval(m)  # noqa: S307 - the test's own bot wrote it
         for record in records
