@@ -61,7 +61,7 @@ def pytest_make_collect_report(collector: pytest.Collector) -> Generator:
 @pytest.fixture(scope="session", autouse=True)
 def compiled_search() -> None:
     """Build the compiled search's cache once, before any test, as the arena does
-    (about 40 s on a fresh clone, nothing after): otherwise the first test to
+    (about 45 s on a fresh clone, nothing after): otherwise the first test to
     search would pay for the compiling inside its own deadlines."""
     import trio
 

@@ -47,9 +47,9 @@ from arena.plan.builtins import prepare_command, stamp_path
 from arena.protocol.messages import EndOfStream, LineReader, ProtocolError
 
 PREPARE_TIMEOUT = 600.0
-"""Seconds a preparation may take (compiling from scratch takes about 40 s)."""
+"""Seconds a preparation may take (compiling from scratch takes about 45 s)."""
 
-COMPILING = "arena: compiling the built-in bots' search (once per machine, about 40 s)..."
+COMPILING = "arena: compiling the built-in bots' search (once per machine, about 45 s)..."
 """Said when the preparation reports that it compiles."""
 
 MAX_REPORT = 1 << 20
