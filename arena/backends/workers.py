@@ -2,8 +2,10 @@
 
 One trio loop refereeing instant bots spends as much CPU per ply as the bots do,
 so a single arena process would cap a tournament at about one core. The parent
-therefore starts ``python -m arena.backends.workers`` processes, each running
-:class:`~arena.backends.slots.GameSlots`, and speaks to them in JSON lines (msgspec,
+therefore runs worker processes, each running
+:class:`~arena.backends.slots.GameSlots` (``arena run`` forks them before trio
+starts, :func:`fork_workers`; any other caller, and a replacement for a dead
+worker, spawns ``python -m arena.backends.workers``), and speaks to them in JSON lines (msgspec,
 the same framing as the bot protocol): it hands out work items, a few at a
 time, and receives each finished game record, which it alone stores. That keeps
 one writer of the results database, and a pair task a plain value in and a
