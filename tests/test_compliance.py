@@ -239,6 +239,23 @@ async def test_whole_games_pass_a_sound_bot_in_every_declared_variant():
     assert "later rounds opened with a free choice" in games["games: standard vs alphabeta"].detail
 
 
+async def test_a_bot_of_one_variant_passes_in_that_variant(tmp_path: Path) -> None:
+    """A bot that plays single rounds only is never offered a standard match: it
+    declares Kamisado (one variant of it), and every check is played in that one."""
+    log = tmp_path / "single.log"
+    command = [*AUTHOR_BOT, "--games", "kamisado/single", "--log", str(log)]
+    checks = await check_bot(command, games=1, sandbox=Sandbox(mode="none"))
+    assert all(c.passed for c in checks), [c.line() for c in checks]
+    supports = next(c for c in checks if c.name == "supports kamisado")
+    assert supports.detail.endswith("(checked in kamisado/single)")
+    assert {c.name for c in checks if c.name.startswith("games")} == {
+        f"games: single vs {o}" for o in ("random", "alphabeta")
+    }
+    received = [json.loads(line) for line in log.read_text().splitlines()]
+    offered = {m["variant"] for m in received if m["type"] == "newgame"}
+    assert offered == {"single"}
+
+
 async def test_declared_options_are_checked_and_set():
     spec = {"name": "Hash", "type": "int", "default": 64, "min": 1, "max": 1024}
     good = await check_bot([*AUTHOR_BOT, "--options", json.dumps([spec])])

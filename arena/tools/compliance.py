@@ -92,16 +92,19 @@ def _case(game: Game, case: CheckCase, seed: int) -> Decision:
     return Decision(f"go: {case.name}", state, case.variant)
 
 
-def decisions(game: Game) -> list[Decision]:
-    """The decisions a bot must get right, the game's own tricky cases included."""
-    start = game.new_state(game.default_variant)
+def decisions(game: Game, variant: str | None = None) -> list[Decision]:
+    """The decisions a bot must get right, the game's own tricky cases included;
+    the start position and the second player's first decision in ``variant``
+    (default: the game's default variant)."""
+    variant = variant or game.default_variant
+    start = game.new_state(variant)
     second = advance_to_decision(start.clone())
     if second is not None:
         second.apply_action(second.legal_actions()[0])
         second = advance_to_decision(second)
-    out = [Decision("go: start position", start, game.default_variant)]
+    out = [Decision("go: start position", start, variant)]
     if second is not None and second.current_player() != start.current_player():
-        out.append(Decision("go: second player", second, game.default_variant))
+        out.append(Decision("go: second player", second, variant))
     out += [_case(game, case, 2026) for case in game.check_cases()]
     return out
 
@@ -113,6 +116,10 @@ class _Session:
         self.engine = engine
         self.game = game
         self.timeout = timeout
+        self.variant = game.default_variant
+        """The variant the checks play: the game's default, unless the bot declares
+        other variants only, then the first of those (a bot that plays single
+        rounds only is never offered a standard match)."""
         self.start_error: str | None = None
         self.gameover_error: str | None = None
         """The first fault seen right after a ``gameover``, for the ``gameover`` check."""
@@ -127,7 +134,7 @@ class _Session:
             return "not run: the bot did not start (see 'start')"
         try:
             await self.engine.stop(graceful=False)
-            await self.engine.start(self.game.name, self.game.default_variant, check_identity=False)
+            await self.engine.start(self.game.name, self.variant, check_identity=False)
         except EngineError as exc:
             return f"not run: the bot could not be restarted ({_fault(exc)})"
         return None
@@ -249,7 +256,6 @@ async def check_bot(
     """
     rules = get_game(game)
     config = _config(command, timeout, limits, sandbox, cwd)
-    asked = decisions(rules)
     checks: list[Check] = []
     await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
@@ -257,7 +263,7 @@ async def check_bot(
         checks += await _handshake(session)
         checks.append(await _ping(session))
         checks.append(await _newgame(session))
-        for decision in asked:
+        for decision in decisions(rules, session.variant):
             checks.append(await session.decide(decision))
         if engine.identity is not None and engine.identity.options:
             checks.append(await _options(session))
@@ -313,9 +319,17 @@ async def _handshake(session: _Session) -> list[Check]:
     if missing:
         identity += f" ({' and '.join(missing)} empty: optional, but reports show them)"
     version_ok = ident.protocol == PROTOCOL_VERSION
-    supports = ident.supports(game.name, game.default_variant)
+    variants = [v for v in game.variants if ident.supports(game.name, v)]
+    supports = bool(variants)
+    if variants and game.default_variant not in variants:
+        session.variant = variants[0]
     others = [g for g in _known_games(ident.games) if g != game.name]
     hint = f" (it declares {' and '.join(others)}: check with --game {others[0]})" if others else ""
+    played = (
+        f" (checked in {game.name}/{session.variant})"
+        if supports and session.variant != game.default_variant
+        else ""
+    )
     return [
         Check("start", True, f"started and answered hello in {ms} ms"),
         Check("identity", True, identity),
@@ -330,7 +344,7 @@ async def _handshake(session: _Session) -> list[Check]:
             supports,
             f"declared games {ident.games}"
             + (
-                ""
+                played
                 if supports
                 else f": {game.name!r} missing, so it would never be offered it{hint}"
             ),
@@ -350,7 +364,7 @@ async def _options(session: _Session) -> Check:
     for spec in ident.options:
         if (why := check_declaration(spec)) is not None:
             return Check("options", False, why)
-    start = session.game.new_state(session.game.default_variant)
+    start = session.game.new_state(session.variant)
     tried = 0
     for spec in ident.options:
         for value in sample_values(spec):
@@ -358,7 +372,7 @@ async def _options(session: _Session) -> Check:
                 return Check("options", False, why)
             session.engine.use_options([SetOption(name=spec.name, value=value)])
             try:
-                await session.new_game(start, session.game.default_variant)
+                await session.new_game(start, session.variant)
             except EngineError as exc:
                 return Check(
                     "options", False, f"after setoption {spec.name}={value!r}: {_fault(exc)}"
@@ -395,9 +409,9 @@ async def _ping(session: _Session) -> Check:
 async def _newgame(session: _Session) -> Check:
     if (why := await session.ensure_running()) is not None:
         return Check("newgame", False, why)
-    state = session.game.new_state(session.game.default_variant)
+    state = session.game.new_state(session.variant)
     try:
-        await session.new_game(state, session.game.default_variant)
+        await session.new_game(state, session.variant)
     except EngineError as exc:
         return Check("newgame", False, _fault(exc))
     return Check("newgame", True, "ready")
