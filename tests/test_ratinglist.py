@@ -212,6 +212,20 @@ def test_never_writes_a_store_and_reads_only_what_changed(
     assert again.tournament == "cup-c" and again.count == 4
 
 
+def test_the_connection_to_a_store_is_read_only(cups: dict[str, Path], tmp_path: Path) -> None:
+    """Unchanged bytes show a run wrote nothing; this shows it could not have."""
+    db = tmp_path / "games.sqlite"
+    shutil.copyfile(cups["b"] / "games.sqlite", db)
+    conn = collect._connect(db)
+    try:
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("CREATE TABLE intruder (x)")
+        with pytest.raises(sqlite3.OperationalError, match="readonly"):
+            conn.execute("DELETE FROM games")
+    finally:
+        conn.close()
+
+
 def test_an_old_store_without_identities_rates_by_entry_name(
     cups: dict[str, Path], tmp_path: Path
 ) -> None:
