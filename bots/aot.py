@@ -84,23 +84,41 @@ def _cpu() -> bytes:
     return "\n".join(sorted(set(keep))).encode()
 
 
-def digest() -> str:
-    """What the module's machine code depends on, in 16 hex digits."""
-    h = hashlib.sha256()
-    sources = [
+def sources() -> list[Path]:
+    """The files the module's machine code depends on (the preparation's stamp
+    names them too, so that a change to one starts the preparation again)."""
+    files = [
         _HERE / "kamisado_jit.py",
         _spec_origin("arena.games.kamisado.solver"),
         _spec_origin("arena.games.kamisado.board"),
         Path(__file__).resolve(),
     ]
     for package in ("numba", "llvmlite"):
-        sources.append(_spec_origin(package).parent / "_version.py")
-    for source in sources:
+        files.append(_spec_origin(package).parent / "_version.py")
+    return files
+
+
+def digest() -> str:
+    """What the module's machine code depends on, in 16 hex digits: :func:`sources`,
+    the interpreter and this machine's CPU."""
+    h = hashlib.sha256()
+    for source in sources():
         h.update(source.read_bytes())
     h.update(sys.version.encode())
     h.update(SUFFIX.encode())
     h.update(_cpu())
     return h.hexdigest()[:16]
+
+
+def missing_tools() -> str | None:
+    """Why the module cannot be built here (no C compiler, no Python headers), or
+    ``None``: said before compiling, since ``pycc`` finds out only at its last step."""
+    if not any(shutil.which(cc) for cc in (os.environ.get("CC", "cc"), "cc", "gcc")):
+        return "no C compiler (cc or gcc) on PATH"
+    include = sysconfig.get_paths().get("include")
+    if not include or not (Path(include) / "Python.h").is_file():
+        return f"no Python headers (Python.h) in {include}"
+    return None
 
 
 def module_path(folder: Path) -> Path:

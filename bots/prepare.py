@@ -50,16 +50,19 @@ def main() -> None:
     if files is None:
         return
     module = aot.module_path(jit_cache.IN_TREE)
-    if not module.is_file():
+    if not module.is_file() and (missing := aot.missing_tools()) is not None:
+        print(f"prepare: no ahead-of-time kernels: {missing}", file=sys.stderr, flush=True)
+    elif not module.is_file():
         listener.on_start(None)  # type: ignore[arg-type] - says "compiling" once
         try:
             aot.build(jit_cache.IN_TREE)
-        except Exception as exc:  # a missing compiler, a numba without pycc: keep the JIT
+        except Exception as exc:  # a numba without pycc, a failing compiler: keep the JIT
             print(
                 f"prepare: no ahead-of-time kernels ({type(exc).__name__}: {exc})",
                 file=sys.stderr,
                 flush=True,
             )
+    files += [f for f in aot.sources() if f not in files]
     if module.is_file():
         files.append(module)
     print(json.dumps({"files": [str(f) for f in files]}), flush=True)

@@ -15,6 +15,7 @@ import sys
 from pathlib import Path
 
 import needs
+import pytest
 from arena.bots import aot, jit_cache
 
 from arena.games.kamisado import solver
@@ -171,3 +172,17 @@ def test_only_the_module_built_for_these_sources_and_this_machine_is_loaded(
     shutil.copyfile(built, tmp_path / built.name)
     module = aot.load(tmp_path)
     assert module is not None and hasattr(module, "kamisado_jit_root_search")
+
+
+def test_a_machine_without_a_compiler_or_headers_is_said_before_compiling(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """pycc finds a missing compiler only at its last step, after the LLVM work:
+    the preparation asks first, and keeps the JIT cache."""
+    assert aot.missing_tools() is None  # this machine builds it (CI installs both)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    monkeypatch.delenv("CC", raising=False)
+    assert aot.missing_tools() == "no C compiler (cc or gcc) on PATH"
+    monkeypatch.undo()
+    monkeypatch.setattr(aot.sysconfig, "get_paths", lambda: {"include": str(tmp_path)})
+    assert aot.missing_tools() == f"no Python headers (Python.h) in {tmp_path}"

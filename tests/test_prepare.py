@@ -134,6 +134,10 @@ def test_the_real_preparation_with_its_cache_built_compiles_nothing() -> None:
     solver = BOTS.parent / "arena" / "games" / "kamisado" / "solver.py"
     assert str(solver) in files
     assert any(Path(f).name.startswith("solver.") and f.endswith(".nbi") for f in files)
+    # The module compiled ahead of time and what its name's digest is made of:
+    # a change to any of them must start the preparation again.
+    assert {str(BOTS / "aot.py"), str(solver.with_name("board.py"))} <= set(files)
+    assert any(Path(f).name.startswith("kamisado_kernels_") for f in files)
 
 
 async def test_a_cancelled_preparation_leaves_no_process(
