@@ -30,10 +30,14 @@ class _SayCompiling(event.Listener):
 
     said = False
 
-    def on_start(self, ev: event.Event) -> None:
+    def say(self) -> None:
+        """Once per process: numba's compiling and the module's build say it alike."""
         if not self.said:
             self.said = True
             print("compiling", flush=True)
+
+    def on_start(self, ev: event.Event) -> None:
+        self.say()
 
     def on_end(self, ev: event.Event) -> None:
         pass
@@ -53,7 +57,7 @@ def main() -> None:
     if not module.is_file() and (missing := aot.missing_tools()) is not None:
         print(f"prepare: no ahead-of-time kernels: {missing}", file=sys.stderr, flush=True)
     elif not module.is_file():
-        listener.on_start(None)  # type: ignore[arg-type] - says "compiling" once
+        listener.say()
         try:
             aot.build(jit_cache.IN_TREE)
         except Exception as exc:  # a numba without pycc, a failing compiler: keep the JIT

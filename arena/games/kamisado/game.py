@@ -34,7 +34,7 @@ from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
 
 if TYPE_CHECKING:
-    from arena.games.kamisado.solver import Solver
+    from arena.games.kamisado.solver import RoundValue, Solver
     from arena.games.show import Show
 
 # Hand-built positions for check-bot (see protocol.md and notation.py).
@@ -241,12 +241,9 @@ class Kamisado(Game):
             winner = pos.last_winner if pos.last_winner >= 0 else None
             return Solution(winner, 0, None, pos.round, pos.side)
         solver = self.solver(table_mb)
-        value = solver.solve(
-            pos.at,
-            pos.square_of,
-            pos.rank,
-            pos.side,
-            pos.required,
+        value = _solve(
+            solver,
+            pos,
             deadline=None if budget_ms is None else time.monotonic() + budget_ms / 1000,
             max_nodes=max_nodes,
             max_depth=max_depth or solver.max_depth,
@@ -275,14 +272,7 @@ class Kamisado(Game):
         solver = self.solver(table_mb)
 
         def prove(pos: Position, max_plies: int) -> tuple[bool, int, int]:
-            value = solver.solve(
-                pos.at,
-                pos.square_of,
-                pos.rank,
-                pos.side,
-                pos.required,
-                max_depth=max_plies or solver.max_depth,
-            )
+            value = _solve(solver, pos, max_depth=max_plies or solver.max_depth)
             return value.result == WON, value.distance, value.move
 
         book = build_book(state.pos, prove, leaf_plies, on_entry)
@@ -297,3 +287,9 @@ class Kamisado(Game):
             f"entries: {len(book)}",
         ]
         return format_book(book, header)
+
+
+def _solve(solver: Solver, pos: Position, **limits: Any) -> RoundValue:
+    """``solver.solve`` of the round ``pos`` is in (the solver takes the rules
+    core's arrays, not its ``Position``: it imports no rules)."""
+    return solver.solve(pos.at, pos.square_of, pos.rank, pos.side, pos.required, **limits)
