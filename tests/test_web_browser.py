@@ -94,21 +94,20 @@ def test_live_page_follows_a_running_tournament(
     try:
         with page_at(browser, 1400) as (page, errors):
             page.goto(url)
-            card = page.locator(".card[data-ply]").first
-            card.wait_for(timeout=30_000)
-            key = card.get_attribute("data-key")
-            page.wait_for_function(
-                "k => { const c = document.querySelector(`.card[data-key='${k}']`);"
-                " return c && +c.dataset.ply >= 2"
-                " && c.querySelectorAll('g.tower').length === 16; }",
-                arg=key,
+            # One look picks a game under way and reads its key and board: a card
+            # found first and checked after may belong to a game that ended in
+            # between (a game against the random bot lasts a second), and a
+            # finished game's card is gone.
+            key, first = page.wait_for_function(
+                "() => { const c = [...document.querySelectorAll('.card[data-ply]')].find("
+                "c => +c.dataset.ply >= 2 && c.querySelectorAll('g.tower').length === 16"
+                # a game under way shows both clocks as m:ss.s
+                " && [...c.querySelectorAll('.clock')].every(k => /^\\d+:\\d\\d\\.\\d$/"
+                ".test(k.textContent)));"
+                " return c && [c.dataset.key, [...c.querySelectorAll('g.tower')]"
+                ".map(t => t.dataset.square).join()]; }",
                 timeout=30_000,
-            )
-            first = page.evaluate(
-                "k => [...document.querySelectorAll(`.card[data-key='${k}'] g.tower`)]"
-                ".map(t => t.dataset.square).join()",
-                key,
-            )
+            ).json_value()
             page.wait_for_function(
                 "([k, before]) => { const c = document.querySelector(`.card[data-key='${k}']`);"
                 " return !c || [...c.querySelectorAll('g.tower')]"
@@ -116,12 +115,6 @@ def test_live_page_follows_a_running_tournament(
                 arg=[key, first],
                 timeout=30_000,
             )  # the board changed (or the game ended)
-            page.wait_for_function(  # a game under way shows both clocks as m:ss.s
-                "() => [...document.querySelectorAll('.card')].some(c => +c.dataset.ply >= 1"
-                " && [...c.querySelectorAll('.clock')].every(k => /^\\d+:\\d\\d\\.\\d$/"
-                ".test(k.textContent)))",
-                timeout=30_000,
-            )
             page.wait_for_function("() => window.arenaLive.finished >= 1", timeout=30_000)
             page.wait_for_function(
                 "() => document.querySelectorAll('#recent tbody tr').length >= 1"
