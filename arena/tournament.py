@@ -194,6 +194,9 @@ class Tournament:
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
         self.address = address or config.ray_address
+        self.keep_ray = False
+        """A local Ray instance the run starts is kept for what follows in this
+        process (``arena run --analyze``) until :meth:`release_ray`."""
         if self.backend == "ray":
             from arena.backends.raypool import require_ray
 
@@ -341,6 +344,7 @@ class Tournament:
                 on_event=on_event,
                 concurrency=self.concurrency,
                 log_path=self.directory / "ray.log",
+                keep_local=self.keep_ray,
             )
         processes, slots = split(self.config.concurrency, work, os.cpu_count() or 1, self.workers)
         if processes == 1:
@@ -416,6 +420,14 @@ class Tournament:
         """Second Ctrl-C: SIGKILL every bot and worker now."""
         if self.pool is not None:
             self.pool.kill_all()
+
+    def release_ray(self) -> None:
+        """Shut down the local Ray instance kept after the run (``keep_ray``)."""
+        if self.backend == "ray" and self.pool is not None:
+            from arena.backends.raypool import RayPool
+
+            assert isinstance(self.pool, RayPool)
+            self.pool.release_ray()
 
     def summary(self) -> str | None:
         """The backend's line for the end of a run (the Ray backend's nodes and losses)."""

@@ -502,11 +502,12 @@ class RayPool:
     file's; a file without one plays as many games at once as the cluster has
     CPUs. ``address`` names a running cluster (default: the config's
     ``ray_address``, then ``RAY_ADDRESS``, else a local instance is started and
-    shut down at the end). ``working_dir`` (default: ``ARENA_RAY_WORKING_DIR``)
-    is shipped to every node with Ray's runtime environment; the tournament file
-    must lie inside it, and each actor resolves the bots' commands again in its
-    own copy. ``config``, the caller's resolved config, saves parsing the text
-    again. ``log_path`` receives Ray's own log lines (else they are dropped).
+    shut down at the end, or, with ``keep_local``, when the caller says).
+    ``working_dir`` (default: ``ARENA_RAY_WORKING_DIR``) is shipped to every node
+    with Ray's runtime environment; the tournament file must lie inside it, and
+    each actor resolves the bots' commands again in its own copy. ``config``, the
+    caller's resolved config, saves parsing the text again. ``log_path`` receives
+    Ray's own log lines (else they are dropped).
 
     Every Ray failure after joining (an actor that cannot be placed, checked or
     streamed from) is the loss of an actor, and of its node if Ray says so: its
@@ -533,8 +534,13 @@ class RayPool:
         concurrency: int | None = None,
         connect_timeout: float | None = None,
         log_path: Path | None = None,
+        keep_local: bool = False,
     ) -> None:
         self.ray = require_ray()
+        self.keep_local = keep_local
+        """A local instance started here outlives the run, for what follows in this
+        process (``arena run --analyze``: Ray's start costs seconds); the caller
+        ends it with :meth:`release_ray`."""
         self.on_event = on_event
         self.config = config if config is not None else parse_config(config_text, config_path)
         self.config_text = config_text
@@ -650,9 +656,14 @@ class RayPool:
         finally:
             with trio.CancelScope(shield=True):
                 self.kill_all()
-                if self.started_ray:
-                    await trio.to_thread.run_sync(self.ray.shutdown)
-                    self.started_ray = False
+                if not self.keep_local:
+                    await trio.to_thread.run_sync(self.release_ray)
+
+    def release_ray(self) -> None:
+        """Shut down the local Ray instance this pool started, if it did."""
+        if self.started_ray:
+            self.ray.shutdown()
+            self.started_ray = False
 
     def kill_all(self) -> None:
         """Second Ctrl-C or the end of a run: kill every actor (its bots die with it)."""

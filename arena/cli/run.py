@@ -153,6 +153,9 @@ def run_command(
         concurrency=concurrency,
         sandbox=sandbox,
     )
+    # The analysis runs on the cluster the games ran on: a local Ray instance
+    # started for the games is kept for it (Ray's start costs seconds).
+    tournament.keep_ray = analyze
     try:
         tournament.fork_workers()  # before trio runs: workers with the modules loaded
         if listen is None:
@@ -164,6 +167,11 @@ def run_command(
             name = tournament.directory.name
             site = Site({name: tournament.directory.resolve()}, hub=hub, live_name=name)
             interrupted = trio.run(run_with_web, tournament, site, listen, announce)
+        if interrupted:
+            tournament.release_ray()
+    except BaseException:  # no analysis follows
+        tournament.release_ray()
+        raise
     finally:
         observer.close()
         tournament.close()
@@ -187,14 +195,17 @@ def run_command(
         from arena.cli.analyze import run_analysis
 
         if tournament.backend == "ray":  # on the cluster the games ran on
-            run_analysis(
-                tournament.directory,
-                budget_ms,
-                workers,
-                backend="ray",
-                address=tournament.address,
-                connect_timeout=config.ray_connect_timeout,
-            )
+            try:
+                run_analysis(
+                    tournament.directory,
+                    budget_ms,
+                    workers,
+                    backend="ray",
+                    address=tournament.address,
+                    connect_timeout=config.ray_connect_timeout,
+                )
+            finally:
+                tournament.release_ray()
         else:  # one worker process per core, as the games ran
             count = workers or default_workers(concurrency or config.concurrency)
             run_analysis(tournament.directory, budget_ms, count)
