@@ -91,7 +91,7 @@ class GamesReader:
             version = self._conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
-            name = self._conn.execute("SELECT name FROM tournament").fetchone()
+            name = self._conn.execute("SELECT name, config_toml FROM tournament").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
         # A version-1 store (before the rating list's columns) holds the same
@@ -106,6 +106,8 @@ class GamesReader:
         if name is None:
             raise StoreError(f"{self.path} holds no tournament")
         self.tournament_name: str = name[0]
+        self.config_text: str = name[1]
+        """The tournament file's text as stored."""
         self._decoder = msgspec.json.Decoder(GameRecord)
 
     def close(self) -> None:

@@ -23,16 +23,16 @@ from arena.cli.common import BUDGET
 @click.option(
     "--backend",
     type=click.Choice(["local", "ray"]),
-    default="local",
-    show_default=True,
-    help="Where positions are solved: worker processes here, or tasks on a Ray cluster.",
+    default=None,
+    help="Where positions are solved: worker processes here, or tasks on a Ray cluster "
+    "(default: the tournament file's backend, where its games ran).",
 )
 @click.option(
     "--address",
     default=None,
     metavar="HOST:PORT",
-    help="Ray cluster to join with --backend ray (default: RAY_ADDRESS, else a local "
-    "Ray instance).",
+    help="Ray cluster to join with --backend ray (default: the tournament file's "
+    "ray_address, else RAY_ADDRESS, else a local Ray instance).",
 )
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html afterwards.")
 @friendly_errors
@@ -40,7 +40,7 @@ def analyze(
     results_dir: str,
     budget_ms: float,
     workers: int | None,
-    backend: str,
+    backend: str | None,
     address: str | None,
     no_report: bool,
 ) -> None:
@@ -55,10 +55,32 @@ def analyze(
 
     With --backend ray the games are solved as tasks on a Ray cluster (at most
     --workers at once, else one per cluster CPU); the results are written here.
+    A tournament file that says backend = "ray" means that by default, on its
+    ray_address.
     """
-    if address is not None and backend != "ray":
+    from arena.analysis.run import stored_placement
+    from arena.backends.raypool import RayUnavailableError
+
+    stored = stored_placement(results_dir)
+    chosen = backend or stored.backend
+    if address is not None and chosen != "ray":
         raise UserError("--address is for --backend ray")
-    run_analysis(Path(results_dir), budget_ms, workers, backend=backend, address=address)
+    try:
+        run_analysis(
+            Path(results_dir),
+            budget_ms,
+            workers,
+            backend=chosen,
+            address=address or stored.address,
+            connect_timeout=stored.connect_timeout,
+        )
+    except RayUnavailableError as exc:
+        if backend is not None:
+            raise
+        raise UserError(
+            f'{results_dir}: its tournament file says backend = "ray", and {exc}'
+            " (or --backend local to analyse here)"
+        ) from None
     if not no_report:
         from arena.cli.common import report_and_standings
 
@@ -129,7 +151,8 @@ def run_analysis(
     share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"
     where = outcome.place or f"with {count} worker{'s' if count > 1 else ''}"
     click.echo(
-        f"analysed {outcome.analysed} games ({outcome.skipped} already done) in"
+        f"analysed {outcome.analysed} game{'' if outcome.analysed == 1 else 's'}"
+        f" ({outcome.skipped} already done) in"
         f" {outcome.seconds:.1f} s {where} at"
         f" {budget_ms:g} ms a position: {outcome.positions:,} positions, {share} proven"
     )
