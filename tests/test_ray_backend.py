@@ -834,6 +834,75 @@ def test_analysis_on_the_cluster_stores_what_the_local_analysis_stores(tmp_path:
     assert (again.analysed, again.skipped) == (0, 6)
 
 
+def test_a_node_lost_mid_task_costs_no_result(tmp_path: Path, cluster: Any) -> None:
+    """The tasks the analysis runs on (``run_tasks``): a worker node dies, every
+    process at once, while each CPU of the cluster runs a task; Ray runs the lost
+    task again on a live node and every item's result is kept once.
+
+    Each task waits at a gate and shows it with a mark naming its item and node;
+    the node is killed only once three tasks (one per CPU) wait, then the gate
+    opens. So the lost node always holds a task in mid-run."""
+    from arena.backends.raytasks import run_tasks
+
+    gate = tmp_path / "gate"
+    gate.mkdir()
+    marks = str(gate)
+
+    def waits_at_the_gate(item: int) -> int:  # pickled by value: a closure
+        import os
+        import time
+
+        import ray
+
+        node = ray.get_runtime_context().get_node_id()
+        with open(os.path.join(marks, f"running-{item}-{node}-{os.getpid()}"), "w"):
+            pass
+        deadline = time.monotonic() + 60
+        while not os.path.exists(os.path.join(marks, "open")) and time.monotonic() < deadline:
+            time.sleep(0.01)
+        return item * item
+
+    workers = {node.node_id: node for node in cluster.worker_nodes}
+    killed: list[str] = []
+    problems: list[str] = []
+
+    def kill_while_every_cpu_waits() -> None:
+        try:
+            deadline = time.monotonic() + 60
+            while len(running := list(gate.glob("running-*"))) < 3:
+                if time.monotonic() > deadline:
+                    problems.append(f"running: {running}")
+                    return
+                time.sleep(0.01)
+            node_id = next(n for n in (p.name.split("-")[2] for p in running) if n in workers)
+            kill_node_processes(workers[node_id])
+            cluster.remove_node(workers[node_id], allow_graceful=False)
+            killed.append(node_id)
+        except Exception as exc:  # noqa: BLE001 - reported by the test below
+            problems.append(repr(exc))
+        finally:
+            (gate / "open").touch()
+
+    killer = threading.Thread(target=kill_while_every_cpu_waits)
+    kept: list[int] = []
+    killer.start()
+    try:
+        ran = run_tasks(waits_at_the_gate, range(6), kept.append, address=cluster.address)
+    finally:
+        killer.join(70)
+        restore(cluster)
+    assert not problems and killed, problems
+    assert sorted(kept) == [i * i for i in range(6)]
+    assert ran.tasks == 6 and (ran.nodes, ran.cpus) == (3, 3)
+    runs: dict[int, list[str]] = {}
+    for mark in gate.glob("running-*"):
+        _, item, node, _ = mark.name.split("-")
+        runs.setdefault(int(item), []).append(node)
+    lost = [item for item, nodes in runs.items() if killed[0] in nodes]
+    assert lost and all(len(runs[item]) == 2 and runs[item][0] != runs[item][1] for item in lost)
+    assert all(len(nodes) == 1 for item, nodes in runs.items() if item not in lost)
+
+
 def test_cli_analysis_on_ray_bad_input_is_one_line(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
