@@ -121,6 +121,20 @@ def missing_tools() -> str | None:
     return None
 
 
+def tool_paths() -> list[Path]:
+    """Where the compiler and the headers :func:`missing_tools` looks for would
+    appear: a preparation that found them missing names these as absent, so that
+    installing them (``apt-get install gcc python3-dev``) prepares again."""
+    names = dict.fromkeys((os.environ.get("CC", "cc"), "cc", "gcc"))
+    paths = [Path(n) for n in names if os.path.isabs(n)]
+    for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
+        paths += [Path(folder, n) for n in names if folder and os.sep not in n]
+    include = sysconfig.get_paths().get("include")
+    if include:
+        paths.append(Path(include) / "Python.h")
+    return paths
+
+
 def module_path(folder: Path) -> Path:
     return folder / f"{PREFIX}{digest()}{SUFFIX}"
 

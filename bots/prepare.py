@@ -12,14 +12,17 @@ standard output:
   bots load without numba; a failure there (no C compiler) is one line on
   stderr, and the bots keep the JIT cache;
 * last, when the cache is the tree's own (``bots/__pycache__``, which the
-  sandboxed bots read), one JSON line ``{"files": [...]}`` naming what the cache
-  was built from and the cache itself. The arena fingerprints those files and
-  does not start this script again while they are unchanged.
+  sandboxed bots read), one JSON line ``{"files": [...], "absent": [...]}``
+  naming what the cache was built from and the cache itself, and, when the
+  module could not be built for want of a compiler or headers, where those
+  would appear. The arena fingerprints those files and does not start this
+  script again while they are unchanged and the absent ones stay absent.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 from numba.core import event
@@ -54,8 +57,10 @@ def main() -> None:
     if files is None:
         return
     module = aot.module_path(jit_cache.IN_TREE)
+    absent: list[str] = []
     if not module.is_file() and (missing := aot.missing_tools()) is not None:
         print(f"prepare: no ahead-of-time kernels: {missing}", file=sys.stderr, flush=True)
+        absent = [str(p) for p in aot.tool_paths() if not os.path.lexists(p)]
     elif not module.is_file():
         listener.say()
         try:
@@ -69,7 +74,7 @@ def main() -> None:
     files += [f for f in aot.sources() if f not in files]
     if module.is_file():
         files.append(module)
-    print(json.dumps({"files": [str(f) for f in files]}), flush=True)
+    print(json.dumps({"files": [str(f) for f in files], "absent": absent}), flush=True)
 
 
 if __name__ == "__main__":

@@ -183,6 +183,10 @@ def test_a_machine_without_a_compiler_or_headers_is_said_before_compiling(
     monkeypatch.setenv("PATH", str(tmp_path))
     monkeypatch.delenv("CC", raising=False)
     assert aot.missing_tools() == "no C compiler (cc or gcc) on PATH"
+    assert aot.tool_paths()[:2] == [tmp_path / "cc", tmp_path / "gcc"]
+    monkeypatch.setenv("CC", "/opt/cross/bin/clang")
+    assert aot.tool_paths()[0] == Path("/opt/cross/bin/clang")
     monkeypatch.undo()
     monkeypatch.setattr(aot.sysconfig, "get_paths", lambda: {"include": str(tmp_path)})
     assert aot.missing_tools() == f"no Python headers (Python.h) in {tmp_path}"
+    assert aot.tool_paths()[-1] == tmp_path / "Python.h"

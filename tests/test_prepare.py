@@ -104,6 +104,46 @@ def test_the_stamp_holds_while_every_file_it_names_is_unchanged(
     assert not up_to_date(warm)
     write_stamp(warm, [str(source)])  # a file that is not there: no stamp at all
     assert not up_to_date(warm)
+    # Files named absent (where a C compiler would appear): the stamp holds while
+    # they stay absent, and a file already there is not absent.
+    source.write_text("x = 3\n")
+    compiler = tmp_path / "bin" / "cc"
+    write_stamp(warm, [str(source)], [str(compiler)])
+    assert up_to_date(warm)
+    compiler.parent.mkdir()
+    compiler.symlink_to("/nonexistent")  # even a dangling link is there
+    assert not up_to_date(warm)
+    stamp.unlink()
+    write_stamp(warm, [str(source)], [str(compiler)])
+    assert not stamp.exists()
+
+
+def test_the_preparation_names_a_missing_compiler_absent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Built-in bots prepared on a machine without a C compiler: the report names
+    where one would appear, so that installing it prepares again (and builds the
+    ahead-of-time module) without anyone deleting the stamp."""
+    from arena.bots import aot
+    from arena.bots import prepare as bots_prepare
+
+    here = tmp_path / "there"
+    here.touch()
+    wanted = [tmp_path / "cc", here, tmp_path / "Python.h"]
+    monkeypatch.setattr(aot, "module_path", lambda folder: tmp_path / "kernels.so")
+    monkeypatch.setattr(aot, "missing_tools", lambda: "no C compiler (cc or gcc) on PATH")
+    monkeypatch.setattr(aot, "tool_paths", lambda: wanted)
+    monkeypatch.setattr(aot, "build", lambda folder: pytest.fail("built without a compiler"))
+    bots_prepare.main()
+    out, err = capsys.readouterr()
+    report = json.loads(out.splitlines()[-1])
+    assert report["absent"] == [str(tmp_path / "cc"), str(tmp_path / "Python.h")]
+    assert report["files"] and str(tmp_path / "kernels.so") not in report["files"]
+    assert "prepare: no ahead-of-time kernels: no C compiler (cc or gcc) on PATH" in err
+    assert prepare_module._reported_files([out.splitlines()[-1]]) == (
+        report["files"],
+        report["absent"],
+    )
 
 
 async def test_compiling_is_said_only_when_the_preparation_compiles(

@@ -20,7 +20,9 @@ Three properties, each for a reason seen in practice:
   reports the files its cache was built from and the cache files themselves;
   the arena keeps their sizes, modification times and (for the small ones)
   content hashes in a stamp beside the cache (:func:`up_to_date`), and while
-  they all match, no process is started at all.
+  they all match, no process is started at all. It may also name files that
+  are absent and would change what it does if they appeared (a C compiler,
+  Python's headers): the stamp then holds only while they stay absent.
 * **It dies with the arena.** It is a child in a process group of its own,
   spawned with ``PR_SET_PDEATHSIG`` (:func:`arena.engine.process.child_preexec`),
   so a SIGKILLed arena takes it along; any other end of the call kills its group.
@@ -101,8 +103,8 @@ def fingerprint(path: str) -> list[object] | None:
 
 def up_to_date(warm: list[str]) -> bool:
     """Whether the stamp says ``warm`` has nothing to do: written by this command (in
-    this environment) and every file it names unchanged. Any doubt (no stamp, a bad
-    one) is ``False``."""
+    this environment), every file it names unchanged and every file it names absent
+    still absent. Any doubt (no stamp, a bad one) is ``False``."""
     path = stamp_path()
     if path is None:
         return False
@@ -112,8 +114,10 @@ def up_to_date(warm: list[str]) -> bool:
         return False
     if not isinstance(stamp, dict) or stamp.get("command") != _key(warm):
         return False
-    files = stamp.get("files")
-    if not isinstance(files, dict) or not files:
+    files, absent = stamp.get("files"), stamp.get("absent", [])
+    if not isinstance(files, dict) or not files or not isinstance(absent, list):
+        return False
+    if any(not isinstance(name, str) or os.path.lexists(name) for name in absent):
         return False
     return all(fingerprint(name) == seen for name, seen in files.items())
 
@@ -124,15 +128,20 @@ def _key(warm: list[str]) -> list[str]:
     return [os.path.realpath(os.path.dirname(warm[0])), *warm[1:]]
 
 
-def write_stamp(warm: list[str], files: list[str]) -> None:
-    """Record ``files`` as ``warm`` left them (atomically; a failure leaves no stamp)."""
+def write_stamp(warm: list[str], files: list[str], absent: list[str] | None = None) -> None:
+    """Record ``files`` as ``warm`` left them, and ``absent`` as absent (atomically; a
+    failure leaves no stamp)."""
     path = stamp_path()
     if path is None:
         return
     prints = {name: fingerprint(name) for name in files}
     if not prints or any(p is None for p in prints.values()):
         return
-    text = json.dumps({"command": _key(warm), "files": prints}, indent=1) + "\n"
+    absent = absent or []
+    if any(os.path.lexists(name) for name in absent):
+        return
+    text = json.dumps({"command": _key(warm), "files": prints, "absent": absent}, indent=1)
+    text += "\n"
     partial = path.with_name(f".{path.name}.{os.getpid()}")
     try:
         partial.write_text(text, encoding="utf-8")
@@ -204,19 +213,20 @@ async def _run(warm: list[str]) -> str | None:
         lines = tail.decode("utf-8", "replace").strip().splitlines()
         why = lines[-1] if lines else f"exit code {code}"
         return f"preparing {_label(warm)} failed: {why}"
-    files = _reported_files(report)
+    files, absent = _reported_files(report)
     if files:
-        write_stamp(warm, files)
+        write_stamp(warm, files, absent)
     return None
 
 
-def _reported_files(report: list[str]) -> list[str]:
-    """The files the preparation's last report line names (none: its cache is not the
-    tree's, so there is nothing for the arena to stamp)."""
+def _reported_files(report: list[str]) -> tuple[list[str], list[str]]:
+    """The files the preparation's last report line names, and those it names as
+    absent (no files: its cache is not the tree's, so there is nothing to stamp)."""
     try:
-        files = json.loads(report[-1])["files"] if report else []
-    except (ValueError, KeyError, TypeError):
-        return []
-    if not isinstance(files, list):
-        return []
-    return [f for f in files if isinstance(f, str)]
+        line = json.loads(report[-1]) if report else {}
+        files, absent = line.get("files", []), line.get("absent", [])
+    except (ValueError, AttributeError):
+        return [], []
+    if not isinstance(files, list) or not isinstance(absent, list):
+        return [], []
+    return [f for f in files if isinstance(f, str)], [f for f in absent if isinstance(f, str)]
