@@ -903,14 +903,10 @@ def test_a_node_lost_mid_task_costs_no_result(tmp_path: Path, cluster: Any) -> N
     assert all(len(nodes) == 1 for item, nodes in runs.items() if item not in lost)
 
 
-def test_cli_analysis_on_ray_bad_input_is_one_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """A cluster nobody answers at, ``--address`` without ``--backend ray``, and no
-    Ray installed: one line each, non-zero, at once (as ``arena run`` says them)."""
-    from arena.cli import main
-
-    with Store.open(tmp_path, name="x", config_text="", fingerprint="f") as store:
+def one_game_stored(folder: Path, config_text: str) -> Path:
+    """A results folder of one game (no move played, from ``NEAR_THE_END``) whose
+    tournament file's text is ``config_text``."""
+    with Store.open(folder, name="x", config_text=config_text, fingerprint="f") as store:
         store.add_game(
             "p/1",
             "p",
@@ -924,6 +920,17 @@ def test_cli_analysis_on_ray_bad_input_is_one_line(
                 reason="adjudicated",
             ),
         )
+    return folder
+
+
+def test_cli_analysis_on_ray_bad_input_is_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A cluster nobody answers at, ``--address`` without ``--backend ray``, and no
+    Ray installed: one line each, non-zero, at once (as ``arena run`` says them)."""
+    from arena.cli import main
+
+    one_game_stored(tmp_path, "")
 
     def error(*args: str) -> str:
         start = time.monotonic()
@@ -956,21 +963,7 @@ def test_cli_analysis_follows_the_stored_tournament_file(
 
     def stored(folder: Path, settings: str) -> Path:
         text = f'name = "x"\n{settings}\n[[bots]]\nname = "a"\ncommand = ["builtin:random"]\n'
-        with Store.open(folder, name="x", config_text=text, fingerprint="f") as store:
-            store.add_game(
-                "p/1",
-                "p",
-                GameRecord(
-                    game="kamisado",
-                    variant="single",
-                    players=["a", "b"],
-                    opening=NEAR_THE_END,
-                    actions=[],
-                    score=0.5,
-                    reason="adjudicated",
-                ),
-            )
-        return folder
+        return one_game_stored(folder, text)
 
     def analyze(folder: Path, *args: str) -> tuple[int, list[str]]:
         result = CliRunner().invoke(main, ["analyze", str(folder), "--no-report", *args])
