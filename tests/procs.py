@@ -60,5 +60,15 @@ def wait_none_with(marker: str, limit: float = 10) -> None:
     """Block (polling, bounded) until no live process mentions ``marker``."""
     deadline = time.monotonic() + limit
     while live_with(marker):
-        assert time.monotonic() < deadline, f"processes left: {live_with(marker)}"
+        assert time.monotonic() < deadline, f"processes left: {described(live_with(marker))}"
         time.sleep(0.02)
+
+
+def described(pids: list[int]) -> list[str]:
+    """Each process's pid, state, parent and command line: what a leak report needs."""
+    lines = []
+    for pid, state, ppid, _, cmd in processes():
+        if pid in pids:
+            args = cmd.replace(b"\0", b" ").decode("utf-8", "replace").strip()
+            lines.append(f"{pid} {state} parent {ppid}: {args[:300]}")
+    return lines

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -276,6 +277,53 @@ def test_a_setsid_grandchild_dies_when_the_arena_is_killed(tmp_path: Path) -> No
         kill_all(marker)
 
 
+@needs_bwrap
+def test_a_killed_arena_leaves_no_process_of_a_bwrap_killed_while_starting(
+    tmp_path: Path,
+) -> None:
+    """bwrap killed between its ``clone`` and its child's set-up leaves that child
+    waiting forever, outside the sandbox and with no parent-death signal
+    (bubblewrap issue #633); an arena SIGKILLed while a bot starts did leave one
+    (seen in CI). The race itself is a matter of microseconds, so a bwrap stand-in
+    leaves such a process behind on purpose: a ``sleep`` in the bot's process
+    group that nothing but its group's death ends. The arena is killed in
+    mid-game, and the sleep must go with it."""
+    real = shutil.which("bwrap")
+    assert real is not None
+    draw = uuid.uuid4().int
+    nap = f"{100_000 + draw % 800_000}.{draw % 10**9:09d}"  # seconds, and a unique word
+    folder = tmp_path / "bin"
+    folder.mkdir()
+    stand_in = folder / "bwrap"
+    stand_in.write_text(
+        f'#!/bin/sh\ncase "$*" in *bad_bot.py*) sleep {nap} & ;; esac\nexec {real} "$@"\n'
+    )
+    stand_in.chmod(0o755)
+    bot = f"{sys.executable} {HERE / 'bad_bot.py'} sleep_each 600"
+    env = {**os.environ, "PATH": f"{folder}{os.pathsep}{os.environ['PATH']}"}
+    arena_proc = subprocess.Popen(
+        [*ARENA, "play", bot, "random", "--tc", "600+0", "-q", "--sandbox", "bwrap"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=env,
+    )
+    left = nap  # the sleep's command line (its words are NUL-separated)
+    try:
+        deadline = time.monotonic() + 30
+        while not live_with(left):
+            assert arena_proc.poll() is None, "the arena ended before the bot started"
+            assert time.monotonic() < deadline, "the stand-in never ran for the bot"
+            time.sleep(0.02)
+        arena_proc.kill()
+        arena_proc.wait(timeout=10)
+        wait_none_with(left, limit=5)
+        wait_none_with(str(HERE / "bad_bot.py"), limit=5)  # the bot too
+    finally:
+        arena_proc.kill()
+        arena_proc.wait(timeout=10)
+        kill_all(left)
+
+
 # --------------------------------------------------------------------------- limits under play
 
 
@@ -336,6 +384,18 @@ def test_grants_are_visible_inside_and_recorded(tmp_path: Path) -> None:
     done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
     assert (rw / "copy").read_text() == "opening book"
     assert not (ro / "x").exists() and "Read-only" in done.stderr
+
+
+@needs_bwrap
+def test_a_sandboxed_bot_starts_with_the_default_signal_actions() -> None:
+    """bwrap runs as an asynchronous command of the wrapper's shell (so that the
+    shell can kill its group when the arena dies), which a shell starts with
+    SIGINT and SIGQUIT ignored: the bot gets them back."""
+    argv = wrap(Sandbox(mode="bwrap"), ["/bin/grep", "SigIgn", "/proc/self/status"], "/")
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    assert done.returncode == 0, done.stderr
+    ignored = int(done.stdout.split()[1], 16)
+    assert ignored & (1 << (signal.SIGINT - 1) | 1 << (signal.SIGQUIT - 1)) == 0, done.stdout
 
 
 # --------------------------------------------------------------------------- same results

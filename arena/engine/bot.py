@@ -48,6 +48,7 @@ from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp
 from arena.engine.process import ChildProcess, child_preexec, spawn
 from arena.engine.sandbox import (
     SCRATCH,
+    WRAPPER_DEATH_SIGNAL,
     Sandbox,
     SandboxRecord,
     bound_paths,
@@ -576,7 +577,11 @@ class Engine:
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=child_preexec(limits, cgroup_fds=join_fds),
+                preexec_fn=child_preexec(
+                    limits,
+                    cgroup_fds=join_fds,
+                    death_signal=WRAPPER_DEATH_SIGNAL if mode == "bwrap" else signal.SIGKILL,
+                ),
                 pass_fds=pass_fds,
             )
         except (OSError, subprocess.SubprocessError) as exc:

@@ -18,8 +18,9 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
 * **an unprivileged user and a seccomp filter** (``arena/engine/confine.py``), and a
   cgroup per bot bounding its memory and processes as a whole where the
   machine gives one (``arena/engine/cgroups.py``);
-* **own PID namespace** with bwrap as its init and ``--die-with-parent``: when the
-  bot's game ends or the arena dies, every descendant dies too (``setsid``,
+* **own PID namespace** with bwrap as its init and ``--die-with-parent``, under a
+  shell that kills the whole process group when the arena dies (``_OUTER``):
+  when the bot's game ends or the arena dies, every descendant dies too (``setsid``,
   double forks and SIGTERM-proof helpers included), and ``/proc`` shows only the
   bot's own processes (so the arena's ``/proc/PID/environ`` is out of reach; the
   init's environment is the scrubbed one the bot gets anyway);
@@ -35,6 +36,7 @@ from __future__ import annotations
 import functools
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -465,12 +467,44 @@ def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list
 SHELL = "/bin/sh"
 SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin") or "/usr/bin/setpriv"
 """util-linux's ``setpriv``: the user switch inside a root arena's sandbox."""
-_OUTER = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null; exec "$@"'
+_OUTER = (
+    'trap "kill -KILL 0" USR2; exec 3<&0 4>&1 0</dev/null 1>/dev/null; '
+    '"$@" & exec 3<&- 4>&-; wait $!'
+)
 _INNER = 'exec 0<&3 1>&4 3<&- 4>&-; exec "$@"'
 """The bot's stdin and stdout pipes travel through bwrap as fds 3 and 4, which
 bwrap's own processes close, and are put back at 0 and 1 just before the bot
 starts. Otherwise bwrap would keep both open for the bot's whole life, and a
-bot that closes its stdout or stdin would not be seen doing so."""
+bot that closes its stdout or stdin would not be seen doing so.
+
+The outer shell stays as bwrap's parent, with :data:`WRAPPER_DEATH_SIGNAL` as
+its parent-death signal, rather than becoming bwrap: bwrap killed between its
+``clone`` and its child's set-up leaves that child waiting forever for a go
+that never comes (bubblewrap issue #633), outside the sandbox's PID namespace
+and with no parent-death signal of its own. When the arena (or its worker)
+dies, the shell kills its whole process group, that child included. (An
+asynchronous command of a shell starts with SIGINT and SIGQUIT ignored;
+:func:`_default_signals` gives them back.) Its exit status is bwrap's."""
+
+WRAPPER_DEATH_SIGNAL = signal.SIGUSR2
+"""The parent-death signal of a sandboxed bot's outer shell (every other child of
+the arena gets SIGKILL): the shell traps it and kills its process group."""
+
+
+@functools.cache
+def _default_signals() -> list[str]:
+    """``env --default-signal=INT,QUIT`` before bwrap, where this machine's ``env``
+    knows the option (GNU coreutils 8.31 and later), else nothing: the bot then
+    starts with SIGINT and SIGQUIT ignored, which no part of the game uses."""
+    env = shutil.which("env", path="/usr/bin:/bin")
+    if env is None:
+        return []
+    command = [env, "--default-signal=INT,QUIT"]
+    try:
+        done = subprocess.run([*command, "true"], capture_output=True, timeout=10, check=False)
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return command if done.returncode == 0 else []
 
 
 def missing_program(command: Sequence[str], cwd: str | None, path_env: str | None) -> str | None:
@@ -576,7 +610,7 @@ def wrap(
             "--",
         ]
     args += [SHELL, "-c", _INNER, "sh", *command]
-    return [SHELL, "-c", _OUTER, "sh", *args]
+    return [SHELL, "-c", _OUTER, "sh", *_default_signals(), *args]
 
 
 def exit_status(returncode: int) -> int:
