@@ -211,15 +211,18 @@ def spawn_ms(argv: list[str] | None, count: int) -> list[float]:
         t0 = time.perf_counter()
         if argv is None:
             fd = seccomp_fd(refuse_memfd=False)
+            watched, watch = os.pipe()  # the reaper's pipe, as the engine gives it
             boxed = wrap(
                 Sandbox(mode="bwrap"),
                 ["/bin/true"],
                 None,
                 seccomp_fd=fd,
                 identity=bot_identity(Sandbox().user),
+                watch_fd=watched,
             )
-            subprocess.run(boxed, check=True, pass_fds=(fd,))
-            os.close(fd)
+            subprocess.run(boxed, check=True, pass_fds=(fd, watched), start_new_session=True)
+            for end in (fd, watched, watch):
+                os.close(end)
         else:
             subprocess.run(argv, check=True)
         times.append((time.perf_counter() - t0) * 1000)

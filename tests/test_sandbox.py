@@ -388,11 +388,25 @@ def test_grants_are_visible_inside_and_recorded(tmp_path: Path) -> None:
 
 @needs_bwrap
 def test_a_sandboxed_bot_starts_with_the_default_signal_actions() -> None:
-    """bwrap runs as an asynchronous command of the wrapper's shell (so that the
-    shell can kill its group when the arena dies), which a shell starts with
-    SIGINT and SIGQUIT ignored: the bot gets them back."""
-    argv = wrap(Sandbox(mode="bwrap"), ["/bin/grep", "SigIgn", "/proc/self/status"], "/")
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=10)
+    """The reaper beside bwrap (``_WATCHED``) runs in the background, not bwrap: a
+    shell starts a background command with SIGINT and SIGQUIT ignored, and the
+    bot would inherit that."""
+    watched, watch = os.pipe()
+    argv = wrap(
+        Sandbox(mode="bwrap"), ["/bin/grep", "SigIgn", "/proc/self/status"], "/", watch_fd=watched
+    )
+    try:
+        done = subprocess.run(
+            argv,
+            capture_output=True,
+            text=True,
+            timeout=10,
+            pass_fds=(watched,),
+            start_new_session=True,  # as the engine starts it: the group the reaper kills
+        )
+    finally:
+        os.close(watched)
+        os.close(watch)
     assert done.returncode == 0, done.stderr
     ignored = int(done.stdout.split()[1], 16)
     assert ignored & (1 << (signal.SIGINT - 1) | 1 << (signal.SIGQUIT - 1)) == 0, done.stdout

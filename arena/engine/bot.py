@@ -48,7 +48,6 @@ from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp
 from arena.engine.process import ChildProcess, child_preexec, spawn
 from arena.engine.sandbox import (
     SCRATCH,
-    WRAPPER_DEATH_SIGNAL,
     Sandbox,
     SandboxRecord,
     bound_paths,
@@ -368,6 +367,12 @@ class Reply:
         return round(self.elapsed * 1000)
 
 
+def _close(fd: int | None) -> None:
+    if fd is not None:
+        with suppress(OSError):
+            os.close(fd)
+
+
 @dataclass(eq=False)
 class _Process:
     """One running incarnation of the bot and its background tasks."""
@@ -384,6 +389,9 @@ class _Process:
     """The scope of the read in progress, which an exit cuts short."""
     games: int = 0
     """``newgame`` requests answered by this process."""
+    watch: int | None = None
+    """The write end of the sandbox's reaper pipe (:func:`arena.engine.sandbox.wrap`),
+    held until the process group is gone."""
 
     def mark_exited(self) -> None:
         """Announce the exit; a pending read gets only a short drain from now on.
@@ -557,6 +565,7 @@ class Engine:
         identity: tuple[int, int] | None = None
         pass_fds: list[int] = []
         join_fds: list[int] = []
+        watch: int | None = None
         self.sandbox_user = self.sandbox_bound = ""
         self._oom_killed = False
         try:
@@ -564,6 +573,9 @@ class Engine:
                 env["HOME"] = SCRATCH
                 cwd = "/"  # bwrap's own --chdir puts the bot in its folder
                 limits, identity = self._confine(limits, pass_fds, join_fds)
+                # The sandbox's reaper reads the other end: it ends when this process does.
+                watched, watch = os.pipe()
+                pass_fds.append(watched)
                 command = wrap(
                     cfg.sandbox,
                     cfg.command,
@@ -571,26 +583,25 @@ class Engine:
                     env.get("PATH"),
                     seccomp_fd=pass_fds[0],
                     identity=identity,
+                    watch_fd=watched,
                 )
             process = spawn(
                 command,
                 env=env,
                 cwd=cwd,
                 start_new_session=True,
-                preexec_fn=child_preexec(
-                    limits,
-                    cgroup_fds=join_fds,
-                    death_signal=WRAPPER_DEATH_SIGNAL if mode == "bwrap" else signal.SIGKILL,
-                ),
+                preexec_fn=child_preexec(limits, cgroup_fds=join_fds),
                 pass_fds=pass_fds,
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self._remove_cgroup()
+            _close(watch)
             err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
             self.faulted = err
             raise err from exc
         except EngineCrashed as exc:
             self._remove_cgroup()
+            _close(watch)
             self.faulted = exc
             raise
         finally:
@@ -603,6 +614,7 @@ class Engine:
             LineReader(process.stdout, cfg.max_line),
             pgid=process.pid,
             sandboxed=mode == "bwrap",
+            watch=watch,
         )
         self._proc = proc
         self._nursery.start_soon(self._watch_exit, proc)
@@ -729,6 +741,7 @@ class Engine:
                     await proc.stderr_done.wait()  # the bot's last words
             finally:
                 proc.cancel_tasks()
+                _close(proc.watch)  # after the group's SIGKILL: the reaper has nothing left
                 self.returncode = proc.returncode
                 with trio.CancelScope(shield=True):
                     await proc.process.stdin.aclose()

@@ -257,14 +257,11 @@ def child_preexec(
     limits: list[tuple[int, int, int]],
     *,
     cgroup_fds: Sequence[int] = (),
-    death_signal: int = signal.SIGKILL,
 ) -> Callable[[], None]:
     """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
 
     1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
-       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs.
-       (``death_signal`` replaces SIGKILL for a child that must act on it: the
-       sandbox's wrapper, :data:`arena.engine.sandbox.WRAPPER_DEATH_SIGNAL`.) The
+       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs. The
        "parent" the kernel watches is the *thread* that forked, not the process;
        hence :func:`spawn` forks from the thread running trio (see the module
        docstring).
@@ -282,11 +279,11 @@ def child_preexec(
     """
     prctl = _PRCTL
     parent = os.getpid()
-    on_death = int(death_signal)
+    sigkill = int(signal.SIGKILL)
 
     def apply() -> None:
         if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, on_death, 0, 0, 0)
+            prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
             if os.getppid() != parent:
                 os._exit(127)
         for fd in cgroup_fds:

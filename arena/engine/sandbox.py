@@ -18,8 +18,8 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
 * **an unprivileged user and a seccomp filter** (``arena/engine/confine.py``), and a
   cgroup per bot bounding its memory and processes as a whole where the
   machine gives one (``arena/engine/cgroups.py``);
-* **own PID namespace** with bwrap as its init and ``--die-with-parent``, under a
-  shell that kills the whole process group when the arena dies (``_OUTER``):
+* **own PID namespace** with bwrap as its init and ``--die-with-parent``, and a
+  reaper that kills the bot's process group when the arena is gone (``_WATCHED``):
   when the bot's game ends or the arena dies, every descendant dies too (``setsid``,
   double forks and SIGTERM-proof helpers included), and ``/proc`` shows only the
   bot's own processes (so the arena's ``/proc/PID/environ`` is out of reach; the
@@ -36,7 +36,6 @@ from __future__ import annotations
 import functools
 import os
 import shutil
-import signal
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -467,44 +466,35 @@ def shown(command: Sequence[str], cwd: str | None, path_env: str | None) -> list
 SHELL = "/bin/sh"
 SETPRIV = shutil.which("setpriv", path="/usr/bin:/bin") or "/usr/bin/setpriv"
 """util-linux's ``setpriv``: the user switch inside a root arena's sandbox."""
-_OUTER = (
-    'trap "kill -KILL 0" USR2; exec 3<&0 4>&1 0</dev/null 1>/dev/null; '
-    '"$@" & exec 3<&- 4>&-; wait $!'
-)
+_OUTER = 'exec 3<&0 4>&1 0</dev/null 1>/dev/null; exec "$@"'
 _INNER = 'exec 0<&3 1>&4 3<&- 4>&-; exec "$@"'
 """The bot's stdin and stdout pipes travel through bwrap as fds 3 and 4, which
 bwrap's own processes close, and are put back at 0 and 1 just before the bot
 starts. Otherwise bwrap would keep both open for the bot's whole life, and a
-bot that closes its stdout or stdin would not be seen doing so.
+bot that closes its stdout or stdin would not be seen doing so."""
 
-The outer shell stays as bwrap's parent, with :data:`WRAPPER_DEATH_SIGNAL` as
-its parent-death signal, rather than becoming bwrap: bwrap killed between its
-``clone`` and its child's set-up leaves that child waiting forever for a go
-that never comes (bubblewrap issue #633), outside the sandbox's PID namespace
-and with no parent-death signal of its own. When the arena (or its worker)
-dies, the shell kills its whole process group, that child included. (An
-asynchronous command of a shell starts with SIGINT and SIGQUIT ignored;
-:func:`_default_signals` gives them back.) Its exit status is bwrap's."""
+_WATCHED = (
+    "exec 3<&0 4>&1 0</dev/null 1>/dev/null; "
+    '(exec 3<&- 4>&- 2>/dev/null; read x < "/proc/self/fd/$1"; kill -KILL -$$) & '
+    'shift; exec "$@"'
+)
+""":data:`_OUTER` with a reaper: a subshell in the bot's process group that reads
+fd ``$1``, the read end of a pipe whose other end only the arena holds, and kills
+the whole group when that pipe ends, that is, when the arena (or its worker)
+has died. The group is the one the wrapper leads (``-$$``: the caller starts it
+in a session of its own); a wrapper that leads none kills nothing. The reaper
+holds none of the bot's pipes, stderr included.
 
-WRAPPER_DEATH_SIGNAL = signal.SIGUSR2
-"""The parent-death signal of a sandboxed bot's outer shell (every other child of
-the arena gets SIGKILL): the shell traps it and kills its process group."""
-
-
-@functools.cache
-def _default_signals() -> list[str]:
-    """``env --default-signal=INT,QUIT`` before bwrap, where this machine's ``env``
-    knows the option (GNU coreutils 8.31 and later), else nothing: the bot then
-    starts with SIGINT and SIGQUIT ignored, which no part of the game uses."""
-    env = shutil.which("env", path="/usr/bin:/bin")
-    if env is None:
-        return []
-    command = [env, "--default-signal=INT,QUIT"]
-    try:
-        done = subprocess.run([*command, "true"], capture_output=True, timeout=10, check=False)
-    except (OSError, subprocess.SubprocessError):
-        return []
-    return command if done.returncode == 0 else []
+Why: bwrap killed between its ``clone`` and its child's set-up leaves that child
+waiting forever for a go that never comes (bubblewrap issue #633), outside the
+sandbox's PID namespace and with no parent-death signal of its own; an arena
+SIGKILLed while a bot started did leave one. The reaper takes it along. (A pipe
+rather than a parent-death signal: the reaper's parent is bwrap, and a pipe that
+ends before the reaper reads it still ends: no race. bwrap itself is still
+exec'd in the foreground, so the bot gets SIGINT and SIGQUIT as a shell's
+background command would not. The pipe is opened through ``/proc``, as the
+shell names only fds 0 to 9, and reaches bwrap as ``--sync-fd``, which bwrap's
+init keeps and closes before the bot starts.)"""
 
 
 def missing_program(command: Sequence[str], cwd: str | None, path_env: str | None) -> str | None:
@@ -540,6 +530,7 @@ def wrap(
     *,
     seccomp_fd: int | None = None,
     identity: tuple[int, int] | None = None,
+    watch_fd: int | None = None,
 ) -> list[str]:
     """``bwrap OPTIONS -- COMMAND``: ``command`` run in ``cwd`` inside ``sandbox``.
 
@@ -553,10 +544,15 @@ def wrap(
     as ``/root``) without a user namespace, keeping only the capability to change
     user, and ``setpriv`` switches to ``identity`` as the last step before the
     bot (no way back: ``--no-new-privs``, and changing user clears capabilities).
+    ``watch_fd``: the read end of a pipe the caller holds open for the bot's life
+    (passed to the child); when it ends, the bot's whole process group is killed
+    (:data:`_WATCHED`).
     """
     exe = bwrap_path() or "bwrap"
     hidden = [os.path.realpath(h) for h in sandbox.hide if os.path.isdir(h)]
     args = [exe, "--die-with-parent"]
+    if watch_fd is not None:
+        args += ["--sync-fd", str(watch_fd)]
     if identity is None:  # bwrap as the arena's own user, in a user namespace of its own
         args += ["--unshare-user", "--unshare-all", "--disable-userns", "--cap-drop", "ALL"]
         if sandbox.net:
@@ -610,7 +606,9 @@ def wrap(
             "--",
         ]
     args += [SHELL, "-c", _INNER, "sh", *command]
-    return [SHELL, "-c", _OUTER, "sh", *_default_signals(), *args]
+    if watch_fd is not None:
+        return [SHELL, "-c", _WATCHED, "sh", str(watch_fd), *args]
+    return [SHELL, "-c", _OUTER, "sh", *args]
 
 
 def exit_status(returncode: int) -> int:
