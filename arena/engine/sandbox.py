@@ -475,7 +475,7 @@ bot that closes its stdout or stdin would not be seen doing so."""
 
 _WATCHED = (
     "exec 3<&0 4>&1 0</dev/null 1>/dev/null; "
-    '(exec 3<&- 4>&- 2>/dev/null; read x < "/proc/self/fd/$1"; kill -KILL -$$) & '
+    '(exec 3<&- 4>&- 2>/dev/null 5<"/proc/self/fd/$1"; read x <&5; kill -KILL -$$) & '
     'shift; exec "$@"'
 )
 """:data:`_OUTER` with a reaper: a subshell in the bot's process group that reads
@@ -483,7 +483,8 @@ fd ``$1``, the read end of a pipe whose other end only the arena holds, and kill
 the whole group when that pipe ends, that is, when the arena (or its worker)
 has died. The group is the one the wrapper leads (``-$$``: the caller starts it
 in a session of its own); a wrapper that leads none kills nothing. The reaper
-holds none of the bot's pipes, stderr included.
+holds none of the bot's pipes, stderr included, and a pipe it cannot open ends
+it without a kill.
 
 Why: bwrap killed between its ``clone`` and its child's set-up leaves that child
 waiting forever for a go that never comes (bubblewrap issue #633), outside the
