@@ -110,14 +110,24 @@ def digest() -> str:
     return h.hexdigest()[:16]
 
 
+def _compilers() -> list[str]:
+    """The C compilers ``pycc`` may use: ``$CC``, else ``cc``, and ``gcc``."""
+    return list(dict.fromkeys((os.environ.get("CC", "cc"), "cc", "gcc")))
+
+
+def _headers() -> Path | None:
+    include = sysconfig.get_paths().get("include")
+    return Path(include) / "Python.h" if include else None
+
+
 def missing_tools() -> str | None:
     """Why the module cannot be built here (no C compiler, no Python headers), or
     ``None``: said before compiling, since ``pycc`` finds out only at its last step."""
-    if not any(shutil.which(cc) for cc in (os.environ.get("CC", "cc"), "cc", "gcc")):
+    if not any(shutil.which(cc) for cc in _compilers()):
         return "no C compiler (cc or gcc) on PATH"
-    include = sysconfig.get_paths().get("include")
-    if not include or not (Path(include) / "Python.h").is_file():
-        return f"no Python headers (Python.h) in {include}"
+    headers = _headers()
+    if headers is None or not headers.is_file():
+        return f"no Python headers (Python.h) in {sysconfig.get_paths().get('include')}"
     return None
 
 
@@ -125,14 +135,12 @@ def tool_paths() -> list[Path]:
     """Where the compiler and the headers :func:`missing_tools` looks for would
     appear: a preparation that found them missing names these as absent, so that
     installing them (``apt-get install gcc python3-dev``) prepares again."""
-    names = dict.fromkeys((os.environ.get("CC", "cc"), "cc", "gcc"))
+    names = _compilers()
     paths = [Path(n) for n in names if os.path.isabs(n)]
     for folder in os.environ.get("PATH", os.defpath).split(os.pathsep):
         paths += [Path(folder, n) for n in names if folder and os.sep not in n]
-    include = sysconfig.get_paths().get("include")
-    if include:
-        paths.append(Path(include) / "Python.h")
-    return paths
+    headers = _headers()
+    return [*paths, headers] if headers is not None else paths
 
 
 def module_path(folder: Path) -> Path:
