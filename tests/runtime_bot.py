@@ -1,0 +1,94 @@
+"""A bot that tries what language runtimes do at start-up, then plays the first legal action.
+
+    python runtime_bot.py CHECK[=ARG] ...
+
+Each check runs before the handshake and reports one stderr line
+``RUNTIME <check> ok`` or ``RUNTIME <check> failed: <why>``:
+
+* ``reserve=MB``: reserve MB of address space without touching it (as a JVM
+  reserves its heap and class space, or Go and Node their arenas);
+* ``shm``: a :mod:`multiprocessing` lock (a POSIX semaphore in ``/dev/shm``)
+  and a pool of two processes; then a file of its own in ``/dev/shm``;
+* ``read=PATH``: read the file PATH (or list the folder PATH);
+* ``absent=PATH``: PATH must not exist for it;
+* ``env=NAME``: the variable NAME must be set.
+"""
+
+from __future__ import annotations
+
+import json
+import mmap
+import multiprocessing
+import os
+import sys
+
+
+def square(x: int) -> int:
+    return x * x
+
+
+def check(word: str) -> None:
+    name, _, arg = word.partition("=")
+    if name == "reserve":
+        size = int(arg) << 20
+        flags = mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS | getattr(mmap, "MAP_NORESERVE", 0)
+        region = mmap.mmap(-1, size, flags=flags, prot=0)  # PROT_NONE: reserved, not usable
+        region.close()
+    elif name == "shm":
+        lock = multiprocessing.Lock()
+        with lock:
+            pass
+        with multiprocessing.get_context("fork").Pool(2) as pool:
+            assert pool.map(square, range(4)) == [0, 1, 4, 9]
+        path = f"/dev/shm/runtime-bot-{os.getpid()}"
+        with open(path, "w") as f:
+            f.write("mine")
+        os.unlink(path)
+    elif name == "read":
+        if os.path.isdir(arg):
+            os.listdir(arg)
+        else:
+            with open(arg, "rb") as f:
+                f.read()
+    elif name == "absent":
+        if os.path.lexists(arg):
+            raise RuntimeError(f"{arg} exists")
+    elif name == "env":
+        if arg not in os.environ:
+            raise RuntimeError(f"${arg} is not set")
+    else:
+        raise ValueError(f"unknown check {name!r}")
+
+
+def main() -> None:
+    for word in sys.argv[1:]:
+        try:
+            check(word)
+        except Exception as exc:  # every failure is the report, whatever its kind
+            print(f"RUNTIME {word} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+        else:
+            print(f"RUNTIME {word} ok", file=sys.stderr)
+    sys.stderr.flush()
+    for line in sys.stdin:
+        if not line.strip():
+            continue
+        msg = json.loads(line)
+        kind = msg["type"]
+        if kind == "hello":
+            reply = {"type": "identity", "id": msg["id"], "protocol": 1, "name": "runtime"}
+            reply |= {"author": "tests", "version": "1", "games": ["kamisado", "sekigahara"]}
+        elif kind == "newgame":
+            reply = {"type": "ready", "id": msg["id"]}
+        elif kind == "ping":
+            reply = {"type": "pong", "id": msg["id"]}
+        elif kind == "go":
+            reply = {"type": "action", "id": msg["id"], "action": msg["legal"][0]}
+        elif kind == "quit":
+            return
+        else:
+            continue
+        print(json.dumps(reply, separators=(",", ":")), flush=True)
+
+
+if __name__ == "__main__":
+    main()
