@@ -11,7 +11,9 @@ Each check runs before the handshake and reports one stderr line
   and a pool of two processes; then a file of its own in ``/dev/shm``;
 * ``read=PATH``: read the file PATH (or list the folder PATH);
 * ``absent=PATH``: PATH must not exist for it;
-* ``env=NAME``: the variable NAME must be set.
+* ``env=NAME``: the variable NAME must be set;
+* ``etc=FILE``: write to FILE the paths (relative to ``/etc``) of every regular
+  file under ``/etc`` it can read, one a line (links not followed).
 """
 
 from __future__ import annotations
@@ -53,6 +55,15 @@ def check(word: str) -> None:
     elif name == "absent":
         if os.path.lexists(arg):
             raise RuntimeError(f"{arg} exists")
+    elif name == "etc":
+        readable = []
+        for folder, _, files in os.walk("/etc"):
+            for file in files:
+                path = os.path.join(folder, file)
+                if os.path.isfile(path) and not os.path.islink(path) and os.access(path, os.R_OK):
+                    readable.append(os.path.relpath(path, "/etc"))
+        with open(arg, "w") as f:
+            f.write("".join(f"{p}\n" for p in sorted(readable)))
     elif name == "env":
         if arg not in os.environ:
             raise RuntimeError(f"${arg} is not set")
