@@ -1,9 +1,10 @@
 """A bot that tries what language runtimes do at start-up, then plays the first legal action.
 
-    python runtime_bot.py CHECK[=ARG] ...
+    python runtime_bot.py [strict] CHECK[=ARG] ...
 
 Each check runs before the handshake and reports one stderr line
-``RUNTIME <check> ok`` or ``RUNTIME <check> failed: <why>``:
+``RUNTIME <check> ok`` or ``RUNTIME <check> failed: <why>``; with ``strict``
+a failed check ends the bot (status 3) before it answers anything:
 
 * ``reserve=MB``: reserve MB of address space without touching it (as a JVM
   reserves its heap and class space, or Go and Node their arenas);
@@ -12,6 +13,8 @@ Each check runs before the handshake and reports one stderr line
 * ``read=PATH``: read the file PATH (or list the folder PATH);
 * ``absent=PATH``: PATH must not exist for it;
 * ``env=NAME``: the variable NAME must be set;
+* ``cwd=PATH``: it must start in PATH;
+* ``user=NAME``: it must run as the user NAME;
 * ``etc=FILE``: write to FILE the paths (relative to ``/etc``) of every regular
   file under ``/etc`` it can read, one a line (links not followed).
 """
@@ -64,6 +67,14 @@ def check(word: str) -> None:
                     readable.append(os.path.relpath(path, "/etc"))
         with open(arg, "w") as f:
             f.write("".join(f"{p}\n" for p in sorted(readable)))
+    elif name == "cwd":
+        if os.getcwd() != arg:
+            raise RuntimeError(f"started in {os.getcwd()}")
+    elif name == "user":
+        import pwd
+
+        if pwd.getpwuid(os.getuid()).pw_name != arg:
+            raise RuntimeError(f"runs as uid {os.getuid()}")
     elif name == "env":
         if arg not in os.environ:
             raise RuntimeError(f"${arg} is not set")
@@ -72,11 +83,15 @@ def check(word: str) -> None:
 
 
 def main() -> None:
-    for word in sys.argv[1:]:
+    words = sys.argv[1:]
+    strict = words[:1] == ["strict"]
+    for word in words[strict:]:
         try:
             check(word)
         except Exception as exc:  # every failure is the report, whatever its kind
             print(f"RUNTIME {word} failed: {type(exc).__name__}: {exc}", file=sys.stderr)
+            if strict:
+                sys.exit(3)
         else:
             print(f"RUNTIME {word} ok", file=sys.stderr)
     sys.stderr.flush()
