@@ -12,6 +12,7 @@ a failed check ends the bot (status 3) before it answers anything:
   and a pool of two processes; then a file of its own in ``/dev/shm``;
 * ``read=PATH``: read the file PATH (or list the folder PATH);
 * ``absent=PATH``: PATH must not exist for it;
+* ``nothing=PATH``: PATH must not exist, or show nothing (empty, or unreadable);
 * ``env=NAME``: the variable NAME must be set;
 * ``cwd=PATH``: it must start in PATH;
 * ``user=NAME``: it must run as the user NAME;
@@ -67,6 +68,14 @@ def check(word: str) -> None:
                     readable.append(os.path.relpath(path, "/etc"))
         with open(arg, "w") as f:
             f.write("".join(f"{p}\n" for p in sorted(readable)))
+    elif name == "nothing":
+        try:
+            with open(arg, "rb") as f:
+                if f.read(1):
+                    raise RuntimeError(f"{arg} shows its content")
+        except (FileNotFoundError, PermissionError, IsADirectoryError):
+            if os.path.isdir(arg) and os.listdir(arg):
+                raise RuntimeError(f"{arg} shows its files") from None
     elif name == "cwd":
         if os.getcwd() != arg:
             raise RuntimeError(f"started in {os.getcwd()}")

@@ -207,3 +207,30 @@ def test_grants_under_etc_and_the_system_paths_are_mounted() -> None:
     checks = [f"read={p}" for p in grants]
     got = attempt(*checks, sandbox=Sandbox(mode="bwrap", ro=grants))
     assert all(got[c] == "ok" for c in checks), got
+
+
+@pytest.fixture
+def no_view(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No copy of ``/etc`` could be made: the real one is bound, its secrets covered."""
+
+    def fresh() -> None:
+        sandbox_module._system_args.cache_clear()
+
+    monkeypatch.setattr(sandbox_module, "etc_view", lambda: None)
+    fresh()
+    yield
+    monkeypatch.undo()
+    fresh()
+
+
+@pytest.mark.usefixtures("no_view")
+def test_without_a_view_etc_is_bound_with_its_secrets_covered() -> None:
+    secrets = ["shadow", "gshadow", "machine-id", "ssl/private"]
+    covered = [f"nothing=/etc/{p}" for p in secrets if os.path.lexists(f"/etc/{p}")]
+    shown = ["read=/etc/passwd", "read=/etc/ld.so.cache"]
+    got = attempt(*covered, *shown, sandbox=Sandbox(mode="bwrap"))
+    assert covered and all(got[c] == "ok" for c in covered), got
+    assert all(got[c] == "ok" for c in shown), got
+    if os.path.exists("/etc/machine-id"):  # a grant of a covered name shows it after all
+        grant = Sandbox(mode="bwrap", ro=["/etc/machine-id"])
+        assert attempt("read=/etc/machine-id", sandbox=grant)["read=/etc/machine-id"] == "ok"
