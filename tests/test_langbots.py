@@ -57,31 +57,22 @@ def folder_for(root: Path, name: str, *sources: str) -> Path:
     return folder
 
 
+JDK = "(Debian: openjdk-17-jdk-headless)"
+
+
 def java_jar(root: Path) -> list[str]:
-    javac, jar = (
-        needs.tool("javac", what="javac (Debian: openjdk-17-jdk-headless)"),
-        needs.tool("jar", what="jar (Debian: openjdk-17-jdk-headless)"),
-    )
-    java = needs.tool("java", what="java (Debian: openjdk-17-jdk-headless)")
+    javac = needs.tool("javac", what=f"javac {JDK}")
+    jar = needs.tool("jar", what=f"jar {JDK}")
+    java = needs.tool("java", what=f"java {JDK}")
     folder = folder_for(root, "java-jar", "java/Bot.java")
     build(javac, "-d", "classes", "Bot.java", cwd=folder)
-    build(
-        jar,
-        "--create",
-        "--file",
-        "bot.jar",
-        "--main-class",
-        "Bot",
-        "-C",
-        "classes",
-        ".",
-        cwd=folder,
-    )
+    manifest = ["--main-class", "Bot"]
+    build(jar, "--create", "--file", "bot.jar", *manifest, "-C", "classes", ".", cwd=folder)
     return [java, "-jar", str(folder / "bot.jar")]
 
 
 def java_source(root: Path) -> list[str]:
-    java = needs.tool("java", what="java (Debian: openjdk-17-jdk-headless)")
+    java = needs.tool("java", what=f"java {JDK}")
     folder = folder_for(root, "java-source", "java/LauncherBot.java")
     return [java, str(folder / "LauncherBot.java")]
 
@@ -105,7 +96,7 @@ def go(root: Path) -> list[str]:
         "bot",
         "bot.go",
         cwd=folder,
-        env={"GOCACHE": str(cache), "GO111MODULE": "off"},
+        env={"GOCACHE": str(cache)},
     )
     return [str(folder / "bot")]
 
