@@ -234,3 +234,24 @@ def test_without_a_view_etc_is_bound_with_its_secrets_covered() -> None:
     if os.path.exists("/etc/machine-id"):  # a grant of a covered name shows it after all
         grant = Sandbox(mode="bwrap", ro=["/etc/machine-id"])
         assert attempt("read=/etc/machine-id", sandbox=grant)["read=/etc/machine-id"] == "ok"
+
+
+def test_the_help_the_play_line_and_protocol_md_say_the_same_of_memory() -> None:
+    """``--memory-mb`` was documented as an address-space limit, which under a
+    cgroup it no longer is."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    for verb in ("check-bot", "play"):
+        shown = " ".join(CliRunner().invoke(main, [verb, "--help"]).output.split())
+        assert "its processes together where a cgroup counts them" in shown, verb
+        assert "else address space per process" in shown, verb
+    from arena.cli.play import _confinement_text
+    from arena.engine.sandbox import SandboxRecord
+
+    line = _confinement_text(SandboxRecord(mode="bwrap", bound="rlimit"))
+    assert "bounded by rlimits (address space per process" in line, line
+    text = " ".join((HERE.parent / "protocol.md").read_text().split())
+    assert "no process has an address-space limit" in text
+    assert "bounded by rlimits" in text and "bounded by a cgroup" in text
