@@ -8,6 +8,7 @@ within its deadline plus one second, measured here with ``time.monotonic``.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import subprocess
 import sys
@@ -165,7 +166,11 @@ async def test_env_is_scrubbed(tmp_path, monkeypatch):
     assert names <= {"PATH", "HOME", "LANG", "BOT_LEVEL", "LC_CTYPE", "PWD"}
 
 
-async def test_resource_limits_are_applied(tmp_path):
+@pytest.mark.parametrize("mode", ["none", "auto"])
+async def test_resource_limits_are_applied(tmp_path, mode):
+    """Every rlimit, but the address space only where no cgroup counts the bot's
+    memory as a whole (a JVM reserves far more than it uses: issue 34)."""
+    tmp_path.chmod(0o755)  # a root arena's sandboxed bot runs as nobody
     script = tmp_path / "limits.py"
     script.write_text(
         textwrap.dedent(
@@ -183,10 +188,17 @@ async def test_resource_limits_are_applied(tmp_path):
         )
     )
     limits = ResourceLimits(memory_bytes=2 << 30, cpu_seconds=100, file_size=1 << 20)
-    cfg = EngineConfig(name="lim", command=[sys.executable, str(script)], limits=limits)
+    cfg = EngineConfig(
+        name="lim",
+        command=[sys.executable, str(script)],
+        limits=limits,
+        sandbox=Sandbox(mode=mode),
+    )
     async with Engine(cfg) as engine:
         ident = await engine.start("kamisado", "standard")
-    assert eval(ident.version) == [2 << 30, 100, 1 << 20, 0]
+        bound = engine.sandbox_bound
+    address_space = resource.RLIM_INFINITY if bound == "cgroup" else 2 << 30
+    assert eval(ident.version) == [address_space, 100, 1 << 20, 0]
 
 
 # -- faults at start ---------------------------------------------------------

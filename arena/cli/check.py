@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -10,9 +12,22 @@ from arena.cli.app import FiniteFloat, friendly_errors, main
 from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
+if TYPE_CHECKING:
+    from arena.engine.bot import EngineConfig
+
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.option(
+    "--from",
+    "from_file",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help=(
+        "Check the entry NAME of this tournament file (COMMAND is then NAME) as the "
+        "tournament starts it: its command, cwd, env, grants, [limits] and [sandbox]."
+    ),
+)
 @click.option(
     "--game",
     "game_name",
@@ -38,6 +53,7 @@ from arena.games import get_game
 @friendly_errors
 def check_bot(
     command: tuple[str, ...],
+    from_file: Path | None,
     game_name: str | None,
     timeout: float,
     games: int,
@@ -55,6 +71,9 @@ def check_bot(
     the strongest built-in bot for the game; the first fault is shown with the
     game, the ply and the position the bot faced. They check legality, not
     strength: their results are shown by seat.
+
+    arena check-bot --from FILE.toml NAME checks the tournament's entry NAME
+    exactly as the tournament starts it (its game, unless --game says another).
     """
     from arena.match.clock import TimeControl
     from arena.tools.compliance import run_checks
@@ -62,7 +81,13 @@ def check_bot(
     if game_name is not None:
         get_game(game_name)
     TimeControl.parse(tc)
-    limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
+    entry = None
+    if from_file is not None:
+        entry, game = _entry(from_file, command)
+        game_name = game_name or game
+        limits, box = entry.limits, entry.sandbox
+    else:
+        limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
     sys.exit(
         run_checks(
             list(command),
@@ -73,8 +98,40 @@ def check_bot(
             echo=click.echo,
             limits=limits,
             sandbox=box,
+            entry=entry,
         )
     )
+
+
+LIMIT_OPTIONS = ("memory_mb", "cpu_seconds", "file_size_mb", "processes")
+
+
+def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str]:
+    """The engine configuration of entry ``words[0]`` of the tournament file ``path``,
+    as its tournament builds it (``--sandbox`` given wins over the file's mode, as for
+    ``arena run``), and the file's game. The limit options may not be given: the
+    file's ``[limits]`` are what is checked."""
+    from arena.backends.slots import engine_config
+    from arena.plan.config import load_config
+    from arena.tournament import _confined
+
+    ctx = click.get_current_context()
+    given = [f"--{o.replace('_', '-')}" for o in LIMIT_OPTIONS if _given(ctx, o)]
+    if given:
+        raise click.UsageError(f"{', '.join(given)}: with --from, the file's [limits] apply")
+    if len(words) != 1:
+        raise click.UsageError(f"with --from, give one entry name, got {len(words)} words")
+    config = load_config(path)
+    names = [bot.name for bot in config.bots]
+    if words[0] not in names:
+        raise click.UsageError(f"{path}: no entry {words[0]!r} (its entries: {', '.join(names)})")
+    mode = ctx.params["sandbox"] if _given(ctx, "sandbox") else None
+    config = _confined(config, mode, Path("results"))
+    return engine_config(config, words[0]), config.game
+
+
+def _given(ctx: click.Context, name: str) -> bool:
+    return ctx.get_parameter_source(name) is click.core.ParameterSource.COMMANDLINE
 
 
 @main.command()

@@ -79,7 +79,10 @@ def confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(0),
             default=d.memory_mb,
             show_default=True,
-            help="Address-space limit per bot (0: none).",
+            help=(
+                "Memory per bot: its processes together where a cgroup counts them, "
+                "else address space per process (0: none)."
+            ),
         ),
         click.option(
             "--cpu-seconds",
@@ -100,7 +103,10 @@ def confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
             type=click.IntRange(0),
             default=d.processes or 0,
             show_default=True,
-            help="RLIMIT_NPROC, counted per user (0: none).",
+            help=(
+                "Processes per bot where a cgroup counts them, "
+                "else RLIMIT_NPROC counted per user (0: none)."
+            ),
         ),
     ]
     for option in reversed(options):

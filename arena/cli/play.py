@@ -161,6 +161,6 @@ def _confinement_text(box: SandboxRecord) -> str:
     user = f"user {box.user}" if box.user else "the arena's user"
     bound = {
         "cgroup": "a cgroup (memory and processes of the whole bot)",
-        "rlimit": "rlimits (memory per process, processes per user)",
+        "rlimit": "rlimits (address space per process, processes per user)",
     }.get(box.bound, "-")
     return f"bwrap, {user}, bounded by {bound}"

@@ -179,7 +179,8 @@ class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
     and ignores for root; a sandboxed bot under a root arena runs as an
     unprivileged user, and where a cgroup bounds the bot (``arena/engine/cgroups.py``)
     its ``pids.max`` replaces RLIMIT_NPROC and ``memory_bytes`` bounds its
-    memory as a whole, besides each process's address space.
+    memory as a whole instead of each process's address space (RLIMIT_AS, which
+    only the rlimit fallback and an unconfined bot get).
     ``core_bytes`` defaults to 0 so crashing bots leave no core files.
     """
 
@@ -684,7 +685,11 @@ class Engine:
             join_fds += self._cgroup.join_fds()
             self.sandbox_bound = "cgroup"
             # pids.max counts this bot alone; RLIMIT_NPROC would count every bot of the user.
-            limits = [t for t in limits if t[0] != resource.RLIMIT_NPROC]
+            # The group's memory limit counts the pages the bot uses; RLIMIT_AS would count
+            # the address space it reserves, far more for a runtime (a JVM reserves its heap
+            # and class space up front: `java -jar` did not start under 2 GiB of it).
+            unbounded = (resource.RLIMIT_NPROC, resource.RLIMIT_AS)
+            limits = [t for t in limits if t[0] not in unbounded]
         else:
             self.sandbox_bound = "rlimit"
         pass_fds.append(seccomp_fd(refuse_memfd=self._cgroup is None))

@@ -7,14 +7,16 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
   the tournament grants ``sandbox_net``;
 * **an allow-list file system** (issue 22): bwrap's root is an empty tmpfs into
   which only this is bound, read-only: the system runtime (``/usr``, ``/bin``,
-  ``/sbin``, ``/lib*``), an allow-list of ``/etc`` (:data:`ETC`: no shadow
-  files, private keys or sudoers), a minimal ``/dev``, a ``/proc`` of its own,
+  ``/sbin``, ``/lib*``), what every user may read of ``/etc`` less its secrets
+  (:data:`ETC_HIDDEN`: no shadow files, private keys or sudoers), a minimal
+  ``/dev``, a ``/proc`` of its own,
   the arena's interpreter prefix and ``arena`` package, the bot's own paths
   (its working directory, its program's folder, files named on its command
   line: :func:`shown`) and its ``sandbox_ro`` grants; ``sandbox_rw`` grants are
   writable, and ``/tmp`` is a fresh, size-bounded tmpfs per process (its
-  ``HOME``). No other entrant's folder, no results folder (hidden even under a
-  grant), no homes, and so no socket file outside the bot's own grants;
+  ``HOME``), as is ``/dev/shm`` (both open to every user, mode 1777). No
+  other entrant's folder, no results folder (hidden even under a grant), no
+  homes, and so no socket file outside the bot's own grants;
 * **an unprivileged user and a seccomp filter** (``arena/engine/confine.py``), and a
   cgroup per bot bounding its memory and processes as a whole where the
   machine gives one (``arena/engine/cgroups.py``);
@@ -35,7 +37,9 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
+import stat
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
@@ -221,48 +225,38 @@ def resolve(mode: str, warn: Callable[[str], None] = _warn_stderr) -> Literal["b
 
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")
 """The system runtime, shown read-only (a symlink into ``/usr`` stays one)."""
-ETC = (
-    "alternatives",
-    "ca-certificates",
-    "ca-certificates.conf",
-    "crypto-policies",
-    "debian_version",
-    "fonts",
-    "gai.conf",
-    "group",
-    "host.conf",
-    "hostname",
-    "hosts",
-    "ld.so.cache",
-    "ld.so.conf",
-    "ld.so.conf.d",
-    "locale.alias",
-    "locale.conf",
-    "localtime",
-    "lsb-release",
-    "magic",
-    "mime.types",
-    "nsswitch.conf",
-    "os-release",
-    "passwd",
-    "pki/tls/certs",
-    "pki/ca-trust/extracted",
-    "protocols",
-    "python3",
-    "resolv.conf",
-    "services",
-    "ssl/certs",
-    "ssl/openssl.cnf",
-    "terminfo",
-    "timezone",
-    "xdg",
-    "inputrc",
+ETC_HIDDEN = (
+    "shadow",
+    "shadow-",
+    "gshadow",
+    "gshadow-",
+    "sudoers",
+    "sudoers.d",
+    "ssh/ssh_host_*key",
+    "ssl/private",
+    "pki/*/private",
+    "machine-id",
+    "security/opasswd",
+    "krb5.keytab",
+    "credstore",
+    "credstore.encrypted",
+    "NetworkManager/system-connections",
+    "wireguard",
+    "ipsec.secrets",
+    "ipsec.d/private",
+    "ppp/*-secrets",
+    "letsencrypt",
 )
-"""What a bot sees of ``/etc``: an allow-list of what programs read (the dynamic
-linker's cache, users and groups without their passwords, name service, time
-zone, public certificates, ``alternatives`` symlinks). No ``shadow`` or
-``gshadow``, no private keys (``ssl/private``, ``ssh``), no ``sudoers``, no
-machine id."""
+"""What a bot never sees of ``/etc`` (``fnmatch`` patterns of paths relative to it),
+even where its mode lets everyone read it: passwords and their hashes, who may
+become root, host and TLS private keys, the machine's id and stored
+credentials. The rest of ``/etc`` that every user may read is shown (:func:`etc_view`):
+what language runtimes read there (``java-17-openjdk``, ``mono``, certificates,
+time zone and locale data, the dynamic linker's cache, ``alternatives``, mime
+types...) is no secret from an unprivileged user, and a list of it would always
+miss some runtime's."""
+ETC_FILE_MAX = 64 << 20
+"""A file of ``/etc`` larger than this is left out of the view (which lives in memory)."""
 NOT_SHOWN = ("/etc", "/proc", "/dev", "/sys", "/run")
 """Never bound in as a bot's own folder: what the sandbox gives of these is all it sees."""
 
@@ -277,7 +271,7 @@ def _parents(path: str, made: set[str]) -> list[str]:
     parts = path.split("/")
     for depth in range(2, len(parts)):
         folder = "/".join(parts[:depth])
-        if folder not in made and not _under(folder, SYSTEM):
+        if folder not in made and not _under(folder, (*SYSTEM, "/etc")):  # see _stand_in
             made.add(folder)
             args += ["--perms", "0755", "--dir", folder]
     return args
@@ -303,15 +297,20 @@ def _view_folder() -> str:
 
 @functools.cache
 def etc_view() -> str | None:
-    """A copy of the allow-listed ``/etc`` (:data:`ETC`), made once per arena
-    (its worker processes :func:`inherit` it).
+    """A copy of what every user may read of ``/etc`` less :data:`ETC_HIDDEN`, made
+    once per arena (its worker processes :func:`inherit` it).
 
-    One bind of this folder instead of one per entry: each bind costs bwrap a
-    mount and a pass over the mount table, and two dozen of them doubled a
-    bot's start-up. Symbolic links are copied as links (``alternatives``,
-    ``ssl/certs`` point into ``/usr``); a link elsewhere (``resolv.conf`` into
-    ``/run``) is copied as the file it names. ``None`` when it cannot be made.
-    The copy lives in a memory file system where there is one (:data:`VIEW_FOLDERS`).
+    A copy, not a bind of ``/etc`` with the secrets covered: one bind costs bwrap
+    a mount and a pass over the mount table, and each covered name would cost
+    another; and a copy shows only what everyone may read (a file only its
+    owner or group may read is not there at all). Folders keep their modes,
+    files too (less set-user-ID bits). Symbolic links are copied as links when
+    they lead into the system runtime, ``/etc``, ``/proc`` or ``/dev``
+    (``alternatives``, ``localtime``, ``mtab``); a link elsewhere
+    (``resolv.conf`` into ``/run``) is copied as the file it names, if everyone
+    may read it. Sockets, pipes and devices are left out. ``None`` when it
+    cannot be made. The copy lives in a memory file system where there is one
+    (:data:`VIEW_FOLDERS`).
     """
     import atexit
     import tempfile
@@ -325,42 +324,88 @@ def etc_view() -> str | None:
         root = tempfile.mkdtemp(prefix=f"arena-etc-{os.getpid()}-", dir=folder)
         atexit.register(shutil.rmtree, root, True)
         view = os.path.join(root, "etc")
-        os.mkdir(view, 0o755)
-        os.chmod(view, 0o755)  # whatever the umask: the bot's user reads it
-        for name in ETC:
-            source, target = f"/etc/{name}", os.path.join(view, name)
-            if not os.path.exists(source):
-                continue
-            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
-            if os.path.islink(source) and _under(os.path.realpath(source), SYSTEM):
-                os.symlink(os.readlink(source), target)
-            elif os.path.isdir(source):
-                _copy_tree(source, target)
-            else:
-                shutil.copyfile(source, target)
-                os.chmod(target, 0o644)
+        _copy_visible("/etc", view, "")
+        os.chmod(view, 0o755)  # whatever /etc's mode: the bot's user reads it
     except OSError:
         return None
     return view
 
 
-def _copy_tree(source: str, target: str) -> None:
-    """``shutil.copytree(source, target, symlinks=True)`` without its ``copystat``
-    of every entry (times and extended attributes, a handful of system calls
-    each): ``alternatives`` alone holds hundreds of links, and the copy was most
-    of the view's 60 ms. Modes are kept, so what its owner alone could read stays so."""
-    os.mkdir(target)
+@functools.cache
+def _etc_hidden() -> re.Pattern[str]:
+    """:data:`ETC_HIDDEN` as one expression: one match per entry of ``/etc``."""
+    import fnmatch
+
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in ETC_HIDDEN))
+
+
+def _copy_visible(source: str, target: str, relative: str) -> None:
+    """Copy what every user may read of the folder ``source`` to ``target``.
+
+    Without ``copystat`` of every entry (times and extended attributes, a handful
+    of system calls each): ``alternatives`` alone holds hundreds of links.
+    """
+    hidden = _etc_hidden()
+    os.mkdir(target, 0o700)
     with os.scandir(source) as entries:
         for entry in entries:
+            name = relative + entry.name
+            if hidden.match(name):
+                continue
             path = os.path.join(target, entry.name)
-            if entry.is_symlink():
-                os.symlink(os.readlink(entry.path), path)
-            elif entry.is_dir(follow_symlinks=False):
-                _copy_tree(entry.path, path)
-            elif entry.is_file(follow_symlinks=False):
-                shutil.copyfile(entry.path, path)
-                os.chmod(path, entry.stat(follow_symlinks=False).st_mode & 0o777)
+            try:
+                if entry.is_symlink():
+                    _copy_link(source, entry.name, path)
+                    continue
+                st = entry.stat(follow_symlinks=False)
+                if stat.S_ISDIR(st.st_mode) and st.st_mode & 0o005 == 0o005:
+                    _copy_visible(entry.path, path, name + "/")
+                elif stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+                    _copy_file(entry.path, path, st)
+            except (PermissionError, FileNotFoundError):
+                continue  # gone meanwhile, or not even root's to read (a FUSE mount)
     os.chmod(target, os.stat(source).st_mode & 0o777)
+
+
+_LINKED = (*SYSTEM, "/etc", "/proc", "/dev")
+"""Where a link of ``/etc`` may lead and stay a link: paths the sandbox has."""
+
+
+def _copy_link(folder: str, name: str, target: str) -> None:
+    """A link of ``/etc``: kept as a link into the sandbox's own paths, else its file.
+
+    Judged by where it points as written (no resolving of the hundreds of
+    ``alternatives`` links): one that points into :data:`_LINKED` but leads on
+    elsewhere ends at a path the sandbox does not have, as a dangling link does.
+    """
+    link = os.readlink(os.path.join(folder, name))
+    if _under(os.path.normpath(os.path.join(folder, link)), _LINKED):
+        os.symlink(link, target)
+        return
+    try:
+        real = os.path.realpath(os.path.join(folder, name))
+        st = os.stat(real)
+    except OSError:
+        return  # dangling: nothing to show
+    if stat.S_ISREG(st.st_mode) and st.st_mode & 0o004:
+        _copy_file(real, target, st)
+
+
+def _copy_file(source: str, target: str, st: os.stat_result) -> None:
+    """``source``'s bytes and mode (less set-user-ID bits), if not over :data:`ETC_FILE_MAX`."""
+    if st.st_size > ETC_FILE_MAX:
+        return
+    fd_in = os.open(source, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    try:
+        fd_out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        try:
+            while os.sendfile(fd_out, fd_in, None, 1 << 20):
+                pass
+            os.fchmod(fd_out, st.st_mode & 0o755)
+        finally:
+            os.close(fd_out)
+    finally:
+        os.close(fd_in)
 
 
 def _sweep_views(folder: str) -> None:
@@ -391,17 +436,17 @@ def _system_args() -> tuple[str, ...]:
     view = etc_view()
     if view is not None:
         return (*args, "--ro-bind", view, "/etc")
-    made: set[str] = set()  # no copy: one bind per entry (slower, same view)
-    for name in ETC:
-        path = f"/etc/{name}"
-        if not os.path.exists(path):
-            continue
-        target = os.path.realpath(path)
-        args += _parents(path, made)
-        if os.path.islink(path) and _under(target, SYSTEM):
-            args += ["--symlink", os.readlink(path), path]
-        else:  # bound resolved: a link into /run (resolv.conf) shows its file
-            args += ["--ro-bind", target, path]
+    # No copy: /etc itself with the hidden names covered (more mounts per start, and
+    # what only root may read stays there, unreadable to the bot's user).
+    import glob
+
+    args += ["--ro-bind", "/etc", "/etc"]
+    for pattern in ETC_HIDDEN:
+        for path in sorted(glob.glob(f"/etc/{pattern}")):
+            if os.path.isdir(path) and not os.path.islink(path):
+                args += ["--tmpfs", path, "--remount-ro", path]
+            else:
+                args += ["--ro-bind", "/dev/null", path]
     return tuple(args)
 
 
@@ -536,8 +581,9 @@ def wrap(
     """``bwrap OPTIONS -- COMMAND``: ``command`` run in ``cwd`` inside ``sandbox``.
 
     The root is bwrap's own empty tmpfs; only what is listed here is bound in:
-    the system runtime and ``/etc``'s allow-list (:data:`SYSTEM`, :data:`ETC`),
-    a minimal ``/dev``, a ``/proc`` of its own, a private ``/tmp``, the bot's
+    the system runtime and ``/etc`` less its secrets (:data:`SYSTEM`,
+    :func:`etc_view`), a minimal ``/dev``, a ``/proc`` of its own, a private
+    ``/tmp`` and ``/dev/shm``, the bot's
     own paths (:func:`shown`) and its grants. ``cwd`` ``None``: the bot starts
     in its private ``/tmp``. ``seccomp_fd``: a filter from ``arena/engine/confine.py``.
     ``identity``: the ``(uid, gid)`` a root arena's bot runs as; bwrap then runs
@@ -568,6 +614,8 @@ def wrap(
     args += [*_system_args(), "--dev", "/dev", "--proc", "/proc"]
     size = str(sandbox.scratch_bytes)
     args += [
+        "--perms",
+        "1777",
         "--size",
         size,
         "--tmpfs",
@@ -588,6 +636,8 @@ def wrap(
         if not any(path != outer and _under(path, [outer]) for outer in own):  # one suffices
             args += ["--ro-bind", path, path]
     grants = [("--ro-bind", p) for p in sandbox.ro] + [("--bind", p) for p in sandbox.rw]
+    for _, path in grants:
+        _stand_in(path)
     inside = [(how, p) for how, p in grants if _under(os.path.realpath(p), hidden)]
     for how, path in [g for g in grants if g not in inside]:
         args += [how, path, path]
@@ -610,6 +660,25 @@ def wrap(
     if watch_fd is not None:
         return [SHELL, "-c", _WATCHED, "sh", str(watch_fd), *args]
     return [SHELL, "-c", _OUTER, "sh", *args]
+
+
+def _stand_in(path: str) -> None:
+    """An empty stand-in in the ``/etc`` view for a grant under ``/etc`` that the view
+    lacks (a hidden name, a file only its owner may read, one made since), so that
+    bwrap has a place to mount it: the view is read-only inside, where bwrap
+    could not make one (``Can't mkdir /etc/x: Read-only file system``). Without
+    a view the real ``/etc`` is bound, where the granted path exists already."""
+    view = etc_view()
+    if view is None or not _under(path, ["/etc"]) or path == "/etc":
+        return
+    inside = os.path.join(view, os.path.relpath(path, "/etc"))
+    if os.path.lexists(inside):
+        return
+    os.makedirs(os.path.dirname(inside), mode=0o755, exist_ok=True)
+    if os.path.isdir(path):
+        os.makedirs(inside, mode=0o755, exist_ok=True)
+    else:
+        os.close(os.open(inside, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC, 0o644))
 
 
 def exit_status(returncode: int) -> int:

@@ -125,6 +125,10 @@ class Openings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=
 class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """``[limits]``: resource limits applied to each bot process (``None``: none).
 
+    Where a cgroup bounds a sandboxed bot (``arena/engine/cgroups.py``),
+    ``memory_mb`` and ``processes`` hold for the bot's processes together, and
+    no address-space limit is set (a runtime reserves far more than it uses);
+    elsewhere ``memory_mb`` is each process's address space (RLIMIT_AS) and
     ``processes`` is RLIMIT_NPROC, which the kernel counts per *user*, so it is
     off by default.
     """

@@ -243,6 +243,7 @@ async def check_bot(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
+    entry: EngineConfig | None = None,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
@@ -252,10 +253,12 @@ async def check_bot(
     for a bot fault: each one becomes a failed :class:`Check`. Raises
     ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
     the bot as a tournament would (the CLI passes the tournament defaults); ``cwd``
-    is the folder it starts in.
+    is the folder it starts in. ``entry``: a tournament entry's engine
+    configuration, used as it is instead (its command, folder, environment,
+    grants, limits and sandbox; ``arena check-bot --from``).
     """
     rules = get_game(game)
-    config = _config(command, timeout, limits, sandbox, cwd)
+    config = _config(command, timeout, limits, sandbox, cwd, entry)
     checks: list[Check] = []
     await prepare(config.command)  # a built-in bot checked by its command line
     async with Engine(config) as engine:
@@ -280,7 +283,10 @@ def _config(
     limits: ResourceLimits | None,
     sandbox: Sandbox | None,
     cwd: str | None,
+    entry: EngineConfig | None = None,
 ) -> EngineConfig:
+    if entry is not None:  # started as its tournament starts it; stopped as the checks stop it
+        return msgspec.structs.replace(entry, quit_timeout=QUIT_TIMEOUT, term_timeout=0.5)
     return EngineConfig(
         name=Path(command[0]).name if command else "bot",
         command=list(command),
@@ -469,6 +475,7 @@ async def choose_games(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
+    entry: EngineConfig | None = None,
 ) -> GameChoice:
     """The games the bot declares, from one handshake (it is then told to quit).
 
@@ -478,7 +485,7 @@ async def choose_games(
     that first game, whose ``start`` or ``supports`` check then says what is wrong.
     """
     first = game_names()[0]
-    config = _config(command, timeout, limits, sandbox, cwd)
+    config = _config(command, timeout, limits, sandbox, cwd, entry)
     await prepare(config.command)
     async with Engine(config) as engine:
         rules = get_game(first)
@@ -516,6 +523,7 @@ def run_checks(
     echo: Callable[[str], None] = print,
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
+    entry: EngineConfig | None = None,
 ) -> int:
     """Synchronous entry point for ``arena check-bot``: print which game is checked
     and why, one line per check and a summary; return the exit status (0 when every
@@ -524,12 +532,19 @@ def run_checks(
     ``command`` is given as typed in the current folder (``python3 mybot.py``):
     its relative paths are made absolute and the bot starts in its program's
     folder, as ``arena play`` and a tournament entry without ``cwd`` start it.
+    With ``entry`` (a tournament entry, already resolved), ``command`` is not read.
     """
     started = time.monotonic()
-    argv, cwd = program_command(list(command), Path.cwd())
+    if entry is not None:
+        argv, cwd = list(entry.command), entry.cwd
+        command = argv
+    else:
+        argv, cwd = program_command(list(command), Path.cwd())
     if game is None:
         choice = trio.run(
-            lambda: choose_games(argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd)
+            lambda: choose_games(
+                argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd, entry=entry
+            )
         )
     else:
         choice = GameChoice([game], [f"{game}, as --game says"])
@@ -547,6 +562,7 @@ def run_checks(
                 limits=limits,
                 sandbox=sandbox,
                 cwd=cwd,
+                entry=entry,
             )
         )
         for check in checks:
