@@ -21,6 +21,9 @@ from pathlib import Path
 
 import trio
 
+from arena.backends.pool import Pool
+from arena.backends.slots import InProcessPool
+from arena.backends.workers import WorkerPool
 from arena.plan.config import parse_config
 from arena.tournament import Tournament
 
@@ -54,6 +57,20 @@ def cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def worker_cpu(pool: Pool | None) -> float:
+    """CPU seconds the arena's worker processes spent themselves (not their bots).
+
+    Only local worker processes report theirs; the in-process pool has none. Any
+    other pool is refused rather than counted as free: Ray actors are not this
+    process's children, so this benchmark's CPU split cannot hold them.
+    """
+    if isinstance(pool, WorkerPool):
+        return pool.worker_cpu
+    if pool is None or isinstance(pool, InProcessPool):
+        return 0.0
+    raise TypeError(f"bench/tournament.py measures local pools only, not {type(pool).__name__}")
+
+
 def run_once(
     concurrency: int, games: int, variant: str, root: Path, sandbox: str = "auto"
 ) -> dict[str, float]:
@@ -70,7 +87,7 @@ def run_once(
     outcome = trio.run(tournament.run)
     wall = time.perf_counter() - start
     tournament.close()
-    workers = tournament.pool.worker_cpu if tournament.pool is not None else 0.0
+    workers = worker_cpu(tournament.pool)
     arena = cpu(resource.RUSAGE_SELF) - self_cpu + workers
     bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu - workers
     return {
