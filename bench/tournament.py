@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -25,7 +26,7 @@ from arena.backends.pool import Pool
 from arena.backends.slots import InProcessPool
 from arena.backends.workers import WorkerPool
 from arena.plan.config import parse_config
-from arena.tournament import Tournament
+from arena.tournament import RunOutcome, Tournament
 
 # Three instant bots; also used by bench/scale.py.
 TOML = """
@@ -55,6 +56,19 @@ args = ["--seed", "3"]
 def cpu(who: int) -> float:
     usage = resource.getrusage(who)
     return usage.ru_utime + usage.ru_stime
+
+
+def check(outcome: RunOutcome, label: str) -> None:
+    """Stop unless every game was stored and none ended by a fault: bots that cannot
+    start lose every game at once, and the figures would time an arena with nothing to
+    play. Also used by bench/scale.py."""
+    progress = outcome.progress
+    faults = sum(progress.faults.values())
+    if not outcome.complete or faults:
+        sys.exit(
+            f"{label}: {progress.played_now} games played, {faults} ended by a fault "
+            f"(end reasons: {dict(progress.reasons)}); nothing measured"
+        )
 
 
 def worker_cpu(pool: Pool | None) -> float:
@@ -87,6 +101,7 @@ def run_once(
     outcome = trio.run(tournament.run)
     wall = time.perf_counter() - start
     tournament.close()
+    check(outcome, name)
     workers = worker_cpu(tournament.pool)
     arena = cpu(resource.RUSAGE_SELF) - self_cpu + workers
     bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu - workers
