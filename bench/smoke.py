@@ -111,7 +111,7 @@ def problems(folder: Path, table: Mapping[str, list[Run] | StartedBy]) -> dict[s
     no entry, an entry whose script is gone, a bot whose benchmark does not start it
     (its name appears neither in that benchmark's source nor in its smoke arguments)."""
     found = scripts(folder)
-    out = {name: f"no smoke run declared (add one to SMOKE in {__file__})" for name in found}
+    out = {name: "no smoke run declared (add one to SMOKE in bench/smoke.py)" for name in found}
     for name, entry in table.items():
         if name not in found:
             out[name] = "declared in SMOKE, but there is no such script"
@@ -180,7 +180,7 @@ def main(
         if chosen and name not in chosen or name in failed or isinstance(entry, StartedBy):
             continue
         for run in entry:
-            shown = f"{name} {run.args}"
+            shown = f"{name} {run.args}".rstrip()
             reason = missing(run)
             if reason is not None:
                 verdict = "FAILED" if required else "skipped"
