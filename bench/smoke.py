@@ -11,8 +11,8 @@ adding its smoke run. The figures of a smoke run mean nothing; it runs each
 script end to end, in seconds, and each script stops with a non-zero status
 when what it would measure went wrong (its games crashed, a check failed).
 
-One line per run (seconds, ok or FAILED, the command); a failed run's last lines
-follow it. The exit status is non-zero when any run failed, and the last line
+One line per run (seconds, ok or FAILED, the command) and per bot (the benchmark
+that starts it); a failed run's last lines follow its line. The exit status is non-zero when any run failed, and the last line
 names the failed scripts. A run that needs what the machine lacks (the 'ray'
 extra, chromium) is skipped with the reason, and is a failure under
 ``ARENA_REQUIRE_ALL=1``, as in the tests (``tests/needs.py``); ``.ci/run`` sets it.
@@ -177,7 +177,10 @@ def main(
             print(f"{'':>7}  FAILED   {name}: {problem}", flush=True)
             failed.append(name)
     for name, entry in table.items():
-        if chosen and name not in chosen or name in failed or isinstance(entry, StartedBy):
+        if chosen and name not in chosen or name in failed:
+            continue
+        if isinstance(entry, StartedBy):
+            print(f"{'':>7}  {'-':7}  {name}: a bot, started by {entry.script}'s run", flush=True)
             continue
         for run in entry:
             shown = f"{name} {run.args}".rstrip()
@@ -185,7 +188,7 @@ def main(
             if reason is not None:
                 verdict = "FAILED" if required else "skipped"
                 print(f"{'':>7}  {verdict:7}  {shown}: {reason}", flush=True)
-                if required:
+                if required and name not in failed:
                     failed.append(name)
                 continue
             began = time.monotonic()
