@@ -12,9 +12,10 @@ script end to end, in seconds, and each script stops with a non-zero status
 when what it would measure went wrong (its games crashed, a check failed).
 
 One line per run (seconds, ok or FAILED, the command) and per bot (the benchmark
-that starts it); a failed run's last lines follow its line. The exit status is non-zero when any run failed, and the last line
-names the failed scripts. A run that needs what the machine lacks (the 'ray'
-extra, chromium) is skipped with the reason, and is a failure under
+that starts it); a failed run's last lines follow its line. The exit status is
+non-zero when any run failed, and the last line names the failed scripts. A run
+that needs what the machine lacks (the 'ray' extra, chromium) is skipped with
+the reason, and is a failure under
 ``ARENA_REQUIRE_ALL=1``, as in the tests (``tests/needs.py``); ``.ci/run`` sets it.
 
     python bench/smoke.py [-v] [SCRIPT ...]
