@@ -8,15 +8,16 @@ smoke run(s), or, for a script that is not a benchmark itself (a bot a benchmark
 starts), the benchmark whose smoke run starts it. A script that is in neither is
 a failure, named, as is an entry whose script is gone: adding a benchmark means
 adding its smoke run. The figures of a smoke run mean nothing; it runs each
-script end to end, in seconds, and each script stops with a non-zero status
-when what it would measure went wrong (its games crashed, a check failed).
+script end to end, in seconds, and fails when the script exits non-zero (an
+exception, or one of its own checks: the benchmarks that play games stop when
+a game ends by a crash).
 
 One line per run (seconds, ok or FAILED, the command) and per bot (the benchmark
 that starts it); a failed run's last lines follow its line. The exit status is
 non-zero when any run failed, and the last line names the failed scripts. A run
 that needs what the machine lacks (the 'ray' extra, chromium) is skipped with
-the reason, and is a failure under
-``ARENA_REQUIRE_ALL=1``, as in the tests (``tests/needs.py``); ``.ci/run`` sets it.
+the reason, and is a failure under ``ARENA_REQUIRE_ALL=1``, as in the tests
+(``tests/needs.py``); ``.ci/run`` sets it.
 
     python bench/smoke.py [-v] [SCRIPT ...]
 """
