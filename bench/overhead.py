@@ -408,8 +408,8 @@ def report(
     print(
         f"arena's own CPU per decision: {a_cpu_best:.0f} us best batch, {a_cpu:.0f} us median "
         f"(this process's CPU time over the batches, its bots' excluded; {a_cpu - rules:.0f} us "
-        f"without the rules core); fastchess spent {FASTCHESS_CPU_US} us a move beside it "
-        "(issue 39)"
+        f"without the rules core); fastchess: {FASTCHESS_CPU_US} us a move (issue 39's "
+        "measurement, not this run's)"
     )
 
 
