@@ -9,6 +9,7 @@ figure is per core) at each budget, with a fresh ``analysis.sqlite`` and a
 fresh process each time, so no solver table carries over between budgets.
 
     python bench/analysis.py [--games 20] [--budgets 5,20,100] [--keep DIR]
+                             [--variants single,marathon]
 
 Playing the games is not timed; the analysis is the measurement: on a shared
 machine, play the games once (``--keep DIR``), then run the measurement alone
@@ -43,10 +44,10 @@ def tournament_file(
     return toml
 
 
-def play(folder: Path, games: int) -> list[Path]:
+def play(folder: Path, games: int, variants: list[str]) -> list[Path]:
     """Every (variant, pairing) tournament, played unless already stored."""
     out = []
-    for variant in VARIANTS:
+    for variant in variants:
         for label, bots in PAIRINGS.items():
             name = f"{variant}-{label}"
             results = folder / "results" / name
@@ -92,11 +93,17 @@ def main() -> None:
     parser.add_argument("--games", type=int, default=20, help="games per pairing")
     parser.add_argument("--budgets", default="5,20,100", help="ms per position, comma-separated")
     parser.add_argument("--keep", type=Path, default=None, help="folder for the games (reused)")
+    parser.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated")
     args = parser.parse_args()
+    variants = args.variants.split(",")
+    if unknown := set(variants) - set(VARIANTS):
+        parser.error(
+            f"--variants: {', '.join(sorted(unknown))} is not one of {', '.join(VARIANTS)}"
+        )
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-analysis-"))
     folder.mkdir(parents=True, exist_ok=True)
     start = time.monotonic()
-    tournaments = play(folder, args.games)
+    tournaments = play(folder, args.games, variants)
     print(f"games in {folder} ({time.monotonic() - start:.0f} s to play what was missing)")
     print(f"load average {os.getloadavg()[0]:.2f}; one worker process (per core)")
     print("tournament                  budget  games  positions  proven  seconds  positions/s")

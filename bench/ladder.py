@@ -5,7 +5,9 @@ same opening (seeded random ``--plies`` walks, or positions drawn from an
 ``--openings`` book), ``--concurrency`` games at a time. Prints a score table,
 each bot's time per decision and share of its clock used per game (what a
 time manager is judged by), and every fault: a ladder won by forfeits proves
-nothing, so time forfeits are counted and listed.
+nothing, so time forfeits are counted and listed. Any other fault (a crash,
+an illegal action, a bad line) ends the run with a non-zero status: a broken
+bot, not a figure.
 
     python bench/ladder.py [--games 40] [--tc 1+0.05] [--concurrency 2] [--seed 1]
                            [--openings examples/openings/kamisado-standard.txt]
@@ -51,8 +53,8 @@ def opening_for(args: argparse.Namespace, seed: int, book: list[str]) -> State:
 
 def command(name: str, seed: int) -> list[str]:
     """A built-in's command line, or a script path (``bench/baseline_alphabeta.py``)."""
-    if name.endswith(".py"):
-        return [sys.executable, name, "--seed", str(seed)]
+    if name.endswith(".py"):  # bots start in a folder of their own: the path made absolute
+        return [sys.executable, str(Path(name).resolve()), "--seed", str(seed)]
     return [*resolve_builtin(name), "--seed", str(seed)]
 
 
@@ -184,6 +186,9 @@ async def main_async(args: argparse.Namespace) -> None:
     faults = [r for r in records if r.reason in FAULT_REASONS]
     for r in faults:
         print(f"FAULT {r.players} {r.reason}: {r.detail}")
+    broken = [r for r in faults if r.reason != TIME]
+    if broken:  # a time forfeit is a figure of the time manager; a crash is a broken bot
+        sys.exit(f"ladder: {len(broken)} games ended by a crash or a bad line: nothing measured")
 
 
 def main() -> None:

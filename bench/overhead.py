@@ -21,6 +21,12 @@ JSON parser so that its own work stays close to the echo's, and the last line
 separates the rules core's share (observation text and fields, legal actions),
 which belongs to the game rather than to the arena.
 
+The arena's own CPU per decision is printed on its own line: this process's CPU
+time (``time.process_time``: every thread of it, none of its children, so no
+bot's) over the same batches. Wall time can hide CPU behind the bots' turns;
+CPU is what limits how many games a core runs at once, and it is where the
+arena trails fastchess (64 us against 45 us a move when issue 39 measured both).
+
 The bubblewrap sandbox's cost is measured beside it: the same games with both
 bots sandboxed and unconfined (interleaved batches, so the per-decision ratio
 on/off compares like with like), and the start-up cost per bot process: a
@@ -82,6 +88,11 @@ for line in inp:
         out.write(b'{"type":"pong","id":' + line[end + 7 : line.index(b"}", end)] + b'}\n')
     out.flush()
 """
+
+FASTCHESS_CPU_US = 45
+"""fastchess's own CPU per move with instant scripted engines at concurrency 1, measured
+on this project's machine beside the arena (issue 39: the arena spent 64 us then): the
+reference the arena's CPU per decision is compared with, not a figure of this run."""
 
 ECHO = """
 import sys
@@ -342,7 +353,8 @@ async def main_async(args: argparse.Namespace) -> None:
             f"sandboxed: per decision {on_best:.0f} us best batch, {on_med:.0f} us median; "
             f"ratio {on_best / r_best:.2f}x best (unconfined {off_best / r_best:.2f}x); "
             f"sandbox on/off per decision {on_best / off_best:.2f}x best, "
-            f"{on_med / off_med:.2f}x median (target: 1 within noise)"
+            f"{on_med / off_med:.2f}x median (target: 1 within noise); arena's own CPU "
+            f"{statistics.median(b.cpu_us for b in boxed_batches):.0f} us per decision, median"
         )
 
 
@@ -391,6 +403,13 @@ def report(
     print(
         f"of which rules core: {rules:.0f} us per decision (observation text and fields, "
         f"history, legal, apply); without it {(a_best - rules) / r_best:.2f}x best"
+    )
+    a_cpu_best = min(b.cpu_us for b in arena_batches)
+    print(
+        f"arena's own CPU per decision: {a_cpu_best:.0f} us best batch, {a_cpu:.0f} us median "
+        f"(this process's CPU time over the batches, its bots' excluded; {a_cpu - rules:.0f} us "
+        f"without the rules core); fastchess: {FASTCHESS_CPU_US} us a move (issue 39's "
+        "measurement, not this run's)"
     )
 
 

@@ -39,7 +39,15 @@ from arena.plan.config import parse_config
 from arena.tournament import Tournament
 
 sys.path.insert(0, str(Path(__file__).parent))
-from tournament import TOML  # noqa: E402  (the same round robin as bench/tournament.py)
+from tournament import TOML, check  # noqa: E402  (the same round robin as bench/tournament.py)
+
+POOLS = {
+    ("local", 1): "InProcessPool",
+    ("local", 2): "WorkerPool",
+    ("ray", 1): "RayPool",
+    ("ray", 2): "RayPool",
+}
+"""The pool each configuration must play on, by backend and one or more slots."""
 
 Figure = tuple[int, float, float]
 """(games played, wall seconds, actor start-up seconds) of one run."""
@@ -61,10 +69,13 @@ def run_once(label: str, backend: str, slots: int, games: int, variant: str, roo
     outcome = trio.run(tournament.run)
     wall = time.perf_counter() - start
     tournament.close()
-    assert outcome.complete, f"{label}: not every game was stored"
-    startup = getattr(tournament.pool, "startup_seconds", 0.0)
+    check(outcome, label)
+    pool: Any = tournament.pool
+    expected = POOLS[backend, min(slots, 2)]
+    if type(pool).__name__ != expected:  # the figure is of the pool its label names
+        sys.exit(f"{label}: played on {type(pool).__name__}, not {expected}")
+    startup = getattr(pool, "startup_seconds", 0.0)
     if backend == "ray":
-        pool: Any = tournament.pool
         assert len(pool.nodes) == slots, f"{label}: actors on {len(pool.nodes)} nodes"
     return outcome.progress.played_now, wall, startup
 

@@ -15,6 +15,7 @@ and its first games), and one sandboxed start of each compiled bot up to its
 handshake answer (``bot start``).
 
     python bench/startup.py [--runs 5] [--file examples/quick.toml] [--workers N]
+                            [--samples 5] [--bot-starts 3]
 """
 
 from __future__ import annotations
@@ -130,17 +131,19 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--file", type=Path, default=ROOT / "examples" / "quick.toml")
     parser.add_argument("--workers", type=int, default=None)
+    parser.add_argument("--samples", type=int, default=5, help="fresh processes per part")
+    parser.add_argument("--bot-starts", type=int, default=3, help="starts per built-in bot")
     args = parser.parse_args()
     first = prepare_seconds()  # builds the cache if it is not built
     again = prepare_seconds()
     print(f"prepare: first call {first:.3f} s, with the cache built {again:.3f} s")
     print("load average before the runs: {:.2f} {:.2f} {:.2f}".format(*os.getloadavg()))
     for label, code in PARTS.items():
-        times = [in_fresh_process(code) for _ in range(5)]
+        times = [in_fresh_process(code) for _ in range(args.samples)]
         median = statistics.median(times)
-        print(f"arena: {label} {median:.3f} s (median of 5, min {min(times):.3f})")
+        print(f"arena: {label} {median:.3f} s (median of {args.samples}, min {min(times):.3f})")
     for name in ("alphabeta", "mcts"):
-        starts = [bot_start_seconds(name) for _ in range(3)]
+        starts = [bot_start_seconds(name) for _ in range(args.bot_starts)]
         print(f"bot start: {name} answers hello {statistics.median(starts):.3f} s after spawn")
     with tempfile.TemporaryDirectory(prefix="arena-startup-") as tmp:
         os.chmod(tmp, 0o755)

@@ -15,14 +15,18 @@ from __future__ import annotations
 import argparse
 import os
 import resource
+import sys
 import tempfile
 import time
 from pathlib import Path
 
 import trio
 
+from arena.backends.pool import Pool
+from arena.backends.slots import InProcessPool
+from arena.backends.workers import WorkerPool
 from arena.plan.config import parse_config
-from arena.tournament import Tournament
+from arena.tournament import RunOutcome, Tournament
 
 # Three instant bots; also used by bench/scale.py.
 TOML = """
@@ -54,6 +58,33 @@ def cpu(who: int) -> float:
     return usage.ru_utime + usage.ru_stime
 
 
+def check(outcome: RunOutcome, label: str) -> None:
+    """Stop unless every game was stored and none ended by a fault: bots that cannot
+    start lose every game at once, and the figures would time an arena with nothing to
+    play. Also used by bench/scale.py."""
+    progress = outcome.progress
+    faults = sum(progress.faults.values())
+    if not outcome.complete or faults:
+        sys.exit(
+            f"{label}: {progress.played_now} games played, {faults} ended by a fault "
+            f"(end reasons: {dict(progress.reasons)}); nothing measured"
+        )
+
+
+def worker_cpu(pool: Pool | None) -> float:
+    """CPU seconds the arena's worker processes spent themselves (not their bots).
+
+    Only local worker processes report theirs; the in-process pool has none. Any
+    other pool is refused rather than counted as free: Ray actors are not this
+    process's children, so this benchmark's CPU split cannot hold them.
+    """
+    if isinstance(pool, WorkerPool):
+        return pool.worker_cpu
+    if pool is None or isinstance(pool, InProcessPool):
+        return 0.0
+    raise TypeError(f"bench/tournament.py measures local pools only, not {type(pool).__name__}")
+
+
 def run_once(
     concurrency: int, games: int, variant: str, root: Path, sandbox: str = "auto"
 ) -> dict[str, float]:
@@ -70,7 +101,8 @@ def run_once(
     outcome = trio.run(tournament.run)
     wall = time.perf_counter() - start
     tournament.close()
-    workers = tournament.pool.worker_cpu if tournament.pool is not None else 0.0
+    check(outcome, name)
+    workers = worker_cpu(tournament.pool)
     arena = cpu(resource.RUSAGE_SELF) - self_cpu + workers
     bots = cpu(resource.RUSAGE_CHILDREN) - child_cpu - workers
     return {

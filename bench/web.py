@@ -15,6 +15,7 @@ compared:
 
     python bench/web.py [--pages 10 | --pages 1,10] [--tabs] [--think 0.02]
                         [--games-per-pairing 8] [--variant single|standard|long|marathon]
+                        [--floor-seconds 10]
 
 Two ways of opening the pages, modelling two different users:
 
@@ -220,7 +221,25 @@ def run_arena(
     watch.stop.set()
     watch.join()
     out["cpu"] = watch.last
+    assert process.stderr is not None
+    check_games(results, process.returncode, process.stderr.read())
     return out
+
+
+def check_games(results: Path, status: int, stderr: str) -> None:
+    """Stop unless the run ended well and every game ended without a fault: an arena
+    whose bots cannot start plays nothing, and its figures would time that."""
+    from arena.match.record import FAULT_REASONS
+    from arena.storage.store import Store
+
+    if status != 0:
+        sys.exit(f"web bench: arena run exited with {status}: {stderr[-2000:]}")
+    with Store.open_existing(results / "webbench") as store:
+        records = list(store.records())
+    faults = [r for r in records if r.reason in FAULT_REASONS]
+    if not records or faults:
+        first = f", the first: {faults[0].reason}: {faults[0].detail}" if faults else ""
+        sys.exit(f"web bench: {len(faults)} of {len(records)} games ended by a fault{first}")
 
 
 @contextmanager
@@ -515,9 +534,18 @@ def main() -> None:
     parser.add_argument("--think", type=float, default=0.02, help="Seconds per bot move.")
     parser.add_argument("--games-per-pairing", type=int, default=8)
     parser.add_argument("--variant", default="single", help="Match kind of every game.")
+    parser.add_argument(
+        "--floor-seconds", type=float, default=10.0, help="Seconds the empty-page baseline runs."
+    )
     args = parser.parse_args()
     counts = [int(x) for x in args.pages.split(",")]
-    folder = Path(tempfile.mkdtemp(prefix="arena-bench-web-"))
+    with tempfile.TemporaryDirectory(prefix="arena-bench-web-") as tmp:
+        folder = Path(tmp)
+        os.chmod(folder, 0o755)  # a root arena's bots run as nobody: their folder must be readable
+        measure(args, counts, folder)
+
+
+def measure(args: argparse.Namespace, counts: list[int], folder: Path) -> None:
     toml = tournament(folder, args.think, args.games_per_pairing, args.variant)
     print(f"load average: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (noisy figures)")
     print(
@@ -534,7 +562,7 @@ def main() -> None:
         watched = run_arena(toml, folder / f"web{pages}", web=True, pages=pages, tabs=args.tabs)
         report(pages, plain, watched)
     for pages in counts:
-        share, rate, shown = chromium_floor(pages, args.tabs)
+        share, rate, shown = chromium_floor(pages, args.tabs, args.floor_seconds)
         what = f"{pages} empty pages" if not args.tabs else f"{pages} empty tabs ({shown} visible)"
         print(
             f"baseline: {what} changing one number {rate:.0f} times a second: "
