@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import re
 import sys
@@ -28,6 +29,7 @@ from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 
 INFO_BOT = Path(__file__).parent / "info_bot.py"
+SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
 
 
 @pytest.fixture(scope="module")
@@ -194,11 +196,63 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     details = text.split("## Fault details\n", 1)[1]
     assert record.detail in details and "ValueError: boom" in details
     page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
-    # In a cell's text, not only in a hover title; escaped, and the tail is open.
-    assert '<td class="detail">' + record.detail.replace("<", "&lt;").replace(">", "&gt;") in page
-    assert '<details class="stderr" open>' in page and "ValueError: boom" in page
+    # In a cell's text, not only in a hover title; escaped; the tail a click away.
+    escaped = record.detail.replace("<", "&lt;").replace(">", "&gt;")
+    assert f'<summary title="{escaped}">{escaped}</summary>' in page
+    assert '<pre class="stderr">Traceback' in page and "ValueError: boom" in page
     # A clean game's tail is shown too, but only its end: the page stays small.
     assert "x" * 297 + "END" in page and "x" * 300 not in page
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_a_long_fault_detail_keeps_its_row_short(browser, tmp_path: Path, width: int) -> None:
+    """A tournament with one broken entry: each faulted row is as tall as a clean one
+    (its detail one line, cut with an ellipsis), and one click opens the whole detail
+    and the stderr tail."""
+    from browser import overflow, page_at
+
+    detail = "crashy: bot exited with code 3; " + "the last words it wrote were long " * 8
+    with Store.open(tmp_path, name="broken", config_text="", fingerprint="f") as store:
+        for n in range(6):
+            players = ("crashy", "good") if n % 2 else ("good", "crashy")
+            if n % 3:
+                fault = play_random("kamisado", "standard", players, random.Random(n), fault_at=4)
+                fault.detail = detail
+                fault.stderr_tails = ["", ""]
+                fault.stderr_tails[fault.faulty or 0] = "Traceback\nValueError: boom"
+                store.add_game(f"g{n}", f"p{n}", fault)
+            else:
+                store.add_game(
+                    f"g{n}", f"p{n}", play_random("kamisado", "standard", players, random.Random(n))
+                )
+    write_reports(tmp_path)
+    with page_at(browser, width) as (page, errors):
+        page.goto((tmp_path / HTML_NAME).as_uri())
+        heights = page.evaluate(
+            "() => [...document.querySelectorAll('tr.game')].map(r => "
+            "[r.classList.contains('fault'), r.getBoundingClientRect().height])"
+        )
+        clean = [h for fault, h in heights if not fault]
+        faulted = [h for fault, h in heights if fault]
+        assert len(faulted) == 4 and clean
+        assert max(faulted) <= max(clean) * 1.5, heights  # one or two lines, never ten
+        summary = page.locator("tr.fault td.detail summary").first
+        assert summary.inner_text() == detail.strip()  # the whole text, cut by CSS alone
+        assert summary.evaluate("e => e.scrollWidth > e.clientWidth")  # ... with "…"
+        assert summary.get_attribute("title") == detail
+        assert not page.locator("tr.fault pre.stderr").first.is_visible()
+        page.screenshot(path=str(tmp_path / f"faults-{width}.png"), full_page=True)
+        if SHOTS is not None:  # the table, scrolled to the details, as a reader sees it
+            summary.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"faults-{width}.png"))
+        summary.click()
+        assert page.locator("tr.fault pre.stderr").first.is_visible()
+        assert "ValueError: boom" in page.locator("tr.fault td.detail").first.inner_text()
+        assert summary.evaluate("e => e.scrollWidth <= e.clientWidth")  # all of it shown
+        if SHOTS is not None:
+            page.screenshot(path=str(SHOTS / f"faults-open-{width}.png"))
+        assert overflow(page) == {"scroll": width, "width": width, "wide": []}
+        assert errors == []
 
 
 @pytest.fixture(scope="module")
