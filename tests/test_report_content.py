@@ -204,6 +204,21 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     assert "x" * 297 + "END" in page and "x" * 300 not in page
 
 
+def test_the_not_analysed_note_shows_code_not_markdown(browser, info_cup: Path) -> None:
+    """The note written for report.md (`arena analyze` in backticks) is code in HTML."""
+    from browser import page_at
+
+    text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
+    assert "Not analysed yet: `arena analyze` solves" in text  # Markdown keeps its own
+    with page_at(browser, 1400) as (page, errors):
+        page.goto((info_cup / HTML_NAME).as_uri())
+        note = page.locator("p#analysis")
+        assert note.inner_text().startswith("Not analysed yet: arena analyze solves")
+        assert "`" not in note.inner_text()
+        assert note.locator("code").all_inner_texts() == ["arena analyze"]
+        assert errors == []
+
+
 @pytest.mark.parametrize("width", [1400, 420])
 def test_a_long_fault_detail_keeps_its_row_short(browser, tmp_path: Path, width: int) -> None:
     """A tournament with one broken entry: each faulted row is as tall as a clean one
