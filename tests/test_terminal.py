@@ -11,6 +11,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -207,6 +210,35 @@ def test_export_to_stdout_with_schema_tournament_figures_and_identities(
     result = CliRunner().invoke(main, ["export", str(directory), "-o", str(tmp_path / "g.jsonl")])
     assert result.exit_code == 0
     assert [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()] == lines
+
+
+def test_export_takes_a_positional_dash_and_stops_quietly_when_the_reader_does(
+    tmp_path: Path,
+) -> None:
+    """``arena export DIR - | head -1``, as README shows it: one line, no error
+    (the export is larger than a pipe's buffer, so the reader leaves before the
+    end); and FILE or ``-o FILE`` alike."""
+    directory = tmp_path / "many"
+    with Store.open(directory, name="many", config_text="", fingerprint="f") as store:
+        for n in range(3000):
+            store.add_game(f"g{n}", f"p{n}", _record(["a", "b"], 1.0))
+    arena = f"{shlex.quote(sys.executable)} -m arena.cli export {shlex.quote(str(directory))}"
+    for form in ("-", "-o -"):
+        piped = subprocess.run(
+            ["bash", "-c", f"set -o pipefail; {arena} {form} | head -1; echo status $?"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert piped.stderr == "", piped.stderr  # not "arena: error: [Errno 32] Broken pipe"
+        first, status = piped.stdout.splitlines()
+        assert json.loads(first)["key"] == "g0"
+        assert status == "status 1"  # ended early, as click ends on a closed pipe
+    result = CliRunner().invoke(main, ["export", str(directory), str(tmp_path / "all.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "all.jsonl").read_text().splitlines()) == 3000
+    both = CliRunner().invoke(main, ["export", str(directory), "-", "-o", "x.jsonl"])
+    assert both.exit_code == 2 and "two outputs given" in both.output
 
 
 def _drawn(table: object, width: int) -> str:
