@@ -160,21 +160,62 @@ def test_round_scores_and_stderr_in_the_games_table(info_cup: Path) -> None:
     text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
     header = text.split("## Games\n", 1)[1].splitlines()[1]
-    assert "| black | gold | result | rounds |" in header
+    assert "| black | gold | result | points | rounds won |" in header
     figures = [a for a in html.with_class("td", "figure")]
-    assert len(figures) == len(records)
-    for (_, record), cell, row in zip(records, figures, games, strict=True):
+    assert len(figures) == 2 * len(records)
+    for (_, record), row in zip(records, games, strict=True):
         scores = get_game("kamisado").state_from_text(record.final_position).outcome()
         assert scores is not None
         black, gold = scores.details["scores"]
         assert row[5] == f"{black}-{gold}"
-        assert cell["data-label"] == "rounds"
+        won = rounds_won(record)
+        assert row[6] == f"{won[0]}-{won[1]}"
+    assert [cell["data-label"] for cell in figures] == ["points", "rounds won"] * len(records)
     page = (info_cup / HTML_NAME).read_text(encoding="utf-8")
-    assert page.count(">rounds</th>") == 1
+    assert page.count(">points</th>") == 1 and page.count(">rounds won</th>") == 1
+    assert ">points (own–opp.)</th>" in page and ">rounds won (own–opp.)</th>" in page
     for _, record in records:
         assert any("thinking about" in tail for tail in record.stderr_tails)
-    assert page.count('<details class="stderr"') == len(records)
+    assert page.count('<details class="detail"><summary>stderr</summary>') == len(records)
     assert "thinking about" in page
+
+
+def rounds_won(record: GameRecord) -> list[int]:
+    """The rounds each player won, counted by replaying the match: who won each round
+    as it ended (independent of how the figures derive them)."""
+    state = get_game("kamisado").state_from_text(record.opening)
+    won = [0, 0]
+    for action in record.actions:
+        before = state.pos.round, state.pos.phase
+        state.apply_action(action.action)
+        if state.pos.phase != before[1] and before[1] == 0:  # PLAY -> regroup or over
+            won[state.pos.last_winner] += 1
+    return won
+
+
+def test_points_and_rounds_won_are_told_apart(tmp_path: Path) -> None:
+    """A long match where a Sumo's win counted more than one point: the figures say
+    points (the match score) and rounds won, each the right count."""
+    for seed in range(200):
+        record = play_random("kamisado", "long", ("a", "b"), random.Random(seed))
+        won = rounds_won(record)
+        state = get_game("kamisado").state_from_text(record.final_position)
+        points = [state.pos.score(0), state.pos.score(1)]
+        if points != won:
+            break
+    else:
+        pytest.fail("no random long match with a Sumo win in 200 seeds")
+    assert max(points) >= 7 and sum(won) < sum(points)
+    assert record.figures() == {
+        "points": f"{points[0]}-{points[1]}",
+        "rounds won": f"{won[0]}-{won[1]}",
+    }
+    with Store.open(tmp_path, name="long", config_text="", fingerprint="f") as store:
+        store.add_game("g1", "p1", record)
+    data = build_report_for(tmp_path)
+    assert fmt.role_headers(data)[-2:] == ["points (own–opp.)", "rounds won (own–opp.)"]
+    a = next(r for r in data.role_stats if r.player == "a")
+    assert a.figures == {"points": (points[0], points[1]), "rounds won": (won[0], won[1])}
 
 
 def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:

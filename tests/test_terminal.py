@@ -203,7 +203,7 @@ def test_export_to_stdout_with_schema_tournament_figures_and_identities(
         assert line["schema"] == EXPORT_SCHEMA
         assert line["tournament"] == "piped"
         assert line["pair_key"] and line["players"]
-        assert "rounds" not in line["figures"]  # single-round matches have no round score
+        assert line["figures"] == {}  # single-round matches have no points or rounds to show
         names = [ident["name"] for ident in line["identities"]]
         assert len(names) == 2 and all(names)
     # A file export carries the same lines.
