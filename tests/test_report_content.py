@@ -232,8 +232,8 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     write_reports(tmp_path)
     text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
-    assert games[0][6] == f"{CRASH} ({faulty})"
-    assert games[0][7] == record.detail
+    assert games[0][7] == f"{CRASH} ({faulty})"  # after points and rounds won
+    assert games[0][8] == record.detail
     details = text.split("## Fault details\n", 1)[1]
     assert record.detail in details and "ValueError: boom" in details
     page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
