@@ -147,6 +147,7 @@ def live_standings_table(
     headers = ["#", "bot", "games", "points", "score", *([elo] if ratings is not None else [])]
     headers.append("faults")
     lines = []
+    names: list[tuple[str, str]] = []
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
         flag = " (disqualified)" if row.disqualified else ""
         cells = [
@@ -161,6 +162,7 @@ def live_standings_table(
             cells.append(f"{rating[0]:+.0f} ±{rating[1]:.0f}" if rating else "–")
         cells.append(str(row.faults))
         lines.append(cells)
+        names.append((name, flag))
     if width is not None:  # the other columns on one line, padded and bordered
         others = sum(
             3 + max([cell_len(h), *(cell_len(c[i]) for c in lines)])
@@ -168,8 +170,8 @@ def live_standings_table(
             if h != "bot"
         )
         room = max(width - 1 - others - 3, MIN_NAME)
-        for cells in lines:
-            cells[1] = shorten(cells[1], room)
+        for cells, (name, flag) in zip(lines, names, strict=True):  # the flag stays whole
+            cells[1] = shorten(name, max(room - cell_len(flag), MIN_NAME)) + flag
     table = Table(title="standings", title_justify="left", expand=False)
     for h in headers:
         table.add_column(h, justify="left" if h == "bot" else "right", no_wrap=True)
@@ -310,7 +312,8 @@ class LiveObserver(Observer):
         if final:
             recent = list(self.recent)
         if recent:
-            lines = [Text(line, no_wrap=True, overflow="ellipsis") for line in recent]
+            # One line each while running; the final frame, which stays, keeps them whole.
+            lines = [Text(line, no_wrap=not final, overflow="ellipsis") for line in recent]
             middle.append(Group(Text("last results:"), *lines))
         return Group(*top, *middle, *([standings] if standings is not None else []))
 
