@@ -202,8 +202,15 @@ def test_play_ends_a_battle_with_its_impacts_and_casualties() -> None:
 
 def test_play_ends_a_kamisado_match_with_its_round_score() -> None:
     lines = _play_through_a_pipe("greedy", "random", "--seed", "2", "--tc", "5+0.1", "-q")
-    assert re.fullmatch(
-        r"result (1-0|0-1) (home-row|deadlock); rounds \d-\d \(black-gold\)", lines[-1]
+    figures = re.fullmatch(
+        r"result (1-0|0-1) (home-row|deadlock); points (\d)-(\d), rounds won (\d)-(\d) "
+        r"\(black-gold\)",
+        lines[-1],
     )
+    assert figures is not None, lines[-1]
+    points, rounds = [int(figures[3]), int(figures[4])], [int(figures[5]), int(figures[6])]
+    winner = 0 if figures[1] == "1-0" else 1
+    assert points[winner] >= 3 > points[1 - winner]  # a standard match is to 3 points
+    assert all(r <= p for r, p in zip(rounds, points, strict=True)) and rounds[winner] >= 1
     single = _play_through_a_pipe("greedy", "random", "--seed", "2", "--variant", "single", "-q")
     assert "; " not in single[-1]  # one round: no round score to show

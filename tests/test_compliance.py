@@ -4,11 +4,13 @@ fail exactly the checks they break, and a failure does not stop later checks."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import textwrap
 from pathlib import Path
 
 import pytest
+from fake_game import fake_registered  # noqa: F401  (fixture)
 
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
@@ -180,7 +182,12 @@ def test_without_game_a_bot_of_both_games_is_checked_for_each():
     assert "PASS supports sekigahara: declared games ['sekigahara/battle', 'kamisado']" in lines
     assert "PASS supports kamisado: declared games ['sekigahara/battle', 'kamisado']" in lines
     total = len(lines) - len(headers) - 1
-    assert lines[-1].startswith(f"all {total} checks passed")
+    # Sekigahara's siege is not declared: its decision is not asked, and says so.
+    skipped = [line for line in lines if line.startswith("SKIP ")]
+    assert skipped == [
+        "SKIP go: siege game: sekigahara/siege is not declared (games: sekigahara/battle, kamisado)"
+    ], lines
+    assert lines[-1].startswith(f"all {total - 1} checks run passed, 1 skipped, in ")
 
 
 async def test_an_undeclared_game_names_the_one_to_check_instead():
@@ -226,7 +233,32 @@ async def test_whole_games_catch_a_bot_that_fails_only_after_a_regroup():
     assert len([c for c in checks if c.name.startswith("go:")]) == len(GO_CHECKS)
     assert all(c.passed for c in checks if c.name.startswith("go:"))
     marathon = next(c for c in checks if c.name == "go: marathon match")
-    assert marathon.detail.startswith("skipped: kamisado/marathon is not declared")
+    assert marathon.skipped and marathon.line().startswith(
+        "SKIP go: marathon match: kamisado/marathon is not declared"
+    )
+
+
+def test_a_series_not_played_is_a_skip_with_its_reason(
+    fake_registered,  # noqa: F811  (the fixture)
+    monkeypatch,
+) -> None:
+    """A game whose strongest built-in bot does not play it: that series is not run,
+    and says SKIP and why, not PASS; the built-in random plays the game (any game it
+    is offered), so its series is played."""
+    monkeypatch.setattr(fake_registered, "strongest_bot", "battle-greedy", raising=False)
+    lines: list[str] = []
+    assert run_checks(RANDOM_BOT, game="fake", games=2, echo=lines.append) == 0, lines
+    assert "PASS supports fake: declared games ['fake']" in lines
+    for variant in ("standard", "long"):
+        assert (
+            f"SKIP games: {variant} vs battle-greedy: not run: the built-in battle-greedy "
+            + (f"does not play fake/{variant}")
+            in lines
+        ), lines
+        played = next(line for line in lines if line.startswith(f"PASS games: {variant} vs random"))
+        assert "2 games, all legal, no fault" in played
+    assert not any(line.startswith("PASS") and "not run" in line for line in lines)
+    assert re.match(r"all \d+ checks run passed, 2 skipped, in ", lines[-1]), lines[-1]
 
 
 async def test_whole_games_pass_a_sound_bot_in_every_declared_variant():

@@ -419,3 +419,52 @@ def test_the_rating_list_imports_no_scipy(cups: dict[str, Path]) -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+@pytest.mark.parametrize("players", [15, 40])
+def test_history_plot_has_a_legend_entry_for_every_line(browser, players: int) -> None:
+    """Fifteen players: fifteen lines, each with a legend entry naming it in its own
+    colour and dash, every entry inside the drawing; forty: the best thirty, and the
+    legend says how many more the table holds."""
+    from types import SimpleNamespace
+
+    from browser import page_at
+
+    from arena.ratinglist.render import HISTORY_LINES, history_svg
+
+    names = [f"player-{n:02d}" for n in range(players)]
+    table = SimpleNamespace(
+        rows=[SimpleNamespace(player=p) for p in names],
+        history_points=[("cup-1", "2026-01-01"), ("cup-2", "2026-02-01")],
+        history={p: [(10.0 * n, 5.0), (20.0 * n - 100, 5.0)] for n, p in enumerate(names)},
+    )
+    svg = history_svg(table)  # type: ignore[arg-type]
+    drawn = names[:HISTORY_LINES]
+    with page_at(browser, 1400) as (page, errors):
+        page.set_content(f"<!DOCTYPE html><html><body>{svg}</body></html>")
+        lines = page.locator("svg.history-plot g.history-line")
+        legend = page.locator("svg.history-plot g.legend")
+        assert [lines.nth(i).get_attribute("data-player") for i in range(lines.count())] == drawn
+        texts = [legend.nth(i).locator("text").text_content() for i in range(legend.count())]
+        assert texts == drawn
+        styles = [lines.nth(i).get_attribute("data-style") for i in range(lines.count())]
+        assert len(set(styles)) == len(drawn)  # no two lines look alike
+        for i in range(legend.count()):  # the entry's swatch is its line's style
+            swatch = legend.nth(i).locator("line")
+            line = lines.nth(i).locator("polyline")
+            for attr in ("stroke", "stroke-dasharray"):
+                assert swatch.get_attribute(attr) == line.get_attribute(attr)
+        inside = page.evaluate(
+            """() => { const svg = document.querySelector('svg.history-plot');
+            const box = svg.getBoundingClientRect();
+            return [...svg.querySelectorAll('g.legend text, text.left-out')].every(t => {
+                const r = t.getBoundingClientRect();
+                return r.top >= box.top && r.bottom <= box.bottom && r.right <= box.right; }); }"""
+        )
+        assert inside
+        more = page.locator("svg.history-plot text.left-out")
+        if players > HISTORY_LINES:
+            assert more.text_content() == f"and {players - HISTORY_LINES} more (the table)"
+        else:
+            assert more.count() == 0
+        assert errors == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import re
 import sys
@@ -28,6 +29,7 @@ from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 
 INFO_BOT = Path(__file__).parent / "info_bot.py"
+SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
 
 
 @pytest.fixture(scope="module")
@@ -158,21 +160,62 @@ def test_round_scores_and_stderr_in_the_games_table(info_cup: Path) -> None:
     text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
     header = text.split("## Games\n", 1)[1].splitlines()[1]
-    assert "| black | gold | result | rounds |" in header
+    assert "| black | gold | result | points | rounds won |" in header
     figures = [a for a in html.with_class("td", "figure")]
-    assert len(figures) == len(records)
-    for (_, record), cell, row in zip(records, figures, games, strict=True):
+    assert len(figures) == 2 * len(records)
+    for (_, record), row in zip(records, games, strict=True):
         scores = get_game("kamisado").state_from_text(record.final_position).outcome()
         assert scores is not None
         black, gold = scores.details["scores"]
         assert row[5] == f"{black}-{gold}"
-        assert cell["data-label"] == "rounds"
+        won = rounds_won(record)
+        assert row[6] == f"{won[0]}-{won[1]}"
+    assert [cell["data-label"] for cell in figures] == ["points", "rounds won"] * len(records)
     page = (info_cup / HTML_NAME).read_text(encoding="utf-8")
-    assert page.count(">rounds</th>") == 1
+    assert page.count(">points</th>") == 1 and page.count(">rounds won</th>") == 1
+    assert ">points (own–opp.)</th>" in page and ">rounds won (own–opp.)</th>" in page
     for _, record in records:
         assert any("thinking about" in tail for tail in record.stderr_tails)
-    assert page.count('<details class="stderr"') == len(records)
+    assert page.count('<details class="detail"><summary>stderr</summary>') == len(records)
     assert "thinking about" in page
+
+
+def rounds_won(record: GameRecord) -> list[int]:
+    """The rounds each player won, counted by replaying the match: who won each round
+    as it ended (independent of how the figures derive them)."""
+    state = get_game("kamisado").state_from_text(record.opening)
+    won = [0, 0]
+    for action in record.actions:
+        before = state.pos.round, state.pos.phase
+        state.apply_action(action.action)
+        if state.pos.phase != before[1] and before[1] == 0:  # PLAY -> regroup or over
+            won[state.pos.last_winner] += 1
+    return won
+
+
+def test_points_and_rounds_won_are_told_apart(tmp_path: Path) -> None:
+    """A long match where a Sumo's win counted more than one point: the figures say
+    points (the match score) and rounds won, each the right count."""
+    for seed in range(200):
+        record = play_random("kamisado", "long", ("a", "b"), random.Random(seed))
+        won = rounds_won(record)
+        state = get_game("kamisado").state_from_text(record.final_position)
+        points = [state.pos.score(0), state.pos.score(1)]
+        if points != won:
+            break
+    else:
+        pytest.fail("no random long match with a Sumo win in 200 seeds")
+    assert max(points) >= 7 and sum(won) < sum(points)
+    assert record.figures() == {
+        "points": f"{points[0]}-{points[1]}",
+        "rounds won": f"{won[0]}-{won[1]}",
+    }
+    with Store.open(tmp_path, name="long", config_text="", fingerprint="f") as store:
+        store.add_game("g1", "p1", record)
+    data = build_report_for(tmp_path)
+    assert fmt.role_headers(data)[-2:] == ["points (own–opp.)", "rounds won (own–opp.)"]
+    a = next(r for r in data.role_stats if r.player == "a")
+    assert a.figures == {"points": (points[0], points[1]), "rounds won": (won[0], won[1])}
 
 
 def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
@@ -189,16 +232,83 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     write_reports(tmp_path)
     text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
-    assert games[0][6] == f"{CRASH} ({faulty})"
-    assert games[0][7] == record.detail
+    assert games[0][7] == f"{CRASH} ({faulty})"  # after points and rounds won
+    assert games[0][8] == record.detail
     details = text.split("## Fault details\n", 1)[1]
     assert record.detail in details and "ValueError: boom" in details
     page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
-    # In a cell's text, not only in a hover title; escaped, and the tail is open.
-    assert '<td class="detail">' + record.detail.replace("<", "&lt;").replace(">", "&gt;") in page
-    assert '<details class="stderr" open>' in page and "ValueError: boom" in page
+    # In a cell's text, not only in a hover title; escaped; the tail a click away.
+    escaped = record.detail.replace("<", "&lt;").replace(">", "&gt;")
+    assert f'<summary title="{escaped}">{escaped}</summary>' in page
+    assert '<pre class="stderr">Traceback' in page and "ValueError: boom" in page
     # A clean game's tail is shown too, but only its end: the page stays small.
     assert "x" * 297 + "END" in page and "x" * 300 not in page
+
+
+def test_the_not_analysed_note_shows_code_not_markdown(browser, info_cup: Path) -> None:
+    """The note written for report.md (`arena analyze` in backticks) is code in HTML."""
+    from browser import page_at
+
+    text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
+    assert "Not analysed yet: `arena analyze` solves" in text  # Markdown keeps its own
+    with page_at(browser, 1400) as (page, errors):
+        page.goto((info_cup / HTML_NAME).as_uri())
+        note = page.locator("p#analysis")
+        assert note.inner_text().startswith("Not analysed yet: arena analyze solves")
+        assert "`" not in note.inner_text()
+        assert note.locator("code").all_inner_texts() == ["arena analyze"]
+        assert errors == []
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_a_long_fault_detail_keeps_its_row_short(browser, tmp_path: Path, width: int) -> None:
+    """A tournament with one broken entry: each faulted row is as tall as a clean one
+    (its detail one line, cut with an ellipsis), and one click opens the whole detail
+    and the stderr tail."""
+    from browser import overflow, page_at
+
+    detail = "crashy: bot exited with code 3; " + "the last words it wrote were long " * 8
+    with Store.open(tmp_path, name="broken", config_text="", fingerprint="f") as store:
+        for n in range(6):
+            players = ("crashy", "good") if n % 2 else ("good", "crashy")
+            if n % 3:
+                fault = play_random("kamisado", "standard", players, random.Random(n), fault_at=4)
+                fault.detail = detail
+                fault.stderr_tails = ["", ""]
+                fault.stderr_tails[fault.faulty or 0] = "Traceback\nValueError: boom"
+                store.add_game(f"g{n}", f"p{n}", fault)
+            else:
+                store.add_game(
+                    f"g{n}", f"p{n}", play_random("kamisado", "standard", players, random.Random(n))
+                )
+    write_reports(tmp_path)
+    with page_at(browser, width) as (page, errors):
+        page.goto((tmp_path / HTML_NAME).as_uri())
+        heights = page.evaluate(
+            "() => [...document.querySelectorAll('tr.game')].map(r => "
+            "[r.classList.contains('fault'), r.getBoundingClientRect().height])"
+        )
+        clean = [h for fault, h in heights if not fault]
+        faulted = [h for fault, h in heights if fault]
+        assert len(faulted) == 4 and clean
+        assert max(faulted) <= max(clean) * 1.5, heights  # one or two lines, never ten
+        summary = page.locator("tr.fault td.detail summary").first
+        assert summary.inner_text() == detail.strip()  # the whole text, cut by CSS alone
+        assert summary.evaluate("e => e.scrollWidth > e.clientWidth")  # ... with "…"
+        assert summary.get_attribute("title") == detail
+        assert not page.locator("tr.fault pre.stderr").first.is_visible()
+        page.screenshot(path=str(tmp_path / f"faults-{width}.png"), full_page=True)
+        if SHOTS is not None:  # the table, scrolled to the details, as a reader sees it
+            summary.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"faults-{width}.png"))
+        summary.click()
+        assert page.locator("tr.fault pre.stderr").first.is_visible()
+        assert "ValueError: boom" in page.locator("tr.fault td.detail").first.inner_text()
+        assert summary.evaluate("e => e.scrollWidth <= e.clientWidth")  # all of it shown
+        if SHOTS is not None:
+            page.screenshot(path=str(SHOTS / f"faults-open-{width}.png"))
+        assert overflow(page) == {"scroll": width, "width": width, "wide": []}
+        assert errors == []
 
 
 @pytest.fixture(scope="module")

@@ -11,6 +11,9 @@ from __future__ import annotations
 import io
 import json
 import re
+import shlex
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -200,13 +203,42 @@ def test_export_to_stdout_with_schema_tournament_figures_and_identities(
         assert line["schema"] == EXPORT_SCHEMA
         assert line["tournament"] == "piped"
         assert line["pair_key"] and line["players"]
-        assert "rounds" not in line["figures"]  # single-round matches have no round score
+        assert line["figures"] == {}  # single-round matches have no points or rounds to show
         names = [ident["name"] for ident in line["identities"]]
         assert len(names) == 2 and all(names)
     # A file export carries the same lines.
     result = CliRunner().invoke(main, ["export", str(directory), "-o", str(tmp_path / "g.jsonl")])
     assert result.exit_code == 0
     assert [json.loads(x) for x in (tmp_path / "g.jsonl").read_text().splitlines()] == lines
+
+
+def test_export_takes_a_positional_dash_and_stops_quietly_when_the_reader_does(
+    tmp_path: Path,
+) -> None:
+    """``arena export DIR - | head -1``, as README shows it: one line, no error
+    (the export is larger than a pipe's buffer, so the reader leaves before the
+    end); and FILE or ``-o FILE`` alike."""
+    directory = tmp_path / "many"
+    with Store.open(directory, name="many", config_text="", fingerprint="f") as store:
+        for n in range(3000):
+            store.add_game(f"g{n}", f"p{n}", _record(["a", "b"], 1.0))
+    arena = f"{shlex.quote(sys.executable)} -m arena.cli export {shlex.quote(str(directory))}"
+    for form in ("-", "-o -"):
+        piped = subprocess.run(
+            ["bash", "-c", f"set -o pipefail; {arena} {form} | head -1; echo status $?"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        assert piped.stderr == "", piped.stderr  # not "arena: error: [Errno 32] Broken pipe"
+        first, status = piped.stdout.splitlines()
+        assert json.loads(first)["key"] == "g0"
+        assert status == "status 1"  # ended early, as click ends on a closed pipe
+    result = CliRunner().invoke(main, ["export", str(directory), str(tmp_path / "all.jsonl")])
+    assert result.exit_code == 0, result.output
+    assert len((tmp_path / "all.jsonl").read_text().splitlines()) == 3000
+    both = CliRunner().invoke(main, ["export", str(directory), "-", "-o", "x.jsonl"])
+    assert both.exit_code == 2 and "two outputs given" in both.output
 
 
 def _drawn(table: object, width: int) -> str:
@@ -240,7 +272,125 @@ def test_a_narrow_terminal_leaves_out_spare_columns_rather_than_cutting_numbers(
     for width in (80, 60):
         text = _drawn(table, width)
         assert all(len(line) <= width for line in text.splitlines()), text
-        assert "…" not in text, text  # no number cut to "4…"
+        for line in text.splitlines():  # no number cut to "4…" (a name may be, said below)
+            assert "…" not in "".join(line.split("│")[3:]), text
         for cell in ("1415", "±411", "12006", "6000-0-6", "100.0%"):
             assert cell in text, (width, text)
         assert "left out, too narrow here: last played" in " ".join(text.split()), text
+
+
+def _live_frame(view: LiveObserver, width: int, height: int) -> list[str]:
+    """What rich's live display draws of the view on a ``width`` x ``height`` terminal
+    (it cuts a taller view to its height, ending it with a line "...")."""
+    from rich.live_render import LiveRender
+
+    out = io.StringIO()
+    console = Console(file=out, width=width, height=height, force_terminal=True)
+    console.print(LiveRender(view._render(), vertical_overflow="ellipsis"))
+    return re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", out.getvalue()).splitlines()
+
+
+@pytest.mark.parametrize("bots", [7, 30])
+def test_live_view_fits_an_80_column_terminal(tmp_path: Path, bots: int) -> None:
+    """At 80 x 24: every standing on one line (a long name shortened with "…"), the
+    standings whole (seven bots) or the best and a count (thirty), never cut by
+    rich's "..."; running games and last results take the lines left."""
+    from arena.plan.config import parse_config
+
+    names = [LONG, *(f"bot-{n}" for n in range(1, bots))]
+    config = parse_config(
+        'name = "live"\n'
+        + "".join(f'[[bots]]\nname = "{n}"\ncommand = "builtin:random"\n' for n in names),
+        tmp_path / "live.toml",
+    )
+    console = Console(file=io.StringIO(), width=80, height=24, force_terminal=True)
+    view = LiveObserver(console)
+    progress = Progress(total=100)
+    view.started(progress, config, tmp_path)
+    view.live.stop()  # type: ignore[union-attr]  # frames are drawn here, not by its thread
+    opening = get_game("kamisado").new_state("single").to_text()
+    for n in range(8):
+        a, b = names[n % bots], names[(n + 1) % bots]
+        key = f"r1:{a}:{b}/{n}"
+        view.game_event(GameStarted(key, "kamisado", "single", [a, b], opening, ["10+0.1"], 0.0))
+    for n in range(2 * bots):
+        record = _record([names[n % bots], names[(n + 3) % bots]], float(n % 2))
+        progress.add(record)
+        view.game_finished(progress, f"done/{n}", record)
+    frame = _live_frame(view, 80, 24)
+    assert len(frame) <= 24 and all(len(line) <= 80 for line in frame), "\n".join(frame)
+    assert "..." not in [line.strip() for line in frame], "\n".join(frame)
+    rows = [line for line in frame if re.match(r"│ +\d+ │", line)]
+    if bots == 7:
+        assert len(rows) == bots, "\n".join(frame)
+        assert "running games" in "\n".join(frame) and "last results:" in frame
+    else:
+        shown = len(rows)
+        assert 5 <= shown < bots and any(f"... and {bots - shown} more" in x for x in frame)
+    long_row = next(line for line in rows if "random-with" in line) if bots == 7 else None
+    assert long_row is None or ("…" in long_row and LONG not in long_row)
+
+
+def test_run_on_an_80_column_terminal_and_through_a_pipe(tmp_path: Path) -> None:
+    """The real ``arena run`` on a pty of 80 x 24, then the same folder's ``arena
+    report`` through a pipe: on the terminal no frame is cut with "...", and the
+    final table keeps each player on one line, the long name shortened and written
+    in full under it; through the pipe, full names, nothing cut."""
+    import fcntl
+    import os
+    import pty
+    import struct
+    import termios
+
+    bots = [LONG, "greedy", *(f"random-{n}" for n in range(2, 7))]
+    toml = tmp_path / "course.toml"
+    toml.write_text(
+        'name = "course"\nvariant = "single"\ntc = "5+0.05"\ngames_per_pairing = 2\n'
+        "concurrency = 2\nseed = 3\n[openings]\nplies = 2\n"
+        + "".join(
+            f'[[bots]]\nname = "{n}"\ncommand = "builtin:{n if n == "greedy" else "random"}"\n'
+            for n in bots
+        )
+    )
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path)],
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        env={**env, "TERM": "xterm-256color"},
+        start_new_session=True,
+    )
+    os.close(slave)
+    raw = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the pty's other end closed
+            break
+        if not chunk:
+            break
+        raw += chunk
+    os.close(master)
+    assert process.wait(timeout=300) == 0, raw.decode(errors="replace")[-2000:]
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", raw.decode("utf-8", "replace"))
+    lines = [line for part in text.split("\r\n") for line in part.split("\r")]
+    assert "..." not in [line.strip() for line in lines]  # rich's cut of a tall view
+    final = lines[next(i for i, x in enumerate(lines) if "games stored in" in x) :]
+    rows = [line for line in final if re.match(r"│ +\d+ │", line)]
+    assert len(rows) == len(bots), "\n".join(final)  # one line each, none folded
+    table = [line for line in final if BOX.match(line) or line.strip().endswith("games")]
+    assert all(len(line) <= 80 for line in table), "\n".join(final)
+    rank = next(line for line in rows if "random-with" in line).split("│")[1].strip()
+    assert "shortened names, in full:" in final and f"  #{rank} {LONG}" in final
+    piped = subprocess.run(
+        [sys.executable, "-m", "arena.cli", "report", str(tmp_path / "course")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert piped.returncode == 0 and not BOX.search(piped.stdout), piped.stdout
+    assert any(LONG in line and len(line) > 80 for line in piped.stdout.splitlines())
+    assert "shortened" not in piped.stdout

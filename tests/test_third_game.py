@@ -84,11 +84,12 @@ def test_check_bot_asks_the_toys_decisions(site: Path) -> None:
     # The default Game.check_cases: a decision deep into the last variant.
     for name in ("go: start position", "go: second player", "go: long game"):
         assert any(line.startswith(f"PASS {name}:") for line in lines), out.stdout
-    # No built-in bot plays the toy (its strongest_bot is the default, random):
-    # the whole-game stage says so instead of counting the opponent's faults as wins.
+    # The built-in random plays the toy too (any game it is offered; the toy's
+    # strongest_bot is the default, random): the whole-game stage is played.
     for variant in ("short", "long"):
-        skipped = f"PASS games: {variant} vs random: skipped: the built-in random does not play"
-        assert any(line.startswith(skipped) for line in lines), out.stdout
+        played = f"PASS games: {variant} vs random: 2 games, all legal, no fault"
+        assert any(line.startswith(played) for line in lines), out.stdout
+    assert not any(line.startswith("SKIP") for line in lines), out.stdout
 
 
 def test_play_referees_a_toy_game(site: Path) -> None:

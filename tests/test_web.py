@@ -475,4 +475,19 @@ async def test_paging_and_filter_parameters_are_range_checked(stored_site: Site)
                 assert fine.status_code == 200 and fine.json()["offset"] == 2
                 far = (await client.get("/t/stored/games?offset=1000000000")).json()
                 assert far["games"] == [] and far["total"] == 6
+                # An unknown parameter (``bot`` for ``player``) is named, with the known ones.
+                unknown = {
+                    "/t/stored/games?bot=a": (
+                        "unknown query parameter `bot` "
+                        "(known: offset, limit, player, reason, result, faulted, blunder)"
+                    ),
+                    "/t/stored/replay?key=k&game=1": "unknown query parameter `game` (known: key)",
+                    "/ratings/games/a?page=2": (
+                        "unknown query parameter `page` (known: offset, limit)"
+                    ),
+                }
+                for path, error in unknown.items():
+                    answer = await client.get(path)
+                    assert answer.status_code == 400, (path, answer.text)
+                    assert answer.json() == {"error": error}
             nursery.cancel_scope.cancel()

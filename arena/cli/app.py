@@ -43,6 +43,10 @@ def friendly_errors(func: Callable[..., Any]) -> Callable[..., Any]:
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         try:
             return func(*args, **kwargs)
+        except BrokenPipeError:
+            # A reader gone (``arena export -o - | head -1``): click ends quietly,
+            # with status 1, as a well-behaved filter does; no error line.
+            raise
         except (GameError, ValueError, OSError, StoreError) as exc:
             raise UserError(str(exc)) from None
         except BaseExceptionGroup as group:  # raised through trio nurseries

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from rich.cells import cell_len
 from rich.console import Console, Group
 from rich.live import Live
 from rich.progress import (
@@ -33,7 +34,7 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
-from arena.report.terminal import text_console
+from arena.report.terminal import MIN_NAME, shorten, text_console
 from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
 
 
@@ -133,17 +134,20 @@ class RunningElo:
 
 
 def live_standings_table(
-    progress: Progress, ratings: dict[str, tuple[float, float]] | None = None, elo: str = "Elo"
+    progress: Progress,
+    ratings: dict[str, tuple[float, float]] | None = None,
+    elo: str = "Elo",
+    *,
+    width: int | None = None,
+    rows: int | None = None,
 ) -> Table:
-    table = Table(title="standings", title_justify="left", expand=False)
-    table.add_column("#", justify="right")
-    table.add_column("bot", overflow="fold")
-    table.add_column("games", justify="right")
-    table.add_column("points", justify="right")
-    table.add_column("score", justify="right")
-    if ratings is not None:
-        table.add_column(elo, justify="right")
-    table.add_column("faults", justify="right")
+    """The running standings, one line per bot: in ``width`` columns a name too long
+    is shortened with "…" (the final table says it in full); ``rows`` at most, the
+    others counted in a last row."""
+    headers = ["#", "bot", "games", "points", "score", *([elo] if ratings is not None else [])]
+    headers.append("faults")
+    lines = []
+    names: list[tuple[str, str]] = []
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
         flag = " (disqualified)" if row.disqualified else ""
         cells = [
@@ -157,7 +161,27 @@ def live_standings_table(
             rating = ratings.get(name)
             cells.append(f"{rating[0]:+.0f} ±{rating[1]:.0f}" if rating else "–")
         cells.append(str(row.faults))
+        lines.append(cells)
+        names.append((name, flag))
+    if width is not None:  # the other columns on one line, padded and bordered
+        others = sum(
+            3 + max([cell_len(h), *(cell_len(c[i]) for c in lines)])
+            for i, h in enumerate(headers)
+            if h != "bot"
+        )
+        room = max(width - 1 - others - 3, MIN_NAME)
+        for cells, (name, flag) in zip(lines, names, strict=True):  # the flag stays whole
+            cells[1] = shorten(name, max(room - cell_len(flag), MIN_NAME)) + flag
+    table = Table(title="standings", title_justify="left", expand=False)
+    for h in headers:
+        table.add_column(h, justify="left" if h == "bot" else "right", no_wrap=True)
+    shown = lines if rows is None or rows >= len(lines) else lines[: max(rows - 1, 0)]
+    for cells in shown:
         table.add_row(*map(Text, cells))
+    if len(shown) < len(lines):
+        table.add_row(
+            "", Text(f"... and {len(lines) - len(shown)} more"), *[""] * (len(headers) - 2)
+        )
     return table
 
 
@@ -187,7 +211,9 @@ RUNNING_ROWS = 12
 RECENT = 5
 
 
-def running_table(running: dict[str, Running]) -> Table:
+def running_table(running: dict[str, Running], rows: int = RUNNING_ROWS) -> Table:
+    """The running games, ``rows`` at most (a last one counts the others), one line
+    each: a key or pairing too long for the terminal ends in "…"."""
     table = Table(title="running games", title_justify="left", expand=False)
     for name, justify in (
         ("game", "left"),
@@ -196,14 +222,24 @@ def running_table(running: dict[str, Running]) -> Table:
         ("clocks", "right"),
         ("last", "left"),
     ):
-        table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
-    for key, game in list(running.items())[:RUNNING_ROWS]:
+        wraps = name in ("game", "pairing")  # the ones rich may narrow, cut with "…"
+        table.add_column(
+            name,
+            justify=justify,  # type: ignore[arg-type]
+            no_wrap=not wraps,
+            overflow="ellipsis",
+        )
+    shown = list(running.items())
+    if len(shown) > rows:
+        shown = shown[: max(rows - 1, 0)]
+    for key, game in shown:
         clocks = " / ".join(clock(c) for c in game.clocks) if game.clocks else ""
-        # Text cells: a key or bot name is never read as markup or an emoji code.
+        # Text cells: a key or bot name is never read as markup or an emoji code; one
+        # line each, so the view's height is known.
         cells = (key, " - ".join(game.players), str(game.ply), clocks, game.last)
-        table.add_row(*map(Text, cells))
-    if len(running) > RUNNING_ROWS:
-        table.add_row("", f"... and {len(running) - RUNNING_ROWS} more", "", "", "")
+        table.add_row(*(Text(c, no_wrap=True, overflow="ellipsis") for c in cells))
+    if len(shown) < len(running):
+        table.add_row("", f"... and {len(running) - len(shown)} more", "", "", "")
     return table
 
 
@@ -236,20 +272,50 @@ class LiveObserver(Observer):
         self._start = time.monotonic()
 
     def _render(self) -> Group:
-        """The view; the final one leaves out the running games and the score table
-        (the rated standings are printed after it, once)."""
+        """The view, fitted to the terminal: the bar, the faults and the standings
+        first, then as many running games and last results as the rest of its height
+        holds (rich would cut the view's bottom, the standings, to a "..."). The
+        final one leaves out the running games and the score table (the rated
+        standings are printed after it, once)."""
         assert self._progress is not None
         final = self._final
-        parts: list[Any] = [self.bar, faults_line(self._progress)]
-        if self.running and not final:
-            parts.append(running_table(self.running))
-        if self.recent:
-            parts.append(Text("last results:\n" + "\n".join(self.recent)))
+        width, height = self.console.size
+        options = self.console.options
+
+        def tall(part: Any) -> int:
+            return len(self.console.render_lines(part, options, pad=False))
+
+        top: list[Any] = [self.bar, Text(faults_line(self._progress))]
+        room = height - sum(tall(p) for p in top)
+        standings = None
         if not final:
             resumed = self._progress.done > self._progress.played_now
             elo = "Elo (this run)" if resumed else "Elo"
-            parts.append(live_standings_table(self._progress, self.elo.ratings(), elo))
-        return Group(*parts)
+            ratings = self.elo.ratings()
+            standings = live_standings_table(self._progress, ratings, elo, width=width)
+            if tall(standings) > room:  # more bots than lines: the best, and a count
+                rows = max(room - (tall(standings) - len(self._progress.standings)), 1)
+                standings = live_standings_table(
+                    self._progress, ratings, elo, width=width, rows=rows
+                )
+            room -= tall(standings)
+        middle: list[Any] = []
+        # The latest two results keep their lines beside the running games.
+        keep = min(len(self.recent), 2) + 1 if self.recent else 0
+        if self.running and not final:
+            # Its title, header and borders take five lines, each game one.
+            rows = min(len(self.running), RUNNING_ROWS, room - keep - 5)
+            if rows > 0:
+                middle.append(running_table(self.running, rows))
+                room -= tall(middle[-1])
+        recent = list(self.recent)[-max(room - 1, 0) :] if room > 1 else []
+        if final:
+            recent = list(self.recent)
+        if recent:
+            # One line each while running; the final frame, which stays, keeps them whole.
+            lines = [Text(line, no_wrap=not final, overflow="ellipsis") for line in recent]
+            middle.append(Group(Text("last results:"), *lines))
+        return Group(*top, *middle, *([standings] if standings is not None else []))
 
     def game_event(self, event: LiveEvent) -> None:
         """A game started or moved: keep its pairing, ply, clocks and last action."""

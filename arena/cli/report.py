@@ -39,20 +39,29 @@ def report(results_dir: str, anchor: str | None, latest: int | None, faulted: in
 
 @main.command()
 @click.argument("results_dir", type=click.Path(exists=True, file_okay=False))
+@click.argument("target", metavar="[FILE|-]", required=False)
 @click.option(
     "--output",
     "-o",
     default=None,
-    help="Output file, or - for standard output (default: RESULTS_DIR/games.jsonl).",
+    metavar="FILE|-",
+    help="The same as FILE|- (for those who type -o).",
 )
 @friendly_errors
-def export(results_dir: str, output: str | None) -> None:
-    """Write every stored game of RESULTS_DIR as one JSON line."""
+def export(results_dir: str, target: str | None, output: str | None) -> None:
+    """Write every stored game of RESULTS_DIR as one JSON line, to FILE, or to
+    standard output for - (default: RESULTS_DIR/games.jsonl).
+
+    A reader that stops early (| head) ends the export quietly.
+    """
     from pathlib import Path
 
     from arena.storage.export import export_jsonl, write_jsonl
     from arena.storage.store import Store
 
+    if target is not None and output is not None and target != output:
+        raise click.UsageError(f"two outputs given: {target} and -o {output}; give one")
+    output = output if output is not None else target
     with Store.open_existing(results_dir) as store:
         if output == "-":
             count = write_jsonl(store, sys.stdout.buffer)

@@ -175,9 +175,9 @@ class State(ABC):
 
     def figures(self) -> dict[str, str]:
         """Short labelled figures a report shows for this state, player 0's first
-        (e.g. ``{"rounds": "2-1"}``). Reports call this on a game's final position
-        instead of reading game-specific outcome details, so a new game chooses
-        what its table rows say without any change to the reports."""
+        (e.g. ``{"points": "3-1", "rounds won": "2-1"}``). Reports call this on a
+        game's final position instead of reading game-specific outcome details, so a
+        new game chooses what its table rows say without any change to the reports."""
         return {}
 
 

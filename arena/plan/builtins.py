@@ -21,7 +21,7 @@ from pathlib import Path
 PACKAGE = "arena.bots"
 
 BUILTIN: dict[str, tuple[str, str]] = {
-    "random": ("random_bot.py", "uniform over the legal actions (seedable with --seed)"),
+    "random": ("random_bot.py", "uniform over any game's legal actions (seedable with --seed)"),
     "greedy": ("greedy_bot.py", "wins at once if it can, avoids handing over a win, else mobility"),
     "mcts": ("mcts_bot.py", "compiled UCT Monte-Carlo search with round playouts, time-managed"),
     "alphabeta": (

@@ -118,6 +118,12 @@ class Bot:
         values = {o.name: o.default for o in self.options if o.default is not None}
         return values | self.__dict__.get("_settings", {})
 
+    def games_for(self, offered: str) -> Sequence[str]:
+        """The ``games`` of the ``identity`` answering a ``hello`` that offers the game
+        ``offered``: :attr:`games`. A bot that only chooses among ``legal`` plays any
+        game, so it may answer with the offered one (the built-in ``random`` does)."""
+        return self.games
+
     def new_game(self, message: NewGame) -> None:
         """Called before the first decision of every game."""
 
@@ -171,7 +177,7 @@ def serve(bot: Bot, stdin: BinaryIO | None = None, stdout: BinaryIO | None = Non
                     name=bot.name,
                     author=bot.author,
                     version=bot.version,
-                    games=list(bot.games),
+                    games=list(bot.games_for(msg.game)),
                     options=list(bot.options) or None,
                 )
             )

@@ -180,13 +180,20 @@ PALETTE = (
     "#795548",
     "#3f51b5",
 )
-HISTORY_LINES = 10
-"""The history plot draws the best this many players (the table has them all)."""
+DASHES = ("", "6 3", "2 3")
+"""Line styles beside the colours: every line drawn has a style of its own, which
+its legend entry repeats."""
+HISTORY_LINES = len(PALETTE) * len(DASHES)
+"""The history plot draws the best this many players, each with its legend entry
+(the table has them all; the plot says when it leaves some out)."""
+LEGEND_ROW = 18
 
 
 def history_svg(t: RatingTable, players: Sequence[str] | None = None) -> str:
-    """Each player's rating after each history point, as lines (best players first)."""
+    """Each player's rating after each history point, as lines (best players first),
+    with a legend entry for every line: the legend column is as tall as it needs."""
     chosen = list(players) if players is not None else [r.player for r in t.rows[:HISTORY_LINES]]
+    chosen = [p for p in chosen if any(v is not None for v in t.history.get(p, []))]
     values = [v[0] for p in chosen for v in t.history.get(p, []) if v is not None]
     if not values or not t.history_points:
         return ""
@@ -204,11 +211,13 @@ def history_svg(t: RatingTable, players: Sequence[str] | None = None) -> str:
     def y(v: float) -> float:
         return round(top + (high - v) / (high - low) * height, 1)
 
-    legend_h = 18 * len(chosen)
+    left_out = len(t.rows) - len(chosen) if players is None else 0
+    legend_rows = len(chosen) + (1 if left_out > 0 else 0)
     total_w = left + width + 180
+    total_h = max(top + height + 40, top + LEGEND_ROW * legend_rows + 8)
     parts = [
-        f'<svg class="history-plot" viewBox="0 0 {total_w} {top + height + 40}" '
-        f'width="{total_w}" height="{top + height + 40}" role="img" '
+        f'<svg class="history-plot" viewBox="0 0 {total_w} {total_h}" '
+        f'width="{total_w}" height="{total_h}" role="img" '
         f'aria-label="rating after each tournament">'
     ]
     step = (high - low) / 4
@@ -224,24 +233,34 @@ def history_svg(t: RatingTable, players: Sequence[str] | None = None) -> str:
     )
     for n, p in enumerate(chosen):
         colour = PALETTE[n % len(PALETTE)]
+        dash = DASHES[n // len(PALETTE) % len(DASHES)]
+        style = f'stroke="{colour}" stroke-width="2"' + (
+            f' stroke-dasharray="{dash}"' if dash else ""
+        )
         pts = [(x(i), y(v[0])) for i, v in enumerate(t.history.get(p, [])) if v is not None]
-        if not pts:
-            continue
         path = " ".join(f"{a},{b}" for a, b in pts)
         parts.append(
-            f'<g class="history-line" data-player="{escape(p)}" data-points="{len(pts)}">'
+            f'<g class="history-line" data-player="{escape(p)}" data-points="{len(pts)}" '
+            f'data-style="{colour} {dash}">'
             f"<title>{escape(p)}</title>"
-            f'<polyline points="{path}" fill="none" stroke="{colour}" stroke-width="2"/>'
+            f'<polyline points="{path}" fill="none" {style}/>'
             + "".join(f'<circle cx="{a}" cy="{b}" r="3" fill="{colour}"/>' for a, b in pts)
             + "</g>"
         )
-        ly = top + 10 + 18 * n
+        ly = top + 10 + LEGEND_ROW * n
         label = p if len(p) <= 24 else p[:23] + "…"
         parts.append(
-            f'<rect x="{left + width + 12}" y="{ly - 8}" width="10" height="10" fill="{colour}"/>'
-            f'<text x="{left + width + 28}" y="{ly + 1}" font-size="11">{escape(label)}</text>'
+            f'<g class="legend" data-player="{escape(p)}"><title>{escape(p)}</title>'
+            f'<line x1="{left + width + 8}" y1="{ly - 3}" x2="{left + width + 26}" '
+            f'y2="{ly - 3}" {style}/>'
+            f'<text x="{left + width + 30}" y="{ly + 1}" font-size="11">{escape(label)}</text></g>'
         )
-    del legend_h
+    if left_out > 0:
+        ly = top + 10 + LEGEND_ROW * len(chosen)
+        parts.append(
+            f'<text class="left-out" x="{left + width + 8}" y="{ly + 1}" font-size="11" '
+            f'fill="#666">and {left_out} more (the table)</text>'
+        )
     parts.append("</svg>")
     return "".join(parts)
 

@@ -6,7 +6,10 @@ as an en dash rather than 0, which would claim something.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
+
+from markupsafe import Markup, escape
 
 if TYPE_CHECKING:
     from arena.analysis.summary import AnalysisSection, BotAnalysis, GameMarks, MistakeRow
@@ -53,6 +56,15 @@ def figures(values: dict[str, str], roles: tuple[str, str]) -> str:
     return ", ".join(f"{label} {value}" for label, value in values.items()) + (
         f" ({roles[0]}-{roles[1]})"
     )
+
+
+_CODE = re.compile(r"`([^`]+)`")
+
+
+def code_html(text: str) -> Markup:
+    """A note written for Markdown (``arena analyze`` in backticks) as HTML: escaped,
+    each backtick span a ``<code>``, so no page shows raw Markdown."""
+    return Markup(_CODE.sub(lambda m: f"<code>{m[1]}</code>", str(escape(text))))
 
 
 def points(value: float) -> str:

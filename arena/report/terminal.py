@@ -2,8 +2,10 @@
 
 One standings table, the rated one: Elo, its interval, W-L-D, score and faults
 (then, if bots sent ``info`` lines, their search figures). On a
-terminal it is a rich table whose names fold instead of being cut (a terminal
-too narrow for it leaves out its spare columns, and says so); through a
+terminal it is a rich table of one line per player: a name too long for the
+terminal is shortened with "…" and written in full in a note under the table
+(folded, a long name made each of its rows six lines tall), and a terminal too
+narrow for every column leaves out its spare columns, and says so; through a
 pipe or in a CI log it is plain text, every line ended, nothing cut at 80
 columns and no box drawing, so ``grep`` and ``diff`` read it.
 """
@@ -13,8 +15,8 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING
 
-from rich.cells import cell_len
-from rich.console import Console, ConsoleOptions, JustifyMethod, RenderResult
+from rich.cells import cell_len, set_cell_size
+from rich.console import Console, ConsoleOptions, Group, JustifyMethod, RenderResult
 from rich.measure import Measurement
 from rich.table import Table
 from rich.text import Text
@@ -26,6 +28,7 @@ if TYPE_CHECKING:  # the summary imports the rating fit (scipy: a second of aren
 
 __all__ = [
     "FittedTable",
+    "shorten",
     "plain_table",
     "rated_table",
     "print_standings",
@@ -54,17 +57,30 @@ def text_console(*, soft_wrap: bool = False) -> Console:
     return Console(markup=False, emoji=False, highlight=False, soft_wrap=soft_wrap)
 
 
+MIN_NAME = 6
+"""The narrowest a name column gets before spare columns are left out."""
+
+
+def shorten(name: str, width: int) -> str:
+    """``name`` in at most ``width`` cells, cut with "…" when longer."""
+    if cell_len(name) <= width:
+        return name
+    return set_cell_size(name, max(width - 1, 0)) + "…"
+
+
 def _title(data: ReportData) -> str:
     anchor = f", {data.anchor[0]} fixed at {data.anchor[1]:g}" if data.anchor else ""
     return f"{data.tournament}: {data.games} games{anchor}"
 
 
 class FittedTable:
-    """A rated table that leaves out its ``spare`` columns, last first, when the
-    terminal is too narrow for every column on one line.
+    """A rated table of one line per player: it leaves out its ``spare`` columns,
+    last first, when the terminal is too narrow for every column on one line, and
+    then shortens the names that still do not fit, with "…".
 
     Rich would otherwise shrink every column at once, cutting ratings to ``4…``
-    and folding a player's name away. What is left out is said under the table.
+    and folding a player's name away. What is left out is said under the table,
+    and so is each shortened name in full.
     """
 
     def __init__(
@@ -78,26 +94,39 @@ class FittedTable:
         self.title, self.headers, self.rows = title, list(headers), rows
         self.right, self.spare = right, list(spare)
 
-    def table(self, left_out: Sequence[str] = ()) -> Table:
+    def table(self, left_out: Sequence[str] = (), name_width: int | None = None) -> Table:
+        """The table without the ``left_out`` columns, names cut to ``name_width``."""
         shown = [i for i, h in enumerate(self.headers) if h not in left_out]
         caption = f"left out, too narrow here: {', '.join(left_out)}" if left_out else None
         table = Table(title=self.title, caption=caption)
         for i in shown:
             name = self.headers[i]
             if name == "player":
-                table.add_column(name, overflow="fold", min_width=6)
+                table.add_column(name, no_wrap=True, min_width=MIN_NAME)
             else:
                 justify: JustifyMethod = "right" if name in self.right else "left"
                 table.add_column(name, justify=justify, no_wrap=True)
         for row in self.rows:
-            table.add_row(*(Text(row[i]) for i in shown))  # never markup or emoji codes
+            cells = [
+                shorten(row[i], name_width)
+                if name_width is not None and self.headers[i] == "player"
+                else row[i]
+                for i in shown
+            ]
+            table.add_row(*map(Text, cells))  # never markup or emoji codes
         return table
 
-    def fitted(self, console: Console, options: ConsoleOptions) -> Table:
-        # Each column's width on one line (the player's at its least, as it folds),
-        # with a padding space either side and a border.
+    def _layout(self, options: ConsoleOptions) -> tuple[list[str], int | None]:
+        """The columns to leave out and the width names are cut to (``None``: none cut)."""
+        # Each column's width on one line (the player's at its least, cut), with a
+        # padding space either side and a border.
         need = {
-            h: 3 + (6 if h == "player" else max(cell_len(h), *(cell_len(r[i]) for r in self.rows)))
+            h: 3
+            + (
+                MIN_NAME
+                if h == "player"
+                else max(cell_len(h), *(cell_len(r[i]) for r in self.rows))
+            )
             for i, h in enumerate(self.headers)
         }
         left_out: list[str] = []
@@ -106,13 +135,34 @@ class FittedTable:
             spare and 1 + sum(w for h, w in need.items() if h not in left_out) > options.max_width
         ):
             left_out.append(spare.pop(0))
-        return self.table(left_out)
+        if "player" not in need:
+            return left_out, None
+        room = options.max_width - 1 - sum(w for h, w in need.items() if h not in left_out)
+        room += need["player"] - 3
+        at = self.headers.index("player")
+        longest = max((cell_len(r[at]) for r in self.rows), default=0)
+        return left_out, (max(room, MIN_NAME) if longest > room else None)
+
+    def fitted(self, console: Console, options: ConsoleOptions) -> Group:
+        left_out, width = self._layout(options)
+        parts: list[Table | Text] = [self.table(left_out, width)]
+        if width is not None:  # each by its rank (two names may be cut alike)
+            at = self.headers.index("player")
+            rank = self.headers.index("#") if "#" in self.headers else None
+            parts.append(Text("shortened names, in full:"))
+            parts += [
+                Text(f"  {'' if rank is None else '#' + r[rank] + ' '}{r[at]}")
+                for r in self.rows
+                if cell_len(r[at]) > width
+            ]
+        return Group(*parts)
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         yield self.fitted(console, options)
 
     def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        return Measurement.get(console, options, self.fitted(console, options))
+        left_out, width = self._layout(options)
+        return Measurement.get(console, options, self.table(left_out, width))
 
 
 def rated_table(

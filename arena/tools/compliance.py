@@ -183,7 +183,8 @@ class _Session:
             return Check(
                 decision.name,
                 True,
-                f"skipped: {self.game.name}/{decision.variant} is not declared (games: {declared})",
+                f"{self.game.name}/{decision.variant} is not declared (games: {declared})",
+                skipped=True,
             )
         state = decision.state
         player = state.current_player()
@@ -549,7 +550,7 @@ def run_checks(
     else:
         choice = GameChoice([game], [f"{game}, as --game says"])
     failed: list[str] = []
-    total = 0
+    total = skipped = 0
     for name, why in zip(choice.games, choice.why, strict=True):
         echo(f"checking {why}")
         checks = trio.run(
@@ -569,13 +570,17 @@ def run_checks(
             echo(check.line())
         prefix = f"{name}: " if len(choice.games) > 1 else ""
         failed += [prefix + c.name for c in checks if not c.passed]
+        skipped += sum(c.skipped for c in checks)
         total += len(checks)
     took = time.monotonic() - started
     if failed:
         echo(f"{len(failed)} of {total} checks failed ({', '.join(failed)}) in {took:.1f} s")
         echo(f"command: {shlex.join(command)}")
         return 1
-    echo(f"all {total} checks passed in {took:.1f} s")
+    if skipped:
+        echo(f"all {total - skipped} checks run passed, {skipped} skipped, in {took:.1f} s")
+    else:
+        echo(f"all {total} checks passed in {took:.1f} s")
     return 0
 
 

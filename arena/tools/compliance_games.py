@@ -32,16 +32,20 @@ MAX_PLIES = 800
 class Check:
     """One verdict of ``arena check-bot``: ``detail`` says what was seen (or why it
     failed). Here, one (variant, opponent) series: passed, or the first fault with
-    where it happened."""
+    where it happened. A check not run (nothing to check, or no opponent) is
+    ``skipped``, with why in ``detail``: not failed, and never shown as passed."""
 
     name: str
     passed: bool
     detail: str
+    skipped: bool = False
 
     def line(self) -> str:
-        """``PASS name: detail`` — the form ``arena check-bot`` prints, with control
-        characters shown as escapes (a detail quotes what the bot sent)."""
-        return visible(f"{'PASS' if self.passed else 'FAIL'} {self.name}: {self.detail}")
+        """``PASS name: detail`` (``FAIL``, ``SKIP``) — the form ``arena check-bot``
+        prints, with control characters shown as escapes (a detail quotes what the
+        bot sent)."""
+        verdict = "SKIP" if self.skipped else "PASS" if self.passed else "FAIL"
+        return visible(f"{verdict} {self.name}: {self.detail}")
 
 
 def opponents(game: Game) -> list[str]:
@@ -70,8 +74,8 @@ def notable_decisions(game: Game, record: GameRecord, opening: State, seat: int)
 
 
 async def _plays(opponent: Engine, game: Game, variant: str) -> bool:
-    """Whether the built-in ``opponent`` declares ``game``/``variant`` (a game of
-    its own package has no built-in bot; ``random`` plays Kamisado and Sekigahara).
+    """Whether the built-in ``opponent`` declares ``game``/``variant`` (``random``
+    plays every game; a game's ``strongest_bot`` may not play each of its variants).
     One that does not start is left to the games, which record why."""
     try:
         identity = await opponent.start(game.name, variant, check_identity=False)
@@ -124,8 +128,8 @@ async def play_stage(
             await prepare(command)
             async with Engine(config) as other:
                 if not await _plays(other, game, variant):
-                    why = f"skipped: the built-in {opponent} does not play {game.name}/{variant}"
-                    out.append(Check(name, True, why))
+                    why = f"not run: the built-in {opponent} does not play {game.name}/{variant}"
+                    out.append(Check(name, True, why, skipped=True))
                     continue
                 for number in range(1, games + 1):
                     seat = (number - 1) % 2

@@ -15,8 +15,9 @@
   no MIME sniffing, no referrer (a token in an address must not leak), and
   neither windows nor resources shared with other origins.
 * **What may be asked.** Every paging and filter parameter has a type and a range
-  (:class:`GamesQuery`, :class:`PageQuery`, :class:`ReplayQuery`); anything else
-  is a 400 with a one-line JSON error naming the parameter, never a 500 from the
+  (:class:`GamesQuery`, :class:`PageQuery`, :class:`ReplayQuery`); anything else,
+  an unknown parameter too, is a 400 with a one-line JSON error naming the parameter
+  (and, for an unknown one, the known ones), never a 500 from the
   database (``offset=9223372036854775808`` overflowed SQLite's integer).
 """
 
@@ -172,8 +173,8 @@ Limit = Annotated[int, Meta(ge=0, le=MAX_PAGE)]
 
 
 class PageQuery(msgspec.Struct, kw_only=True, frozen=True):
-    """``offset`` and ``limit`` of a page of games (other parameters, such as
-    ``token``, are not this one's to judge)."""
+    """``offset`` and ``limit`` of a page of games (``token`` is the gate's to judge;
+    any other parameter is a 400, :func:`parse_query`)."""
 
     offset: Offset = 0
     limit: Limit = 50
@@ -203,9 +204,19 @@ class BadRequest(Exception):
 Q = TypeVar("Q", bound=msgspec.Struct)
 
 
+PASSED_QUERY = frozenset({"token"})
+"""Query parameters no page reads (:class:`TokenGate`'s), allowed beside each page's own."""
+
+
 def parse_query(request: Request, kind: type[Q]) -> Q:
     """The request's query parameters as ``kind`` (a parameter given twice: its last
-    value); :class:`BadRequest` naming the first one that does not fit."""
+    value); :class:`BadRequest` naming the first one that does not fit, or one that
+    ``kind`` does not know (``?bot=X`` for ``player=``: silently ignored, it answered
+    every game), with the known ones."""
+    known = kind.__struct_fields__
+    unknown = [k for k in request.query_params if k not in known and k not in PASSED_QUERY]
+    if unknown:
+        raise BadRequest(f"unknown query parameter `{unknown[0]}` (known: {', '.join(known)})")
     try:
         return msgspec.convert(dict(request.query_params), type=kind, strict=False)
     except msgspec.ValidationError as exc:

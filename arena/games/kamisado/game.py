@@ -136,10 +136,16 @@ class KamisadoState(State):
         return PLAYER_NAMES
 
     def figures(self) -> dict[str, str]:
-        """The round score (black-gold) of a match of more than one round."""
-        if MATCH_TARGET[self.pos.kind] <= 1:
+        """A match of more than one round: its points (black-gold; a Double Sumo's
+        round counts 3) and the rounds each won, which differ and were once both
+        called rounds."""
+        pos = self.pos
+        if MATCH_TARGET[pos.kind] <= 1:
             return {}
-        return {"rounds": f"{self.pos.score(0)}-{self.pos.score(1)}"}
+        return {
+            "points": f"{pos.score(0)}-{pos.score(1)}",
+            "rounds won": f"{pos.rounds_won(0)}-{pos.rounds_won(1)}",
+        }
 
 
 class Kamisado(Game):

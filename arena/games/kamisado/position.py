@@ -126,6 +126,12 @@ class Position:
         base = player * 8
         return sum(value[rank[t]] for t in range(base, base + 8))
 
+    def rounds_won(self, player: int) -> int:
+        """Each round won promotes one of the winner's towers by one rank, so the
+        ranks add up to the rounds won (a score counts points, 3 for a Double Sumo)."""
+        base = player * 8
+        return sum(self.rank[base : base + 8])
+
     @property
     def target(self) -> int:
         return MATCH_TARGET[self.kind]
