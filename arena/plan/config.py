@@ -100,6 +100,10 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     sandbox_ro: list[str] = []
     sandbox_rw: list[str] = []
     sandbox_net: bool = False
+    builtin: str | None = None
+    """The built-in bot's name when ``command`` says ``builtin:NAME``: set at load,
+    never by the file (unknown there). The one sign that a bot is the arena's own
+    (its preparation runs outside the sandbox, ``arena/plan/prepare.py``)."""
 
     @property
     def argv(self) -> list[str]:
@@ -475,9 +479,13 @@ class _Validator:
             raise self.fail(key, f"cannot split command {bot.command!r}: {e}") from None
         if not words or not words[0]:
             raise self.fail(key, "expected a command to start the bot, got an empty one")
+        if bot.builtin is not None:
+            raise self.fail(_bot_key(index, bot), "unknown key `builtin`")
         first, rest = words[0], list(words[1:])
+        builtin = None
         if first.startswith("builtin:"):
             resolved = self._resolve_builtin(key, first)
+            builtin = first.removeprefix("builtin:")
         else:
             resolved = [self._resolve_executable(key, first, cwd, bot.env)]
         grants = {}
@@ -491,7 +499,9 @@ class _Validator:
         if bot.cwd is None:
             rest = [_absolute(self.base, w) for w in rest]
             folder = _program_folder([*resolved, *rest])
-        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=folder, **grants)
+        return msgspec.structs.replace(
+            bot, command=[*resolved, *rest], cwd=folder, builtin=builtin, **grants
+        )
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
         try:

@@ -52,6 +52,7 @@ from arena.engine.sandbox import Sandbox
 from arena.games import CheckCase, Game, State, game_names, get_game
 from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
+from arena.plan.builtins import builtin_names, resolve_builtin
 from arena.plan.config import program_command
 from arena.plan.prepare import prepare
 from arena.protocol.messages import (
@@ -243,6 +244,7 @@ async def check_bot(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
+    builtin: str | None = None,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
@@ -252,12 +254,13 @@ async def check_bot(
     for a bot fault: each one becomes a failed :class:`Check`. Raises
     ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
     the bot as a tournament would (the CLI passes the tournament defaults); ``cwd``
-    is the folder it starts in.
+    is the folder it starts in; ``builtin`` the name of the built-in bot ``command``
+    starts, if it is one (prepared first).
     """
     rules = get_game(game)
     config = _config(command, timeout, limits, sandbox, cwd)
     checks: list[Check] = []
-    await prepare(config.command)  # a built-in bot checked by its command line
+    await prepare(builtin)
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)
@@ -469,6 +472,7 @@ async def choose_games(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
+    builtin: str | None = None,
 ) -> GameChoice:
     """The games the bot declares, from one handshake (it is then told to quit).
 
@@ -479,7 +483,7 @@ async def choose_games(
     """
     first = game_names()[0]
     config = _config(command, timeout, limits, sandbox, cwd)
-    await prepare(config.command)
+    await prepare(builtin)
     async with Engine(config) as engine:
         rules = get_game(first)
         try:
@@ -506,6 +510,14 @@ async def choose_games(
     )
 
 
+def builtin_name(command: Sequence[str]) -> str | None:
+    """The built-in bot a one-word command names (``builtin:NAME`` or ``NAME``), else ``None``."""
+    if len(command) != 1:
+        return None
+    name = command[0].removeprefix("builtin:")
+    return name if name in builtin_names() else None
+
+
 def run_checks(
     command: Sequence[str],
     *,
@@ -523,13 +535,19 @@ def run_checks(
 
     ``command`` is given as typed in the current folder (``python3 mybot.py``):
     its relative paths are made absolute and the bot starts in its program's
-    folder, as ``arena play`` and a tournament entry without ``cwd`` start it.
+    folder, as ``arena play`` and a tournament entry without ``cwd`` start it. One
+    word ``builtin:NAME`` (or a built-in's bare name, as ``arena play`` takes it)
+    checks that built-in bot, the only way to name one.
     """
     started = time.monotonic()
-    argv, cwd = program_command(list(command), Path.cwd())
+    builtin = builtin_name(command)
+    typed = resolve_builtin(builtin) if builtin is not None else list(command)
+    argv, cwd = program_command(typed, Path.cwd())
     if game is None:
         choice = trio.run(
-            lambda: choose_games(argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd)
+            lambda: choose_games(
+                argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd, builtin=builtin
+            )
         )
     else:
         choice = GameChoice([game], [f"{game}, as --game says"])
@@ -547,6 +565,7 @@ def run_checks(
                 limits=limits,
                 sandbox=sandbox,
                 cwd=cwd,
+                builtin=builtin,
             )
         )
         for check in checks:
