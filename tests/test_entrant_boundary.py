@@ -126,3 +126,78 @@ def test_an_entrant_interpreter_never_runs_outside_the_sandbox_in_check_bot(eve:
         )  # fmt: skip
         assert not eve.ran_outside(), (command, eve.ran_outside())
         assert "Traceback" not in done.stderr, done.stderr
+
+
+# --------------------------------------------------------------------------- a bot's own files
+
+
+def two_entrants(base: Path) -> tuple[Path, Path]:
+    """``bots/eve`` (a script, a symlink to rival's book, one to rival's folder and
+    one to a file of its own) beside ``bots/rival``."""
+    eve, rival = base / "bots" / "eve", base / "bots" / "rival"
+    eve.mkdir(parents=True)
+    rival.mkdir(parents=True)
+    (rival / "book.txt").write_text("rival's opening book\n")
+    (eve / "eve.py").write_text((BOTS / "random_bot.py").read_text())
+    (eve / "book").symlink_to("../rival/book.txt")
+    (eve / "data").symlink_to("../rival")
+    (eve / "mine.txt").write_text("eve's own\n")
+    (eve / "also-mine").symlink_to("mine.txt")
+    return eve, rival
+
+
+def entry(command: str, extra: str = "") -> str:
+    return (
+        'name = "own"\nvariant = "single"\n'
+        f'[[bots]]\nname = "eve"\ncommand = "{command}"\n{extra}'
+        '[[bots]]\nname = "random"\ncommand = "builtin:random"\n'
+    )
+
+
+def refused_in_one_line(done: subprocess.CompletedProcess[str], path: str, target: Path) -> str:
+    lines = done.stderr.strip().splitlines()
+    assert done.returncode != 0 and len(lines) == 1, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"'{path}' is a symbolic link leading out of the bot's folder" in lines[0], lines
+    assert f"to '{target}'" in lines[0], lines
+    return lines[0]
+
+
+def test_a_symlink_to_another_entrants_folder_is_refused_at_load(tmp_path: Path) -> None:
+    """On the command line (``arena run``, ``play``, ``check-bot``) and in a relative
+    ``sandbox_ro``: one line naming the entry, the path and where it leads; no game."""
+    eve, rival = two_entrants(tmp_path)
+    toml = tmp_path / "t.toml"
+    toml.write_text(entry("python3 bots/eve/eve.py --book bots/eve/book"))
+    done = arena("run", str(toml), "-q", "--no-report", cwd=tmp_path, timeout=60)
+    line = refused_in_one_line(done, str(eve / "book"), rival / "book.txt")
+    assert "bots[0] (eve).command" in line
+    toml.write_text(entry("python3 bots/eve/eve.py", 'sandbox_ro = ["bots/eve/data"]\n'))
+    done = arena("run", str(toml), "-q", "--no-report", cwd=tmp_path, timeout=60)
+    line = refused_in_one_line(done, str(eve / "data"), rival)
+    assert "bots[0] (eve).sandbox_ro" in line
+    assert not (tmp_path / "results").exists()  # refused before anything was made
+    done = arena("play", "python3 bots/eve/eve.py bots/eve/book", "random", cwd=tmp_path)
+    refused_in_one_line(done, str(eve / "book"), rival / "book.txt")
+    done = arena("check-bot", "--", "python3", "bots/eve/eve.py", "bots/eve/data", cwd=tmp_path)
+    refused_in_one_line(done, str(eve / "data"), rival)
+
+
+def test_own_links_and_the_operators_absolute_grants_stay(tmp_path: Path) -> None:
+    """A link inside the bot's own folder is its own; a link the operator names in an
+    absolute grant is granted, and the run's start says where it resolved."""
+    from arena.plan.config import load_config
+    from arena.plan.own_files import grant_lines
+
+    eve, rival = two_entrants(tmp_path)
+    text = entry(
+        "python3 bots/eve/eve.py bots/eve/also-mine",
+        f'sandbox_ro = ["{eve / "data"}"]\nsandbox_rw = ["bots/eve"]\n',
+    )
+    (tmp_path / "t.toml").write_text(text)
+    bot = load_config(tmp_path / "t.toml").bots[0]
+    assert bot.command[-1] == str(eve / "also-mine") and bot.cwd == str(eve)
+    assert bot.sandbox_ro == [str(rival)] and bot.sandbox_rw == [str(eve)]
+    assert grant_lines(text) == [
+        f"arena: eve reads '{eve / 'data'}' (resolved: '{rival}') (sandbox_ro)"
+    ]
