@@ -16,8 +16,12 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+import msgspec
 import needs
 import pytest
+
+from arena.match.record import GameRecord
+from arena.storage.store import Store
 
 HERE = Path(__file__).parent
 BOTS = HERE.parent / "bots"
@@ -201,3 +205,97 @@ def test_own_links_and_the_operators_absolute_grants_stay(tmp_path: Path) -> Non
     assert grant_lines(text) == [
         f"arena: eve reads '{eve / 'data'}' (resolved: '{rival}') (sandbox_ro)"
     ]
+
+
+# --------------------------------------------------------------------------- bounded by default
+
+
+@pytest.fixture(scope="module")
+def pressing(tmp_path_factory: pytest.TempPathFactory) -> list[GameRecord]:
+    """One ``arena run`` under the default limits of bots pressing on the bounds
+    (``tests/boundary_bot.py``) and the built-in random bot."""
+    needs.sandbox()
+    base = tmp_path_factory.mktemp("pressing")
+    bot = HERE / "boundary_bot.py"
+    bots = {"threads": "threads 2000", "kernel": "kernel", "info": "info 40000"}
+    lines = ['name = "pressing"', 'variant = "single"', 'tc = "20+0.2"', "concurrency = 2"]
+    for name, words in bots.items():
+        lines += ["[[bots]]", f'name = "{name}"', f'command = "{sys.executable} {bot} {words}"']
+    lines += ["[[bots]]", 'name = "random"', 'command = "builtin:random"']
+    (base / "t.toml").write_text("\n".join(lines) + "\n")
+    done = arena(
+        "run", "t.toml", "--results", "results", "-q", "--no-report", "--sandbox", "bwrap",
+        cwd=base,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stdout + done.stderr
+    with Store.open_existing(base / "results" / "pressing") as store:
+        return list(store.records())
+
+
+def reports(records: list[GameRecord], bot: str) -> list[str]:
+    return [
+        line
+        for r in records
+        for name, tail in zip(r.players, r.stderr_tails, strict=True)
+        if name == bot
+        for line in tail.splitlines()
+        if line.startswith("BOUND ")
+    ]
+
+
+def test_a_bot_starting_2000_threads_is_bounded_and_the_others_play(
+    pressing: list[GameRecord],
+) -> None:
+    """No ``[limits] processes``: the bot's cgroup still bounds it (256, threads
+    included), and every game of the others is played."""
+    assert {s.bound for r in pressing for s in r.sandbox} == {"cgroup"}
+    started = [int(line.split()[2]) for line in reports(pressing, "threads")]
+    assert started and all(0 < n < 256 for n in started), started
+    assert len(pressing) == 12 and all(r.faulty is None for r in pressing), [
+        (r.players, r.reason, r.detail) for r in pressing
+    ]
+
+
+def test_io_uring_memfd_secret_and_other_socket_families_are_refused(
+    pressing: list[GameRecord],
+) -> None:
+    said = dict(line.removeprefix("BOUND ").rsplit(" ", 1) for line in reports(pressing, "kernel"))
+    assert said == {
+        "io_uring_setup": "EPERM",
+        "memfd_secret": "EPERM",
+        "socket AF_VSOCK": "EAFNOSUPPORT",
+        "socket AF_INET": "ok",  # the families a program needs still open
+    }
+
+
+def test_stored_info_is_bounded_per_action_and_per_game(pressing: list[GameRecord]) -> None:
+    """40 KB of ``text`` and a 2000-step ``pv`` before every action: each stored
+    ``info`` within 4 KiB, the bot's within 32 KiB a game, the cut said."""
+    from arena.match.info import ACTION_BYTES, PLAYER_BYTES
+
+    for record in pressing:
+        if "info" not in record.players:
+            continue
+        seat = record.players.index("info")
+        infos = [a.info for a in record.actions if a.player == seat and not a.forced]
+        sizes = [len(msgspec.json.encode(i)) for i in infos]
+        assert infos and all(i is not None and i.get("cut") is True for i in infos), infos[:2]
+        assert max(sizes) <= ACTION_BYTES and sum(sizes) <= PLAYER_BYTES + 16 * len(infos)
+        first = infos[0]
+        assert first is not None and first["depth"] == 1 and first["text"].startswith("xxx")
+
+
+def test_a_cut_info_fits_whatever_its_text_holds() -> None:
+    """Escapes and multi-byte characters take more JSON than their count: still within
+    4 KiB, valid text, the cut marked; a small info is kept as it is."""
+    from arena.match.info import ACTION_BYTES, InfoBudget
+
+    budget = InfoBudget()
+    for text in ("\x01" * 9000, "é" * 9000, "x" * 9000):
+        kept = budget.keep(0, {"depth": 3, "text": text, "pv": ["\x02" * 50] * 400})
+        assert kept is not None and kept["cut"] is True and kept["depth"] == 3
+        assert len(msgspec.json.encode(kept)) <= ACTION_BYTES and kept["text"], kept
+    assert budget.keep(1, {"depth": 2, "score": 0.5}) == {"depth": 2, "score": 0.5}
+    while budget.left[0] > 0:  # the game's share spent: only the marker is kept
+        budget.keep(0, {"text": "x" * 3000})
+    assert budget.keep(0, {"text": "y", "dropped": 3}) == {"cut": True, "dropped": 3}

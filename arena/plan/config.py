@@ -131,7 +131,9 @@ class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     """``[limits]``: resource limits applied to each bot process (``None``: none).
 
     ``processes`` is RLIMIT_NPROC, which the kernel counts per *user*, so it is
-    off by default.
+    off by default there; a bot's cgroup, where there is one, bounds its
+    processes (threads included) as a whole, at 256 when it is unset
+    (``arena/engine/cgroups.py``).
     """
 
     memory_mb: Annotated[int, Meta(ge=1, le=MAX_MEMORY_MB)] | None = 2048
