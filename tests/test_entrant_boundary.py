@@ -299,3 +299,17 @@ def test_a_cut_info_fits_whatever_its_text_holds() -> None:
     while budget.left[0] > 0:  # the game's share spent: only the marker is kept
         budget.keep(0, {"text": "x" * 3000})
     assert budget.keep(0, {"text": "y", "dropped": 3}) == {"cut": True, "dropped": 3}
+
+
+def test_builtin_is_no_key_of_a_tournament_file(tmp_path: Path) -> None:
+    """What makes a bot the arena's own is set at load from ``builtin:NAME`` alone."""
+    from arena.plan.config import ConfigError, load_config
+
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        entry(f"{sys.executable} {BOTS / 'alphabeta_bot.py'}", 'builtin = "alphabeta"\n')
+    )
+    with pytest.raises(ConfigError, match=r"bots\[0\] \(eve\): unknown key `builtin`"):
+        load_config(toml)
+    toml.write_text(entry(f"{sys.executable} {BOTS / 'alphabeta_bot.py'}"))
+    assert [b.builtin for b in load_config(toml).bots] == [None, "random"]
