@@ -284,7 +284,7 @@ class Tournament:
         if work:
             # Here, once, rather than in each worker process at once.
             for bot in self.config.bots:
-                await prepare(bot.command)
+                await prepare(bot.builtin)
             await self.check_options()
         self.observer.started(self.progress, self.config, self.directory)
         with self._scope:

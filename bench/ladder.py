@@ -77,8 +77,8 @@ async def play_pair(
             )
             for i, n in enumerate(names)
         ]
-        for config in configs:  # the built-in searching bots' cache, before their games
-            await prepare(config.command)
+        for n in names:  # the built-in searching bots' cache, before their games
+            await prepare(None if n.endswith(".py") else n)
         async with Engine(configs[0]) as a, Engine(configs[1]) as b:
             for engines in ((a, b), (b, a)):
                 record = await play_game(

@@ -101,9 +101,9 @@ def bot_start_seconds(name: str) -> float:
 def prepare_seconds() -> float:
     """The preparation as ``arena run`` does it, timed in a process of its own."""
     code = (
-        "import trio, time; from arena.plan.builtins import resolve_builtin; "
+        "import trio, time; "
         "from arena.plan.prepare import prepare; t = time.monotonic(); "
-        "trio.run(prepare, resolve_builtin('alphabeta')); print(time.monotonic() - t)"
+        "trio.run(prepare, 'alphabeta'); print(time.monotonic() - t)"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     return float(done.stdout.strip().splitlines()[-1])

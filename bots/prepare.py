@@ -1,9 +1,10 @@
 """Builds the compiled search's cache before the first game of alphabeta or mcts.
 
 Run by the arena outside the sandbox (``arena/plan/prepare.py``), with the
-bot's interpreter: ``python bots/prepare.py``. It loads every kernel the bots
-use, compiling those the cache lacks, and tells the arena two things on its
-standard output:
+arena's own interpreter (``sys.executable``) and a scrubbed environment, for a
+bot named ``builtin:alphabeta`` or ``builtin:mcts``: ``python bots/prepare.py``.
+It loads every kernel the bots use, compiling those the cache lacks, and tells
+the arena two things on its standard output:
 
 * a line ``compiling`` as soon as numba starts compiling one (a cache miss),
   so that the arena says what it waits for only when it is worth waiting for;

@@ -65,10 +65,9 @@ def compiled_search() -> None:
     search would pay for the compiling inside its own deadlines."""
     import trio
 
-    from arena.plan.builtins import resolve_builtin
     from arena.plan.prepare import prepare
 
-    assert trio.run(prepare, resolve_builtin("alphabeta")) is None
+    assert trio.run(prepare, "alphabeta") is None
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -67,8 +67,13 @@ def test_commands_are_resolved(tmp_path: Path) -> None:
     assert alpha.command == [os.path.abspath(PY), "-u", "bot.py", "--fast"]
     assert alpha.argv == alpha.command
     assert beta.argv == [os.path.abspath(PY), "other.py", "--level", "3"]
-    # default: the program's folder (no script here: the interpreter's), never the TOML's
-    assert alpha.cwd == os.path.dirname(os.path.realpath(PY)) != str(tmp_path.resolve())
+    # default: the program's folder (no script here: the one the interpreter lies in,
+    # not where a link leads), never the TOML's
+    assert (
+        alpha.cwd
+        == os.path.realpath(os.path.dirname(os.path.abspath(PY)))
+        != str(tmp_path.resolve())
+    )
 
 
 def test_a_bot_without_cwd_starts_in_its_programs_folder(tmp_path: Path) -> None:
@@ -187,7 +192,7 @@ def test_builtin_bots_are_the_installed_arena_bots_whatever_bots_is_at_hand(
 
 def test_parse_config_takes_text(tmp_path: Path) -> None:
     config = parse_config(two_bots().encode(), tmp_path / "virtual.toml")
-    assert config.bots[0].cwd == os.path.dirname(os.path.realpath(PY))
+    assert config.bots[0].cwd == os.path.realpath(os.path.dirname(os.path.abspath(PY)))
 
 
 NOT_EXEC = "notexec.sh"

@@ -18,22 +18,23 @@ from procs import children_with, live_with
 
 from arena.plan import builtins
 from arena.plan import prepare as prepare_module
-from arena.plan.builtins import prepare_command, resolve_builtin
+from arena.plan.builtins import prepare_command
 from arena.plan.prepare import COMPILING, prepare, up_to_date, write_stamp
 
 BOTS = Path(__file__).resolve().parent.parent / "bots"
 
 
 def test_the_built_in_searching_bots_are_prepared_and_no_other_command_is() -> None:
-    """The arena runs a preparation outside the sandbox only for its own bots
-    (their script, named as builtin:NAME or by path), never for a user's."""
+    """The arena runs a preparation outside the sandbox only for its own bots, named
+    as such (``builtin:NAME``), with its own interpreter: never for a command, not
+    even one naming a built-in's script (``tests/test_entrant_boundary.py`` runs one)."""
     warm = [sys.executable, str(BOTS / "prepare.py")]
     for name in ("alphabeta", "mcts"):  # one cache: one command, run once
-        assert prepare_command([*resolve_builtin(name), "--seed", "1"]) == warm
-        assert prepare_command([sys.executable, str(BOTS / f"{name}_bot.py")]) == warm
-    assert prepare_command(resolve_builtin("greedy")) is None
-    assert prepare_command(["python3", "mybot.py"]) is None
-    assert prepare_command(["alphabeta_bot.py"]) is None
+        assert prepare_command(name) == warm
+        assert prepare_command(f"builtin:{name}") == warm
+    assert prepare_command("greedy") is None
+    assert prepare_command(None) is None
+    assert prepare_command(str(BOTS / "alphabeta_bot.py")) is None
 
 
 @pytest.fixture
@@ -53,8 +54,8 @@ async def test_a_preparation_runs_once_per_process(
     monkeypatch.setattr(prepare_module, "up_to_date", lambda warm: False)
     async with trio.open_nursery() as nursery:
         for _ in range(3):
-            nursery.start_soon(prepare, ["bot"])
-    assert await prepare(["bot"]) is None
+            nursery.start_soon(prepare, "bot")
+    assert await prepare("bot") is None
     assert count.read_text() == "x"
 
 
@@ -63,7 +64,7 @@ async def test_a_built_cache_starts_no_process(
 ) -> None:
     """The session fixture prepared the bots as the arena does; now the stamp says
     there is nothing to do, and no process is started at all."""
-    warm = prepare_command(resolve_builtin("alphabeta"))
+    warm = prepare_command("alphabeta")
     assert warm is not None and up_to_date(warm)
 
     def no_spawn(*args: object, **kwargs: object) -> None:
@@ -71,7 +72,7 @@ async def test_a_built_cache_starts_no_process(
 
     monkeypatch.setattr(prepare_module, "spawn", no_spawn)
     started = time.perf_counter()
-    assert await prepare(resolve_builtin("mcts")) is None
+    assert await prepare("mcts") is None
     assert time.perf_counter() - started < 0.1  # a stamp read and a few hashes
 
 
@@ -155,14 +156,14 @@ async def test_compiling_is_said_only_when_the_preparation_compiles(
         line = "print('compiling', flush=True); " if says else ""
         command = [sys.executable, "-c", f"{line}print('{{\"files\": []}}')", name]
         monkeypatch.setattr(prepare_module, "prepare_command", lambda c, command=command: command)
-        assert await prepare(["bot"]) is None
+        assert await prepare("bot") is None
         assert (COMPILING in capfd.readouterr().err) is says
 
 
 def test_the_real_preparation_with_its_cache_built_compiles_nothing() -> None:
     """Run as the arena runs it, after the session fixture built the cache: no
     ``compiling`` line, and a report naming the kernels' source and cache files."""
-    warm = prepare_command(resolve_builtin("alphabeta"))
+    warm = prepare_command("alphabeta")
     assert warm is not None
     done = subprocess.run(warm, capture_output=True, text=True, timeout=300, check=True)
     lines = done.stdout.splitlines()
@@ -189,7 +190,7 @@ async def test_a_cancelled_preparation_leaves_no_process(
     monkeypatch.setattr(prepare_module, "up_to_date", lambda warm: False)
     with trio.move_on_after(10) as scope:
         async with trio.open_nursery() as nursery:
-            nursery.start_soon(prepare, ["bot"])
+            nursery.start_soon(prepare, "bot")
             while not live_with(marker):
                 await trio.sleep(0.005)
             nursery.cancel_scope.cancel()
@@ -258,3 +259,21 @@ def test_a_sigkilled_arena_takes_its_preparation_along(tmp_path: Path) -> None:
             os.kill(pid, signal.SIGKILL)
         if arena.stderr is not None:
             arena.stderr.close()
+
+
+async def test_the_preparation_runs_in_a_scrubbed_environment_in_the_bots_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fresh: None
+) -> None:
+    """Nothing of the operator's shell but ``PATH``, ``HOME`` and ``LANG`` reaches it,
+    and it starts in the built-in bots' folder, not where the entrants' files lie."""
+    seen = tmp_path / "seen.json"
+    dump = "json.dumps([dict(os.environ), os.getcwd()])"
+    script = f"import json, os; open({str(seen)!r}, 'w').write({dump})"
+    monkeypatch.setattr(prepare_module, "prepare_command", lambda c: [sys.executable, "-c", script])
+    monkeypatch.setattr(prepare_module, "up_to_date", lambda warm: False)
+    monkeypatch.setenv("ARENA_OPERATOR_SECRET", "s3cret")
+    monkeypatch.chdir(tmp_path)
+    assert await prepare("alphabeta") is None
+    env, cwd = json.loads(seen.read_text())
+    assert set(env) <= {"PATH", "HOME", "LANG", "LC_CTYPE"}, env  # Python may set LC_CTYPE
+    assert cwd == str(builtins.folder())

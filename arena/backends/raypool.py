@@ -184,7 +184,7 @@ class GameActor:
     async def _prepare(config: TournamentConfig) -> None:
         """The built-in bots' preparation on this node (its own cache, built once per node)."""
         for bot in config.bots:
-            await prepare(bot.argv)
+            await prepare(bot.builtin)
 
     @staticmethod
     def _check_sandbox(mode: str) -> str:

@@ -81,9 +81,9 @@ def check_bot(
     if game_name is not None:
         get_game(game_name)
     TimeControl.parse(tc)
-    entry = None
+    entry = builtin = None
     if from_file is not None:
-        entry, game = _entry(from_file, command)
+        entry, game, builtin = _entry(from_file, command)
         game_name = game_name or game
         limits, box = entry.limits, entry.sandbox
     else:
@@ -99,6 +99,7 @@ def check_bot(
             limits=limits,
             sandbox=box,
             entry=entry,
+            builtin=builtin,
         )
     )
 
@@ -106,11 +107,11 @@ def check_bot(
 LIMIT_OPTIONS = ("memory_mb", "cpu_seconds", "file_size_mb", "processes")
 
 
-def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str]:
+def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str, str | None]:
     """The engine configuration of entry ``words[0]`` of the tournament file ``path``,
     as its tournament builds it (``--sandbox`` given wins over the file's mode, as for
-    ``arena run``), and the file's game. The limit options may not be given: the
-    file's ``[limits]`` are what is checked."""
+    ``arena run``), the file's game, and the entry's built-in name if it is one. The
+    limit options may not be given: the file's ``[limits]`` are what is checked."""
     from arena.backends.slots import engine_config
     from arena.plan.config import load_config
     from arena.tournament import _confined
@@ -127,7 +128,7 @@ def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str]:
         raise click.UsageError(f"{path}: no entry {words[0]!r} (its entries: {', '.join(names)})")
     mode = ctx.params["sandbox"] if _given(ctx, "sandbox") else None
     config = _confined(config, mode, Path("results"))
-    return engine_config(config, words[0]), config.game
+    return engine_config(config, words[0]), config.game, config.bot(words[0]).builtin
 
 
 def _given(ctx: click.Context, name: str) -> bool:

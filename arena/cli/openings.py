@@ -117,14 +117,17 @@ def openings_generate(
     game = get_game(game_name)
     variant = variant or game.default_variant
     check_variant = check_variant or game.variants[0]
-    command = entrant(bot).command
+    scorer = entrant(bot)
+    command = scorer.command
+    named = [scorer]
     probe = None
     if probe_pairs:
         probe_bot = probe_bot or bot
         probe_weak = probe_weak or probe_bot
+        named += [entrant(probe_bot), entrant(probe_weak)]
         probe = Probe(
-            strong=entrant(probe_bot).command,
-            weak=entrant(probe_weak).command,
+            strong=named[1].command,
+            weak=named[2].command,
             variant=probe_variant or check_variant,
             pairs=probe_pairs,
             strong_movetime=probe_movetime[0],
@@ -155,6 +158,7 @@ def openings_generate(
                 probe=probe,
                 stats=stats,
                 progress=progress,
+                builtins=[b.name for b in named if b.builtin],
             )
         )
     except EngineError as exc:

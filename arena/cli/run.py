@@ -121,6 +121,10 @@ def run_command(
     protocol = protocol_settings(config.protocol, handshake_timeout, newgame_timeout, max_line)
     config = msgspec.structs.replace(config, protocol=protocol)
     text = Path(tournament_file).read_text(encoding="utf-8")
+    from arena.plan.own_files import grant_lines
+
+    for line in grant_lines(text):  # the operator's absolute grants, as they resolve now
+        click.echo(line, err=True)
     observer: Observer = observer_for(quiet)
     listen = hub = None
     if web is not None:

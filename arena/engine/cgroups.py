@@ -28,6 +28,11 @@ from dataclasses import dataclass
 
 _counter = itertools.count()
 
+DEFAULT_PROCESSES = 256
+"""A bot's ``pids.max`` when ``[limits] processes`` is unset: a group without one
+let a single bot take every PID of the machine (32,768 threads fit in 1.4 GB), so
+no other bot could start. Threads count as processes here."""
+
 
 def _read(path: str) -> str:
     with open(path, encoding="utf-8") as f:
@@ -140,6 +145,7 @@ class BotCgroup:
     """One bot process's cgroup (in each hierarchy): made, joined from the child, removed."""
 
     def __init__(self, memory_bytes: int | None, processes: int | None) -> None:
+        processes = DEFAULT_PROCESSES if processes is None else processes
         found = hierarchies()
         assert not isinstance(found, str), found
         name = f"arena-{os.getpid()}-{next(_counter)}"

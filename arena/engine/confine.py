@@ -20,7 +20,9 @@ Two things bubblewrap alone does not give:
   ``request_key``: the arena's session keyring would otherwise be shared by
   every bot, a channel between entrants), namespaces and mounts (``unshare``,
   ``setns``, ``clone``/``clone3`` with a new user namespace, the mount calls),
-  ``TIOCSTI`` (typing into a terminal) and a few calls no bot needs. Where no
+  ``TIOCSTI`` (typing into a terminal), ``io_uring`` and ``memfd_secret``, socket
+  families other than UNIX, INET, INET6 and NETLINK (``EAFNOSUPPORT``) and a few
+  calls no bot needs. Where no
   cgroup bounds a bot's memory as a whole, ``memfd_create`` is refused too: a
   memfd's pages count against no process's address space.
 """
@@ -33,6 +35,7 @@ import functools
 import os
 import pwd
 import termios
+from typing import Any
 
 SAFE_FD = 10
 """Lowest descriptor number for the filter: the sandbox's shell uses 3 and 4."""
@@ -49,6 +52,9 @@ REFUSED = {
         "move_pages", "mbind", "get_mempolicy", "set_mempolicy", "migrate_pages",
         "kexec_load", "init_module", "finit_module", "delete_module", "bpf",
         "perf_event_open", "userfaultfd",
+        # io_uring does file and socket work no filter sees (and is a common kernel
+        # exploit path); memfd_secret's memory is unmapped from the kernel itself.
+        "io_uring_setup", "io_uring_enter", "io_uring_register", "memfd_secret",
     ),
     # ENOSYS, as Flatpak answers: a program then falls back to the older call
     # (clone3 to clone, whose flags the filter can see; the new mount API to mount).
@@ -58,6 +64,11 @@ REFUSED = {
     ),
 }
 # fmt: on
+
+SOCKET_FAMILIES = (0, 1, 2, 10, 16)
+"""``AF_UNSPEC``, ``AF_UNIX``, ``AF_INET``, ``AF_INET6``, ``AF_NETLINK``: the socket
+families a bot may open, as Flatpak's filter allows; any other (``AF_VSOCK`` to the
+host, ``AF_ALG``, ``AF_PACKET``...) answers ``EAFNOSUPPORT``, as on a kernel without it."""
 
 
 class IdentityError(ValueError):
@@ -106,11 +117,29 @@ def seccomp_program(refuse_memfd: bool) -> bytes:
     f.add_rule(sc.ERRNO(errno.EPERM), "ioctl", sc.Arg(1, sc.MASKED_EQ, 0xFFFFFFFF, termios.TIOCSTI))
     if refuse_memfd:
         f.add_rule(sc.ERRNO(errno.EPERM), "memfd_create")
+    _refuse_socket_families(f, sc)
     with tempfile.TemporaryFile() as out:
         f.export_bpf(out)
         out.flush()
         out.seek(0)
         return out.read()
+
+
+def _refuse_socket_families(f: Any, sc: Any) -> None:
+    """``socket`` of a family outside :data:`SOCKET_FAMILIES` answers ``EAFNOSUPPORT``:
+    one rule per family between the allowed ones, one for every family above them."""
+    refuse = sc.ERRNO(errno.EAFNOSUPPORT)
+    rules = [
+        sc.Arg(0, sc.EQ, family)
+        for family in range(SOCKET_FAMILIES[-1])
+        if family not in SOCKET_FAMILIES
+    ]
+    rules.append(sc.Arg(0, sc.GE, SOCKET_FAMILIES[-1] + 1))
+    for rule in rules:
+        try:
+            f.add_rule_exactly(refuse, "socket", rule)
+        except (RuntimeError, ValueError, OSError):  # socketcall architectures: no filter here
+            continue
 
 
 def seccomp_fd(refuse_memfd: bool) -> int:

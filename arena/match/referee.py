@@ -25,6 +25,7 @@ from arena.engine.bot import Engine, EngineError
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
+from arena.match.info import InfoBudget
 from arena.match.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
 from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
 
@@ -72,6 +73,7 @@ async def play_game(
     names = [e.name for e in engines]
     state = opening.clone()
     actions: list[ActionRecord] = []
+    budget = InfoBudget(len(engines))  # what the record keeps of the bots' info lines
     clocks = [Clock(controls[0]), Clock(controls[1])]
     started = time.time()
     for engine in engines:
@@ -108,7 +110,7 @@ async def play_game(
             if len(actions) >= settings.max_plies:
                 record = finish(0.5, ADJUDICATED, f"ply cap of {settings.max_plies} reached")
                 break
-            await _one_decision(state, engines, clocks, actions)
+            await _one_decision(state, engines, clocks, actions, budget)
             if on_action is not None:
                 last = actions[-1]
                 on_action(
@@ -197,6 +199,7 @@ async def _one_decision(
     engines: Sequence[Engine],
     clocks: list[Clock],
     actions: list[ActionRecord],
+    budget: InfoBudget,
 ) -> None:
     player = state.current_player()
     forced = state.forced_action()
@@ -243,6 +246,7 @@ async def _one_decision(
         }
     if reply.infos_dropped:  # beyond the engine's bound: counted, not kept
         info = {**(info or {}), "dropped": reply.infos_dropped}
+    info = budget.keep(player, info)  # bounded per action and per game (arena/match/info.py)
     actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None))
 
 

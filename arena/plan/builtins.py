@@ -79,22 +79,21 @@ def resolve_builtin(name: str) -> list[str]:
     return [sys.executable, str(where / BUILTIN[name][0])]
 
 
-def prepare_command(command: list[str]) -> list[str] | None:
-    """The command that gets built-in bot ``command`` ready, or ``None``.
+def prepare_command(name: str | None) -> list[str] | None:
+    """The command that gets built-in bot ``name`` (``alphabeta`` or
+    ``builtin:alphabeta``) ready, or ``None`` for a bot without a preparation.
 
-    Recognised by the script's path, so a bot named by its command line
-    (``python .../bots/alphabeta_bot.py``) is prepared as well as
-    ``builtin:alphabeta``. The bots share one cache, so they share one command,
-    run with the bot's own interpreter.
+    Only a name says a bot is built in: the tournament file's or the command
+    line's ``builtin:NAME`` (or ``arena play``'s bare name), never a path an
+    entrant supplies (a symlink to a built-in script, an interpreter of its own
+    beside it). The command is the arena's own: its interpreter
+    (``sys.executable``) on its own preparation script. The bots share one cache,
+    so they share one command.
     """
     where = folder()
-    if where is None or len(command) < 2:
+    if where is None or name is None or name.removeprefix("builtin:") not in PREPARED:
         return None
-    script = str(Path(command[1]).resolve())
-    for name in PREPARED:
-        if script == str(where / BUILTIN[name][0]):
-            return [command[0], str(where / PREPARE_SCRIPT)]
-    return None
+    return [sys.executable, str(where / PREPARE_SCRIPT)]
 
 
 def stamp_path() -> Path | None:

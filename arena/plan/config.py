@@ -29,6 +29,7 @@ from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
 from arena.plan.builtins import resolve_builtin
+from arena.plan.own_files import OwnFilesError, bot_folders, leading_out, refused
 from arena.protocol.messages import MAX_LINE
 
 __all__ = [
@@ -100,6 +101,10 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     sandbox_ro: list[str] = []
     sandbox_rw: list[str] = []
     sandbox_net: bool = False
+    builtin: str | None = None
+    """The built-in bot's name when ``command`` says ``builtin:NAME``: set at load,
+    never by the file (unknown there). The one sign that a bot is the arena's own
+    (its preparation runs outside the sandbox, ``arena/plan/prepare.py``)."""
 
     @property
     def argv(self) -> list[str]:
@@ -130,7 +135,9 @@ class Limits(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
     no address-space limit is set (a runtime reserves far more than it uses);
     elsewhere ``memory_mb`` is each process's address space (RLIMIT_AS) and
     ``processes`` is RLIMIT_NPROC, which the kernel counts per *user*, so it is
-    off by default.
+    off by default there; a bot's cgroup, where there is one, bounds its
+    processes (threads included) as a whole, at 256 when it is unset
+    (``arena/engine/cgroups.py``).
     """
 
     memory_mb: Annotated[int, Meta(ge=1, le=MAX_MEMORY_MB)] | None = 2048
@@ -479,23 +486,56 @@ class _Validator:
             raise self.fail(key, f"cannot split command {bot.command!r}: {e}") from None
         if not words or not words[0]:
             raise self.fail(key, "expected a command to start the bot, got an empty one")
+        if bot.builtin is not None:
+            raise self.fail(_bot_key(index, bot), "unknown key `builtin`")
         first, rest = words[0], list(words[1:])
+        builtin = None
         if first.startswith("builtin:"):
             resolved = self._resolve_builtin(key, first)
+            builtin = first.removeprefix("builtin:")
         else:
             resolved = [self._resolve_executable(key, first, cwd, bot.env)]
-        grants = {}
-        for field in ("sandbox_ro", "sandbox_rw"):
-            paths = [(self.base / os.path.expanduser(p)).resolve() for p in getattr(bot, field)]
-            for p in paths:
-                if not p.exists():
-                    raise self.fail(_bot_key(index, bot, field), f"no such path {str(p)!r}")
-            grants[field] = [str(p) for p in paths]
         folder: str | None = str(cwd)
         if bot.cwd is None:
             rest = [_absolute(self.base, w) for w in rest]
             folder = _program_folder([*resolved, *rest])
-        return msgspec.structs.replace(bot, command=[*resolved, *rest], cwd=folder, **grants)
+        grants = self._resolve_grants(index, bot, folder, [*resolved, *rest])
+        return msgspec.structs.replace(
+            bot, command=[*resolved, *rest], cwd=folder, builtin=builtin, **grants
+        )
+
+    def _resolve_grants(
+        self, index: int, bot: BotConfig, folder: str | None, command: list[str]
+    ) -> dict[str, list[str]]:
+        """``sandbox_ro`` and ``sandbox_rw`` as real paths, once the bot's own paths are
+        checked (:mod:`arena.plan.own_files`): a symbolic link on its command line
+        or in a relative grant may not lead out of its folder. Absolute grants are
+        the operator's own and stay as written (resolved)."""
+        granted = [
+            str(Path(os.path.expanduser(p)).resolve())
+            for p in (*bot.sandbox_ro, *bot.sandbox_rw)
+            if os.path.isabs(os.path.expanduser(p))
+        ]
+        program = _program_folder(
+            [command[0], *(os.path.join(folder or "", w) for w in command[1:])]
+        )
+        folders = bot_folders(folder, program)
+        grants = {}
+        for field in ("sandbox_ro", "sandbox_rw"):
+            paths = []
+            for written in getattr(bot, field):
+                path = os.path.normpath(self.base / os.path.expanduser(written))
+                if not os.path.exists(path):
+                    raise self.fail(_bot_key(index, bot, field), f"no such path {path!r}")
+                target = None if os.path.isabs(written) else leading_out(path, folders, granted)
+                if target is not None:
+                    raise self.fail(_bot_key(index, bot, field), _leads_out(path, target))
+                paths.append(os.path.realpath(path))
+            grants[field] = paths
+        found = refused(command, folder, program, bot.env.get("PATH"), granted)
+        if found is not None:
+            raise self.fail(_bot_key(index, bot, "command"), _leads_out(*found))
+        return grants
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
         try:
@@ -524,6 +564,13 @@ class _Validator:
         if is_path(word) and not os.access(found, os.X_OK):
             raise self.fail(key, f"{found!r} is not executable (chmod +x?)")
         return found
+
+
+def _leads_out(path: str, target: str, hint: str = " (an absolute sandbox_ro grants more)") -> str:
+    return (
+        f"{path!r} is a symbolic link leading out of the bot's folder, to {target!r}: "
+        f"a bot is shown only its own files{hint}"
+    )
 
 
 def is_path(word: str) -> bool:
@@ -556,32 +603,42 @@ def program_command(argv: list[str], base: Path) -> tuple[list[str], str | None]
     """A command line given relative to ``base``, made absolute, and its program's folder.
 
     For ``arena play``: its bots, like a tournament's without ``cwd``, start in
-    their program's folder (or in none), not in the operator's folder.
+    their program's folder (or in none), not in the operator's folder. A symbolic
+    link on it leading out of that folder is an :class:`OwnFilesError`.
     """
     first = argv[0]
     if os.sep in first and not os.path.isabs(first):
-        first = str((base / first).absolute())
+        first = os.path.normpath(base.absolute() / first)
     command = [first, *(_absolute(base, w) for w in argv[1:])]
-    return command, _program_folder(command)
+    folder = _program_folder(command)
+    found = refused(command, folder, folder)
+    if found is not None:
+        raise OwnFilesError(f"bot {shlex.join(argv)!r}: {_leads_out(*found, hint='')}")
+    return command, folder
 
 
 def _absolute(base: Path, word: str) -> str:
-    """``word`` as an absolute path if it names a file or folder relative to ``base``."""
+    """``word`` as an absolute path if it names a file or folder relative to ``base``
+    (not resolved: a symbolic link stays one, for :mod:`arena.plan.own_files` to see)."""
     if word.startswith("-") or os.path.isabs(word) or not (base / word).exists():
         return word
-    return str((base / word).resolve())
+    return os.path.normpath(base.resolve() / word)
 
 
 def _program_folder(argv: list[str]) -> str | None:
-    """The folder of a command's program, ``None`` for a system folder (see ``_resolve_bot``)."""
+    """The folder of a command's program, ``None`` for a system folder (see ``_resolve_bot``).
+
+    The folder the program lies in, not the one a symbolic link leads to: an
+    entrant's ``bot.py`` leading elsewhere does not make elsewhere its folder.
+    """
     from arena.engine.sandbox import SYSTEM
 
     files = [w for w in argv[1:] if os.path.isabs(w) and os.path.isfile(w)]
     exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
     if not files and exe is None:
         return None
-    program = os.path.realpath(files[0] if files else exe)
-    folder = os.path.dirname(program)
+    program = files[0] if files else exe
+    folder = os.path.realpath(os.path.dirname(os.path.abspath(program)))
     if any(folder == s or folder.startswith(s + "/") for s in SYSTEM):
         return None
     return folder

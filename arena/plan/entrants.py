@@ -87,7 +87,6 @@ async def identity_name(bot: Entrant, game: str, variant: str) -> str:
     that does not answer ``hello``, or whose name leaves nothing) keeps its name."""
     if bot.builtin:
         return bot.name
-    await prepare(bot.command)
     name = bot.name
     async with Engine(EngineConfig(name=bot.name, command=bot.command)) as engine:
         with suppress(EngineError):  # no answer: the placeholder stands
@@ -107,8 +106,8 @@ async def start_named(
     started by the referee.
     """
     for engine, bot in zip(engines, bots, strict=True):
-        await prepare(bot.command)
         if bot.builtin:
+            await prepare(bot.name)  # the arena's own bot: named so, never by its path
             continue
         try:
             ident = await engine.start(game, variant)

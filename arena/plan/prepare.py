@@ -5,12 +5,15 @@ kept in a cache beside their source. Built inside a game, it would cost
 seconds of start-up in every game (the sandbox sees the cache folder
 read-only) and could overrun the handshake. So whoever is about to start games
 (the tournament, ``arena play``, ``check-bot``, the openings generator, a Ray
-actor on its node) first calls :func:`prepare` with each bot's command; for a
-built-in searching bot it runs the bots' own preparation
-(``arena.bots``'s ``prepare.py``, found by :mod:`arena.plan.builtins`) outside
-the sandbox: trusted code of the arena's own package. Bots that are not
-built-in are never run outside the sandbox. The engine itself only starts
-processes: it knows nothing of this.
+actor on its node) first calls :func:`prepare` with the name of each built-in
+bot (``builtin:NAME`` in a tournament file or on the command line; nothing
+is inferred from a command's paths); for a searching one it runs the bots' own
+preparation (``arena.bots``'s ``prepare.py``, found by
+:mod:`arena.plan.builtins`) outside the sandbox: trusted code of the arena's
+own package, under the arena's own interpreter (``sys.executable``), with a
+scrubbed environment and the bots' folder as its working directory. Nothing
+an entrant supplies (an interpreter, a script, a variable) runs outside the
+sandbox. The engine itself only starts processes: it knows nothing of this.
 
 Three properties, each for a reason seen in practice:
 
@@ -45,7 +48,7 @@ from pathlib import Path
 import trio
 
 from arena.engine.process import child_preexec, spawn
-from arena.plan.builtins import prepare_command, stamp_path
+from arena.plan.builtins import folder, prepare_command, stamp_path
 from arena.protocol.messages import EndOfStream, LineReader, ProtocolError
 
 PREPARE_TIMEOUT = 600.0
@@ -63,16 +66,21 @@ HASHED = 64 << 10
 indexes); larger ones (compiled code, the interpreter) by size and modification time
 alone, as numba checks its own source: the check stays a few milliseconds."""
 
+KEPT_ENV = ("PATH", "HOME", "LANG")
+"""All the preparation keeps of the arena's environment (``PATH`` finds the C
+compiler), as a bot does: nothing else of the operator's shell reaches it."""
+
 _done: dict[tuple[str, ...], str | None] = {}
 _LOCK = trio.Lock()
 """Preparations run one at a time: they compile the same cache."""
 
 
-async def prepare(command: list[str]) -> str | None:
-    """Get ``command`` ready if it is a built-in bot with a preparation (at most once per
-    process; concurrent callers wait for the first). An error line if it failed
-    (the bot then builds its cache itself, more slowly), else ``None``."""
-    warm = prepare_command(command)
+async def prepare(builtin: str | None) -> str | None:
+    """Get built-in bot ``builtin`` (a name; ``None`` for a bot that is not built in)
+    ready if it has a preparation (at most once per process; concurrent callers
+    wait for the first). An error line if it failed (the bot then builds its
+    cache itself, more slowly), else ``None``."""
+    warm = prepare_command(builtin)
     if warm is None:
         return None
     key = tuple(warm)
@@ -154,6 +162,12 @@ def write_stamp(warm: list[str], files: list[str], absent: list[str] | None = No
 # ----------------------------------------------------------------------------- the process
 
 
+def _workdir() -> str | None:
+    """The built-in bots' folder: not the arena's working folder, where entrants' files lie."""
+    where = folder()
+    return None if where is None else str(where)
+
+
 def _label(warm: list[str]) -> str:
     return warm[1] if len(warm) > 1 else warm[0]
 
@@ -164,6 +178,8 @@ async def _run(warm: list[str]) -> str | None:
         process = spawn(
             warm,
             stdin=subprocess.DEVNULL,
+            cwd=_workdir(),
+            env={k: os.environ[k] for k in KEPT_ENV if k in os.environ},
             start_new_session=True,
             preexec_fn=child_preexec([]),
         )

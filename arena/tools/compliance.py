@@ -52,6 +52,7 @@ from arena.engine.sandbox import Sandbox
 from arena.games import CheckCase, Game, State, game_names, get_game
 from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
+from arena.plan.builtins import builtin_names, resolve_builtin
 from arena.plan.config import program_command
 from arena.plan.prepare import prepare
 from arena.protocol.messages import (
@@ -245,6 +246,7 @@ async def check_bot(
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
     entry: EngineConfig | None = None,
+    builtin: str | None = None,
 ) -> list[Check]:
     """Run every compliance check against the bot started by ``command``.
 
@@ -256,12 +258,13 @@ async def check_bot(
     the bot as a tournament would (the CLI passes the tournament defaults); ``cwd``
     is the folder it starts in. ``entry``: a tournament entry's engine
     configuration, used as it is instead (its command, folder, environment,
-    grants, limits and sandbox; ``arena check-bot --from``).
+    grants, limits and sandbox; ``arena check-bot --from``). ``builtin``: the name
+    of the built-in bot it starts, if it is one (prepared first).
     """
     rules = get_game(game)
     config = _config(command, timeout, limits, sandbox, cwd, entry)
     checks: list[Check] = []
-    await prepare(config.command)  # a built-in bot checked by its command line
+    await prepare(builtin)
     async with Engine(config) as engine:
         session = _Session(engine, rules, timeout)
         checks += await _handshake(session)
@@ -477,6 +480,7 @@ async def choose_games(
     sandbox: Sandbox | None = None,
     cwd: str | None = None,
     entry: EngineConfig | None = None,
+    builtin: str | None = None,
 ) -> GameChoice:
     """The games the bot declares, from one handshake (it is then told to quit).
 
@@ -487,7 +491,7 @@ async def choose_games(
     """
     first = game_names()[0]
     config = _config(command, timeout, limits, sandbox, cwd, entry)
-    await prepare(config.command)
+    await prepare(builtin)
     async with Engine(config) as engine:
         rules = get_game(first)
         try:
@@ -514,6 +518,14 @@ async def choose_games(
     )
 
 
+def builtin_name(command: Sequence[str]) -> str | None:
+    """The built-in bot a one-word command names (``builtin:NAME`` or ``NAME``), else ``None``."""
+    if len(command) != 1:
+        return None
+    name = command[0].removeprefix("builtin:")
+    return name if name in builtin_names() else None
+
+
 def run_checks(
     command: Sequence[str],
     *,
@@ -525,6 +537,7 @@ def run_checks(
     limits: ResourceLimits | None = None,
     sandbox: Sandbox | None = None,
     entry: EngineConfig | None = None,
+    builtin: str | None = None,
 ) -> int:
     """Synchronous entry point for ``arena check-bot``: print which game is checked
     and why, one line per check and a summary; return the exit status (0 when every
@@ -532,19 +545,30 @@ def run_checks(
 
     ``command`` is given as typed in the current folder (``python3 mybot.py``):
     its relative paths are made absolute and the bot starts in its program's
-    folder, as ``arena play`` and a tournament entry without ``cwd`` start it.
-    With ``entry`` (a tournament entry, already resolved), ``command`` is not read.
+    folder, as ``arena play`` and a tournament entry without ``cwd`` start it. One
+    word ``builtin:NAME`` (or a built-in's bare name, as ``arena play`` takes it)
+    checks that built-in bot, the only way to name one. With ``entry`` (a
+    tournament entry, already resolved), ``command`` is not read, and ``builtin``
+    names the entry's built-in bot, if it is one.
     """
     started = time.monotonic()
     if entry is not None:
         argv, cwd = list(entry.command), entry.cwd
         command = argv
     else:
-        argv, cwd = program_command(list(command), Path.cwd())
+        builtin = builtin_name(command)
+        typed = resolve_builtin(builtin) if builtin is not None else list(command)
+        argv, cwd = program_command(typed, Path.cwd())
     if game is None:
         choice = trio.run(
             lambda: choose_games(
-                argv, timeout=timeout, limits=limits, sandbox=sandbox, cwd=cwd, entry=entry
+                argv,
+                timeout=timeout,
+                limits=limits,
+                sandbox=sandbox,
+                cwd=cwd,
+                entry=entry,
+                builtin=builtin,
             )
         )
     else:
@@ -564,6 +588,7 @@ def run_checks(
                 sandbox=sandbox,
                 cwd=cwd,
                 entry=entry,
+                builtin=builtin,
             )
         )
         for check in checks:

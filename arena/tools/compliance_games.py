@@ -125,7 +125,7 @@ async def play_stage(
             by_seat = [[0, 0, 0], [0, 0, 0]]  # per seat: wins, losses, draws
             notable: Counter[str] = Counter()
             roles: tuple[str, str] = ("player 0", "player 1")
-            await prepare(command)
+            await prepare(opponent)
             async with Engine(config) as other:
                 if not await _plays(other, game, variant):
                     why = f"not run: the built-in {opponent} does not play {game.name}/{variant}"

@@ -191,8 +191,12 @@ async def generate(
     probe: Probe | None = None,
     stats: Counter[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    builtins: Sequence[str] = (),
 ) -> list[str]:
     """``count`` distinct position texts of the book (fewer only if ``max_tries`` ran out).
+
+    ``builtins`` names the built-in bots among ``bot`` and the probe's (prepared
+    first; a command's path never makes it one).
 
     ``stats`` (if given) counts each walk's fate: ``forced`` (or illegal),
     ``duplicate``, ``score`` (beyond ``max_score``), ``split`` (a probe pair
@@ -217,8 +221,8 @@ async def generate(
     kept: list[str] = []
     tries = 0
     limit = max_tries if max_tries is not None else 50 * count
-    for command in (bot, *((probe.strong, probe.weak) if probe else ())):
-        await prepare(command)
+    for name in builtins:
+        await prepare(name)
     async with (
         Engine(EngineConfig(name="scorer", command=bot)) as engine,
         Engine(EngineConfig(name="strong", command=probe.strong if probe else bot)) as strong,

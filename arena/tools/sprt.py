@@ -165,7 +165,9 @@ def players(
     async def names() -> list[str]:
         return [await identity_name(bot, game, variant) for bot in bots]
 
-    return list(zip(distinct(trio.run(names)), (bot.command for bot in bots), strict=True))
+    # A built-in stays ``builtin:NAME`` in the test's file: the one sign of the arena's own.
+    commands = [[f"builtin:{b.name}", *b.command[2:]] if b.builtin else b.command for b in bots]
+    return list(zip(distinct(trio.run(names)), commands, strict=True))
 
 
 def sprt_tournament(
