@@ -1,0 +1,145 @@
+"""A Swiss's and a knockout's reports: the tie-breaks computed by hand, the bracket
+as text and as a picture, checked in chromium at 1400 and 420 px."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import trio
+from browser import overflow, page_at
+
+from arena.plan.config import parse_config
+from arena.report.rounds import build_rounds
+from arena.report.summary import build_report
+from arena.storage.rounds import Board, DrawnRound, RoundsRecord
+from arena.storage.store import Store
+from arena.tournament import Tournament
+
+SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
+
+
+def run(tmp_path: Path, name: str, top: str, bots: int) -> Path:
+    text = f'name = "{name}"\nvariant = "single"\ntc = "5+0.1"\nseed = 2\n{top}\n' + "".join(
+        f'[[bots]]\nname = "{kind}-{i}"\ncommand = "builtin:{kind}"\nargs = ["--seed", "{i}"]\n'
+        for i in range(bots)
+        for kind in ["random" if i % 2 else "greedy"]
+    )
+    path = tmp_path / f"{name}.toml"
+    path.write_text(text)
+    t = Tournament(parse_config(text, path), text, results_root=tmp_path, config_path=path)
+    outcome = trio.run(t.run)
+    t.close()
+    assert outcome.complete
+    return tmp_path / name
+
+
+@pytest.fixture(scope="module")
+def cups(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    tmp = tmp_path_factory.mktemp("cups")
+    return {
+        "swiss": run(tmp, "swiss", 'format = "swiss"\nconcurrency = 2', 9),
+        "knockout": run(tmp, "knockout", 'format = "knockout"\nconcurrency = 2', 8),
+    }
+
+
+def test_tie_breaks_by_hand() -> None:
+    """a beats b 2-0, b beats c 1½-½, c beats a 2-0, d has a bye (2 points):
+    c 2½, then a and d on 2 points, separated by Buchholz (a met b and c: 4;
+    a bye adds nothing), then b 1½."""
+    record = RoundsRecord(
+        format="swiss",
+        entrants=["a", "b", "c", "d"],
+        rounds=3,
+        bye_points=2.0,
+        drawn=[
+            DrawnRound(number=1, boards=[Board(a="a", b="b", pair_keys=["r1:a:b"])]),
+            DrawnRound(number=2, boards=[Board(a="b", b="c", pair_keys=["r2:b:c"])]),
+            DrawnRound(
+                number=3,
+                boards=[
+                    Board(a="c", b="a", pair_keys=["r3:c:a"]),
+                    Board(a="d", b=None, winner="d", how="bye"),
+                ],
+            ),
+        ],
+    )
+    games = {
+        "r1:a:b/1": ("a", "b", 1.0),
+        "r1:a:b/2": ("b", "a", 0.0),
+        "r2:b:c/1": ("b", "c", 1.0),
+        "r2:b:c/2": ("c", "b", 0.5),
+        "r3:c:a/1": ("c", "a", 1.0),
+        "r3:c:a/2": ("a", "c", 0.0),
+    }
+    section = build_rounds(record, games, {})
+    rows = {r.player: r for r in section.swiss}
+    assert [r.player for r in section.swiss] == ["c", "a", "d", "b"]
+    assert rows["a"].points == 2 and rows["b"].points == 1.5 and rows["c"].points == 2.5
+    assert rows["d"].points == 2 and rows["d"].byes == 1 and rows["d"].buchholz == 0
+    # Buchholz: a met b (1.5) and c (2.5); S-B: a's game points times each opponent's points.
+    assert rows["a"].buchholz == 4 and rows["a"].sonneborn_berger == 2 * 1.5
+    assert rows["c"].sonneborn_berger == 0.5 * 1.5 + 2 * 2
+    # a and d are tied on points only: Buchholz separates them, no direct encounter needed.
+    assert rows["a"].direct is None and rows["a"].rank < rows["d"].rank
+
+
+def test_markdown_shows_rounds_and_the_bracket(cups: dict[str, Path]) -> None:
+    from arena.report.markdown import markdown_report
+
+    with Store.open_existing(cups["swiss"]) as store:
+        data = build_report(store, directory=cups["swiss"])
+    md = markdown_report(data)
+    assert data.rounds is not None and len(data.rounds.rounds) == 6  # ⌈log2 9⌉ + 2
+    assert "## Swiss standings" in md and "### Round 6 of 6" in md
+    assert sum(r.byes for r in data.rounds.swiss) == 6
+    assert all(r.byes <= 1 for r in data.rounds.swiss)
+    total = sum(r.points for r in data.rounds.swiss)
+    assert total == data.games + 6 * 2  # every game point plus the byes
+    with Store.open_existing(cups["knockout"]) as store:
+        data = build_report(store, directory=cups["knockout"])
+    md = markdown_report(data)
+    assert data.rounds is not None and data.rounds.champion
+    assert "Round 1 of 3: quarter-finals" in md and f"champion: {data.rounds.champion}" in md
+
+
+@pytest.mark.parametrize("width", [1400, 420])
+def test_swiss_table_and_bracket_in_chromium(
+    browser, cups: dict[str, Path], tmp_path: Path, width: int
+) -> None:
+    from arena.report import write_reports
+
+    for name, directory in cups.items():
+        write_reports(directory)
+        with page_at(browser, width) as (page, errors):
+            page.goto((directory / "report.html").as_uri())
+            section = page.locator("#rounds-section")
+            assert section.is_visible()
+            if name == "swiss":
+                assert page.locator("#swiss-table tbody tr").count() == 9
+                assert page.locator("#rounds-table tbody tr").count() == 6
+            else:
+                assert page.locator("svg.bracket g.match").count() == 7
+                champion = page.locator("#champion").inner_text()
+                final = page.locator('svg.bracket g.match[data-round="3"]')
+                assert final.get_attribute("data-winner") == champion
+            assert overflow(page)["wide"] == []
+            assert errors == []
+            top, bottom = page.evaluate(
+                """(sel) => {
+                const y = window.scrollY;
+                const a = document.querySelector('#rounds-section').getBoundingClientRect();
+                const b = document.querySelector(sel).getBoundingClientRect();
+                return [a.top + y - 10, b.bottom + y + 20];
+            }""",
+                "#swiss-table" if name == "swiss" else "svg.bracket",
+            )
+            for folder in (tmp_path, SHOTS):
+                if folder is not None:
+                    folder.mkdir(parents=True, exist_ok=True)
+                    page.screenshot(
+                        path=str(folder / f"{name}-{width}.png"),
+                        full_page=True,
+                        clip={"x": 0, "y": top, "width": width, "height": bottom - top},
+                    )
