@@ -300,7 +300,7 @@ class Tournament:
         for bot in self.config.bots:
             self._disqualified(bot.name)
         if self.rounds is not None:
-            self._redraw()
+            self._redraw(notify=False)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
         if work or (self.draw is not None and not self.draw.finished):
             # Here, once, rather than in each worker process at once.
@@ -308,6 +308,8 @@ class Tournament:
                 await prepare(bot.command)
             await self.check_options()
         self.observer.started(self.progress, self.config, self.directory)
+        if self.draw is not None:
+            self.observer.round_drawn(self.draw)
         try:
             with self._scope:
                 if work or self.rounds is None:
@@ -320,7 +322,7 @@ class Tournament:
         complete = not self.pending() and (self.draw is None or self.draw.finished)
         return RunOutcome(self.directory, self.progress, complete)
 
-    def _redraw(self) -> None:
+    def _redraw(self, *, notify: bool = True) -> None:
         """Draw a Swiss or knockout again from every stored game (rounds.py): the
         rounds so far, and the next one once the last is settled."""
         assert self.rounds is not None
@@ -332,10 +334,10 @@ class Tournament:
         self.tasks = draw.tasks
         self.progress.total = max(self.progress.total, self.progress.done + 2 * len(self.pending()))
         write_rounds(self.directory, draw.record)
-        if self.draw is None or draw.record != self.draw.record:
-            self.draw = draw
-            self.observer.round_drawn(draw)
+        changed = self.draw is None or draw.record != self.draw.record
         self.draw = draw
+        if notify and changed:
+            self.observer.round_drawn(draw)
 
     async def _play_rounds(self) -> None:
         """The rounds after the first drawn: each drawn once the one before is stored

@@ -141,6 +141,10 @@ def test_knockout_of_five_runs_to_a_champion(tmp_path: Path, workers: int) -> No
     check_complete(toml, directory)
     record = read_rounds(directory)
     assert record is not None and record.champion is not None
+    lines = out.decode().splitlines()
+    assert "round 1 of 3 (quarter-finals): [4] b3 – [5] b4; bye: [1] b0, [2] b1, [3] b2" in lines
+    assert any(line.startswith("round 3 of 3 (final): ") for line in lines)
+    assert any(line.endswith(f"champion: {record.champion}") for line in lines)
     first = record.drawn[0].boards
     assert [(b.a, b.how) for b in first if b.how == "bye"] == [
         ("b0", "bye"),

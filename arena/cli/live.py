@@ -33,6 +33,8 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
+from arena.plan.rounds import Draw
+from arena.report.rounds_text import drawn_line
 from arena.report.terminal import text_console
 from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
 
@@ -93,6 +95,9 @@ class LogObserver(Observer):
 
     def bot_disqualified(self, name: str, tally: Tally) -> None:
         self._say(f"disqualified {name}: {tally.faults} faults in {tally.games} games")
+
+    def round_drawn(self, draw: Draw) -> None:
+        self._say(drawn_line(draw.record))
 
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
@@ -234,6 +239,13 @@ class LiveObserver(Observer):
         self._final = False
         self._progress: Progress | None = None
         self._start = time.monotonic()
+        self.round_line = ""
+        """A Swiss's or knockout's round being played, with its pairings."""
+
+    def round_drawn(self, draw: Draw) -> None:
+        self.round_line = drawn_line(draw.record)
+        if self._progress is not None:
+            self.bar.update(self.task, total=self._progress.total)
 
     def _render(self) -> Group:
         """The view; the final one leaves out the running games and the score table
@@ -241,6 +253,8 @@ class LiveObserver(Observer):
         assert self._progress is not None
         final = self._final
         parts: list[Any] = [self.bar, faults_line(self._progress)]
+        if self.round_line:
+            parts.append(Text(self.round_line))
         if self.running and not final:
             parts.append(running_table(self.running))
         if self.recent:

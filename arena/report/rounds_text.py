@@ -8,8 +8,9 @@ import string
 
 from arena.report import fmt
 from arena.report.rounds import BoardResult, RoundsSection, stage
+from arena.storage.rounds import RoundsRecord
 
-__all__ = ["board_line", "markdown_rounds", "swiss_cells", "SWISS_HEADERS"]
+__all__ = ["board_line", "drawn_line", "markdown_rounds", "swiss_cells", "SWISS_HEADERS"]
 
 SWISS_HEADERS = ["#", "player", "points", "Buchholz", "S-B", "direct", "byes", "Elo", "95%"]
 
@@ -113,3 +114,42 @@ def markdown_rounds(section: RoundsSection) -> list[str]:
 
 def _row(cells: list[str]) -> str:
     return "| " + " | ".join(cells) + " |"
+
+
+def drawn_line(record: RoundsRecord) -> str:
+    """The live views' line for the round being played: ``round 2 of 4: a – b,
+    c – d; bye: e`` (a knockout names the stage and the seeds; a tied match's
+    extra pair shows as its pair count)."""
+    if not record.drawn:
+        return ""
+    knockout = record.format == "knockout"
+    current = record.drawn[-1]  # a Swiss draws a round once the one before is played
+    for r in record.drawn if knockout else ():
+        if any(b.a is not None and b.b is not None and b.winner is None for b in r.boards):
+            current = r
+            break
+    seed = {name: i + 1 for i, name in enumerate(record.entrants)}
+
+    def who(name: str | None) -> str:
+        if name is None:
+            return "?"
+        name = _plain(name)
+        return f"[{seed[name]}] {name}" if knockout and name in seed else name
+
+    pairs, byes = [], []
+    for b in current.boards:
+        if b.how == "bye":
+            byes.append(who(b.a))
+        elif b.a is not None or b.b is not None:
+            extra = f" ({len(b.pair_keys)} pairs)" if len(b.pair_keys) > record.pairs else ""
+            done = f" → {_plain(b.winner)}" if b.winner else ""
+            pairs.append(f"{who(b.a)} – {who(b.b)}{extra}{done}")
+    head = f"round {current.number} of {record.rounds}"
+    if knockout:
+        head += f" ({stage(current.number, record.rounds)})"
+    line = f"{head}: {', '.join(pairs)}"
+    if byes:
+        line += f"; bye: {', '.join(byes)}"
+    if record.champion:
+        line += f"; champion: {_plain(record.champion)}"
+    return line
