@@ -143,3 +143,24 @@ def test_swiss_table_and_bracket_in_chromium(
                         full_page=True,
                         clip={"x": 0, "y": top, "width": width, "height": bottom - top},
                     )
+
+
+async def test_the_web_view_shows_the_rounds(cups: dict[str, Path]) -> None:
+    """``arena serve``'s tournament page holds the same rounds section as the report."""
+    import httpx
+
+    from arena.web.app import Site, find_tournaments
+    from arena.web.server import parse_listen, serve
+
+    site = Site(find_tournaments([cups["swiss"].parent]))
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+            async with httpx.AsyncClient(base_url=url, timeout=30) as client:
+                swiss = await client.get("/t/swiss")
+                knockout = await client.get("/t/knockout")
+            nursery.cancel_scope.cancel()
+    assert swiss.status_code == 200 and 'id="swiss-table"' in swiss.text
+    assert swiss.text.count('class="swiss-row"') == 9
+    assert knockout.status_code == 200 and '<svg class="bracket"' in knockout.text
+    assert knockout.text.count('<g class="match"') == 7

@@ -20,6 +20,7 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from arena.analysis.store import AnalysisStore
 from arena.analysis.summary import AnalysisSection, build_analysis
@@ -269,7 +270,8 @@ def build_report(
     variants: set[tuple[str, str]] = set()
     latest: deque[GameRow] = deque(maxlen=max(list_latest, 0))
     faulted: deque[GameRow] = deque(maxlen=max(list_faulted, 0))
-    record = read_rounds(store.path.parent)
+    folder = Path(directory) if directory else getattr(store, "path", Path(".")).parent
+    record = read_rounds(folder)
     by_key: dict[str, tuple[str, str, float]] = {}
     for i, (key, r) in enumerate(items()):
         results.append((r.players[0], r.players[1], float(r.score)))
