@@ -162,5 +162,63 @@ async def test_the_web_view_shows_the_rounds(cups: dict[str, Path]) -> None:
             nursery.cancel_scope.cancel()
     assert swiss.status_code == 200 and 'id="swiss-table"' in swiss.text
     assert swiss.text.count('class="swiss-row"') == 9
-    assert knockout.status_code == 200 and '<svg class="bracket"' in knockout.text
+    assert knockout.status_code == 200 and 'class="bracket"' in knockout.text
     assert knockout.text.count('<g class="match"') == 7
+
+
+def test_the_live_page_shows_the_round_and_the_bracket(browser, tmp_path: Path) -> None:
+    """``arena run --web``: while a knockout of slow bots plays, the live page shows
+    round N of M, the round's pairings and the bracket."""
+    import subprocess
+    import sys
+
+    bot = Path(__file__).with_name("bad_bot.py")
+    names = ["a", "b", "c", "d", "e"]
+    toml = tmp_path / "live.toml"
+    toml.write_text(
+        'name = "live"\nvariant = "single"\ntc = "30+0"\nformat = "knockout"\nconcurrency = 2\n'
+        + "".join(
+            f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}", "sleep_each", '
+            '"0.02"]\n'
+            for n in names
+        )
+    )
+    process = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "run", str(toml), "--results", str(tmp_path)]
+        + ["--quiet", "--no-report", "--web", "127.0.0.1:0"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        url = next(
+            line.split(": ", 1)[1].strip()
+            for line in process.stderr
+            if line.startswith("web view: ")
+        )
+        for width in (1400, 420):
+            with page_at(browser, width) as (page, errors):
+                page.goto(url)
+                page.wait_for_function(
+                    "() => !document.getElementById('live-rounds').hidden", timeout=60_000
+                )
+                title = page.locator("#round-title").inner_text()
+                assert title.startswith("Round ") and " of 3 (" in title
+                assert page.locator("#round-boards li").count() >= 1
+                assert page.locator("#live-bracket svg.bracket g.match").count() == 7
+                # Drawn as SVG (in its namespace, boxes of their size), not as text.
+                assert page.evaluate(
+                    "() => { const g = document.querySelector('#live-bracket g.match rect');"
+                    " return g.namespaceURI === 'http://www.w3.org/2000/svg'"
+                    " && g.getBBox().width > 100; }"
+                )
+                assert overflow(page)["wide"] == []
+                assert errors == []
+                for folder in (tmp_path, SHOTS):
+                    if folder is not None:
+                        folder.mkdir(parents=True, exist_ok=True)
+                        page.screenshot(path=str(folder / f"live-knockout-{width}.png"))
+    finally:
+        process.terminate()
+        process.wait(30)

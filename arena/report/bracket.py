@@ -49,8 +49,9 @@ def bracket_svg(section: RoundsSection) -> str:
     width = columns * BOX_W + (columns - 1) * GAP_X + 2
     height = TOP + first * SLOT + 6
     parts = [
-        f'<svg class="bracket" viewBox="0 0 {width} {height}" width="{width}" '
-        f'height="{height}" role="img" aria-label="knockout bracket">'
+        '<svg xmlns="http://www.w3.org/2000/svg" class="bracket" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}" '
+        'role="img" aria-label="knockout bracket">'
     ]
     for c, table in enumerate(section.rounds):
         x = 1 + c * (BOX_W + GAP_X)

@@ -49,7 +49,11 @@ class RoundTable:
 
     @property
     def settled(self) -> bool:
-        return all(b.winner is not None or b.games == b.planned for b in self.boards)
+        """Every pairing played (a knockout: decided); a side not known yet is not."""
+        return all(
+            b.winner is not None or (b.a is not None and b.b is not None and b.games == b.planned)
+            for b in self.boards
+        )
 
 
 @dataclass(frozen=True, slots=True)
