@@ -211,3 +211,15 @@ def test_bad_knockout_files_are_one_line(tmp_path: Path, extra: str, words: list
     assert "\n" not in message
     for word in words:
         assert word in message
+
+
+def test_changed_seeds_change_what_a_resume_checks() -> None:
+    """The seeds are part of the fingerprint the store keeps: a rating list that
+    changed between two runs makes the resume refuse rather than redraw."""
+    one = Rounds(ko_config(["a", "b", "c"]), opening_source=lambda i: "o")
+    two = Rounds(ko_config(["b", "a", "c"]), opening_source=lambda i: "o")
+    assert one.fingerprint() != two.fingerprint()
+    assert (
+        one.fingerprint()
+        == Rounds(ko_config(["a", "b", "c"]), opening_source=lambda i: "o").fingerprint()
+    )

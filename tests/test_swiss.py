@@ -9,10 +9,11 @@ from collections import Counter
 from itertools import combinations
 
 import msgspec
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.plan.config import Faults, TournamentConfig
+from arena.plan.config import ConfigError, Faults, TournamentConfig, parse_config
 from arena.plan.rounds import Rounds, StoredGame
 from arena.plan.swiss import (
     Drawn,
@@ -224,3 +225,39 @@ def test_every_pairing_met_once_in_a_full_length_swiss() -> None:
     assert sum(met.values()) == 15
     for a, b in combinations([f"b{i}" for i in range(6)], 2):
         assert met[frozenset((a, b))] <= 2
+
+
+def _toml(tmp_path, top: str) -> object:
+    path = tmp_path / "s.toml"
+    path.write_text(
+        f'name = "s"\nvariant = "single"\n{top}\n'
+        + "".join(f'[[bots]]\nname = "{n}"\ncommand = "builtin:random"\n' for n in "abc")
+    )
+    return path
+
+
+@pytest.mark.parametrize(
+    ("top", "words"),
+    [
+        ('format = "swiss"\nrounds = 0', ["rounds:", ">= 1"]),
+        ('format = "swiss"\nseeds = ["a", "b", "c"]', ["seeds:", "knockout"]),
+        ('format = "swiss"\nchallengers = ["a"]', ["challengers:"]),
+        ("rounds = 3", ["format:", "swiss or knockout"]),
+        ('format = "swiss"\nrounds = 1001', ["rounds:"]),
+    ],
+)
+def test_bad_swiss_files_are_one_line(tmp_path, top: str, words: list[str]) -> None:
+    path = _toml(tmp_path, top)
+    with pytest.raises(ConfigError) as info:
+        parse_config(path.read_bytes(), path)
+    assert "\n" not in str(info.value)
+    for word in words:
+        assert word in str(info.value)
+
+
+def test_a_swiss_file_loads(tmp_path) -> None:
+    path = _toml(tmp_path, 'format = "swiss"\nrounds = 2')
+    config = parse_config(path.read_bytes(), path)
+    assert config.format == "swiss" and config.rounds == 2
+    rounds = Rounds(config)
+    assert rounds.rounds == 2 and rounds.total_games() == 2 * 1 * 2
