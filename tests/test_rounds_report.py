@@ -222,3 +222,38 @@ def test_the_live_page_shows_the_round_and_the_bracket(browser, tmp_path: Path) 
     finally:
         process.terminate()
         process.wait(30)
+
+
+def test_the_round_being_played() -> None:
+    """A knockout's round 1 with a tied match waiting for its extra pair is still the
+    round being played: the later rounds' sides are not known yet."""
+    record = RoundsRecord(
+        format="knockout",
+        entrants=["a", "b", "c", "d"],
+        rounds=2,
+        pairs=1,
+        extra_pairs=1,
+        drawn=[
+            DrawnRound(
+                number=1,
+                boards=[
+                    Board(a="a", b="d", pair_keys=["r1m1.1:a:d"], winner="a"),
+                    Board(a="b", b="c", pair_keys=["r1m2.1:b:c"]),
+                ],
+            ),
+            DrawnRound(number=2, boards=[Board(a=None, b=None)]),
+        ],
+    )
+    games = {
+        "r1m1.1:a:d/1": ("a", "d", 1.0),
+        "r1m1.1:a:d/2": ("d", "a", 0.0),
+        "r1m2.1:b:c/1": ("b", "c", 0.5),
+        "r1m2.1:b:c/2": ("c", "b", 0.5),
+    }
+    section = build_rounds(record, games, {})
+    assert section.current == 1
+    from arena.web.rounds import rounds_payload
+
+    payload = rounds_payload(section)
+    assert payload is not None and payload["title"] == "Round 1 of 2 (semi-finals)"
+    assert payload["boards"] == ["[1] a 2–0 [4] d → a", "[2] b 1–1 [3] c"]

@@ -85,11 +85,10 @@ class RoundsSection:
 
     @property
     def current(self) -> int:
-        """The round being played (the last drawn that is not settled), else the last."""
-        for r in self.rounds:
-            if not r.settled:
-                return r.number
-        return len(self.rounds)
+        """The round being played or last played: the last one drawn with a side known
+        (a Swiss draws a round, a knockout fills one in, once the one before is settled)."""
+        known = [r.number for r in self.rounds if any(b.a or b.b for b in r.boards)]
+        return known[-1] if known else 1
 
 
 def stage(number: int, total: int) -> str:
