@@ -229,3 +229,37 @@ def test_rounds_json_from_elsewhere_is_data(tmp_path: Path) -> None:
     (tmp_path / "rounds.json").unlink()
     os.symlink(tmp_path / "other.json", tmp_path / "rounds.json")
     assert read_rounds(tmp_path) is None  # a symlink is not followed
+
+
+def test_knockout_stopped_mid_round_resumes_to_the_same_bracket(tmp_path: Path) -> None:
+    """Eight entrants: the run stops after five games (inside round 1), the rerun
+    keeps the bracket drawn so far and finishes it; every game stored once."""
+    toml = write(tmp_path, 'format = "knockout"\nconcurrency = 2\nextra_pairs = 1', 8)
+    text = toml.read_text()
+    stored_games: list[str] = []
+
+    def stop(key: str, pair_key: str, record: object) -> bool:
+        stored_games.append(key)
+        return len(stored_games) >= 5
+
+    first = Tournament(
+        parse_config(text, toml), text, results_root=tmp_path, config_path=toml, stop_when=stop
+    )
+    outcome = trio.run(first.run)
+    first.close()
+    assert not outcome.complete
+    before = read_rounds(tmp_path / "t")
+    assert before is not None and before.champion is None
+    games_before = stored(tmp_path / "t")
+    assert 5 <= len(games_before) < 14
+    second = Tournament(parse_config(text, toml), text, results_root=tmp_path, config_path=toml)
+    outcome = trio.run(second.run)
+    second.close()
+    assert outcome.complete
+    after = read_rounds(tmp_path / "t")
+    assert after is not None and after.champion is not None
+    assert [(b.a, b.b) for b in after.drawn[0].boards] == [
+        (b.a, b.b) for b in before.drawn[0].boards
+    ]
+    assert stored(tmp_path / "t")[: len(games_before)] == games_before
+    check_complete(toml, tmp_path / "t")
