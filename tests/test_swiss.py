@@ -261,3 +261,29 @@ def test_a_swiss_file_loads(tmp_path) -> None:
     assert config.format == "swiss" and config.rounds == 2
     rounds = Rounds(config)
     assert rounds.rounds == 2 and rounds.total_games() == 2 * 1 * 2
+
+
+def test_the_quality_bench_runs(tmp_path) -> None:
+    """bench/swiss.py once with tiny parameters (CI runs every bench so): the games
+    each format used are the ones its rounds give."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parent.parent / "bench" / "swiss.py"
+    out = subprocess.run(
+        [sys.executable, str(bench), "--smoke", "-n", "8"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    ).stdout
+    import re
+
+    games = dict(re.findall(r"^  (\S.*?\S)\s+(\d+)\s+\d+%", out, re.M))
+    assert "8 entrants" in out
+    assert games == {
+        "swiss, 5 rounds": "40",
+        "round robin cut to 5 rounds": "40",
+        "full round robin, 7 rounds": "56",
+    }
