@@ -300,7 +300,7 @@ class Tournament:
         for bot in self.config.bots:
             self._disqualified(bot.name)
         if self.rounds is not None:
-            self._redraw(notify=False)
+            await self._redraw(notify=False)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
         if work or (self.draw is not None and not self.draw.finished):
             # Here, once, rather than in each worker process at once.
@@ -322,15 +322,21 @@ class Tournament:
         complete = not self.pending() and (self.draw is None or self.draw.finished)
         return RunOutcome(self.directory, self.progress, complete)
 
-    def _redraw(self, *, notify: bool = True) -> None:
+    async def _redraw(self, *, notify: bool = True) -> None:
         """Draw a Swiss or knockout again from every stored game (rounds.py): the
         rounds so far, and the next one once the last is settled."""
-        assert self.rounds is not None
-        games = [
-            StoredGame(key, r.players[0], r.players[1], float(r.score), r.faulty)
-            for key, r in self.store.items()
-        ]
-        draw = self.rounds.draw(games)
+        rounds = self.rounds
+        assert rounds is not None
+
+        def draw_now() -> Draw:
+            games = [
+                StoredGame(key, r.players[0], r.players[1], float(r.score), r.faulty)
+                for key, r in self.store.items()
+            ]
+            return rounds.draw(games)
+
+        # In a thread: a large Swiss's matching takes seconds, and the live views go on.
+        draw = await trio.to_thread.run_sync(draw_now)
         self.tasks = draw.tasks
         self.progress.total = max(self.progress.total, self.progress.done + 2 * len(self.pending()))
         write_rounds(self.directory, draw.record)
@@ -344,7 +350,7 @@ class Tournament:
         (the round is the only barrier)."""
         while self.rounds is not None:
             before = self.store.count()
-            self._redraw()
+            await self._redraw()
             work = [WorkItem(task, numbers) for task, numbers in self.pending()]
             if not work:
                 return  # finished, or nothing playable left (every game skipped)

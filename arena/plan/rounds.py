@@ -31,7 +31,7 @@ from arena.games import Game, get_game
 from arena.plan.config import Faults, TournamentConfig
 from arena.plan.knockout import bracket_order, bracket_size, decide, seeded
 from arena.plan.schedule import PairTask, draw_openings
-from arena.plan.swiss import SwissScores, default_rounds, initial_order, pair_round
+from arena.plan.swiss import Drawn, SwissScores, default_rounds, initial_order, pair_round
 from arena.storage.rounds import Board, DrawnRound, RoundsRecord
 
 __all__ = [
@@ -145,6 +145,7 @@ class Rounds:
             openings = draw_openings(config, self.slots, self.game)
             opening_source = openings.__getitem__
         self.opening = opening_source
+        self._pairings: dict[tuple[object, ...], Drawn] = {}
 
     def total_games(self) -> int:
         """Games the tournament plays if nobody is disqualified and no match is tied."""
@@ -180,6 +181,21 @@ class Rounds:
         if self.config.format == "swiss":
             return state.swiss()
         return state.knockout()
+
+    def pair(self, active: list[str], scores: SwissScores) -> Drawn:
+        """:func:`pair_round`, remembered: every draw replays the rounds before it, and
+        a matching of a large field takes seconds (the answer depends on these inputs
+        alone, so a remembered one is the same)."""
+        key = (
+            tuple(active),
+            tuple(sorted(scores.points.items())),
+            tuple(sorted(scores.byes.items())),
+            tuple(sorted((tuple(sorted(k)), v) for k, v in scores.met.items())),
+        )
+        drawn = self._pairings.get(key)
+        if drawn is None:
+            drawn = self._pairings[key] = pair_round(active, self.entrants, scores)
+        return drawn
 
     def task(self, index: int, key: str, round_: int, a: str, b: str) -> PairTask:
         return PairTask(
@@ -255,7 +271,7 @@ class _Replay:
         for number in range(1, r.rounds + 1):
             out = self.disqualified(number - 1)
             active = [p for p in r.entrants if p not in out]
-            drawn = pair_round(active, r.entrants, scores)
+            drawn = r.pair(active, scores)
             boards = []
             round_tasks = []
             for board, (a, b) in enumerate(drawn.pairings):
