@@ -316,8 +316,9 @@ class Tournament:
                     await self._play(work)
                 await self._play_rounds()
         finally:
-            if not self.keep_ray:
-                self._release_rays()
+            if not self.keep_ray and self._ray_pools:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._release_rays)
         self.store.check_file()  # deleted after the last game was stored?
         complete = not self.pending() and (self.draw is None or self.draw.finished)
         return RunOutcome(self.directory, self.progress, complete)
