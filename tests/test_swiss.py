@@ -287,3 +287,10 @@ def test_the_quality_bench_runs(tmp_path) -> None:
         "round robin cut to 5 rounds": "40",
         "full round robin, 7 rounds": "56",
     }
+
+
+def test_the_fixed_schedule_refuses_a_swiss() -> None:
+    from arena.plan.schedule import build_schedule
+
+    with pytest.raises(ValueError, match="drawn from results"):
+        build_schedule(swiss_config(4))
