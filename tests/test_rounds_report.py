@@ -257,3 +257,33 @@ def test_the_round_being_played() -> None:
     payload = rounds_payload(section)
     assert payload is not None and payload["title"] == "Round 1 of 2 (semi-finals)"
     assert payload["boards"] == ["[1] a 2–0 [4] d → a", "[2] b 1–1 [3] c"]
+
+
+def test_names_from_a_received_rounds_file_are_data() -> None:
+    """A results folder from elsewhere may hold any name in rounds.json: the Markdown
+    keeps it on its line and inert, the bracket picture escapes it."""
+    from arena.report.bracket import bracket_svg
+    from arena.report.rounds_text import markdown_rounds
+
+    bad = "x|<script>alert(1)</script>\n# head`"
+    for fmt_ in ("swiss", "knockout"):
+        record = RoundsRecord(
+            format=fmt_,
+            entrants=[bad, "b"],
+            rounds=1,
+            drawn=[DrawnRound(number=1, boards=[Board(a=bad, b="b", pair_keys=["r1:k"])])],
+            champion=bad if fmt_ == "knockout" else None,
+        )
+        section = build_rounds(record, {"r1:k/1": (bad, "b", 1.0)}, {})
+        lines = markdown_rounds(section)
+        assert not any(line.startswith("# head") for line in lines)
+        # Inline text escapes the name; inside the bracket's fence it is plain text,
+        # which cannot end the fence (it never starts a line).
+        fenced = lines.index("```text") if "```text" in lines else len(lines)
+        assert all("<script>" not in line for line in lines[:fenced])
+        assert sum(line.startswith("```") for line in lines) in (0, 2)
+        table = [line for line in lines if line.startswith("| 1 ")]
+        if fmt_ == "swiss":
+            assert table and table[0].count(" | ") == 8  # nine cells: no extra column
+        svg = bracket_svg(section)
+        assert "<script>" not in svg

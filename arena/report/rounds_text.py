@@ -4,22 +4,25 @@ and the lines the terminal shows."""
 
 from __future__ import annotations
 
-import string
-
 from arena.report import fmt
 from arena.report.rounds import BoardResult, RoundsSection, stage
 from arena.storage.rounds import RoundsRecord
 
 __all__ = ["board_line", "drawn_line", "markdown_rounds", "swiss_cells", "SWISS_HEADERS"]
 
+MARKUP = "\\`*_[]<>|~&!"
+"""Escaped in names: inline markup (a name is never at the start of a line, where
+``#``, ``-``, ``+`` and ``1.`` would matter)."""
+
 SWISS_HEADERS = ["#", "player", "points", "Buchholz", "S-B", "direct", "byes", "Elo", "95%"]
 
 
 def _md(text: str) -> str:
-    """A name safe in a Markdown table cell: punctuation escaped, control characters dropped."""
+    """A name safe in a Markdown table cell or list item: the characters that mark
+    up inline text escaped, control characters dropped."""
     out = []
     for ch in text:
-        if ch in string.punctuation:
+        if ch in MARKUP:
             out.append("\\" + ch)
         elif ch.isprintable():
             out.append(ch)
