@@ -45,7 +45,9 @@ from arena.match.events import EventSink, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import ConfigError, TournamentConfig
 from arena.plan.prepare import prepare
+from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
+from arena.storage.rounds import write_rounds
 from arena.storage.store import Store, default_directory
 
 
@@ -112,6 +114,9 @@ class Observer:
     def game_event(self, event: LiveEvent) -> None:
         """A game started or moved; called between moves, so it must return at once."""
 
+    def round_drawn(self, draw: Draw) -> None:
+        """A Swiss or knockout drew its next round (or a tied match's extra pair)."""
+
     def close(self) -> None:
         """The run is over (or abandoned): release the display."""
 
@@ -143,6 +148,10 @@ class Observers(Observer):
     def game_event(self, event: LiveEvent) -> None:
         for sink in self._event_sinks:
             sink(event)
+
+    def round_drawn(self, draw: Draw) -> None:
+        for o in self.observers:
+            o.round_drawn(draw)
 
     def close(self) -> None:
         for o in self.observers:
@@ -211,7 +220,15 @@ class Tournament:
         self.stopped_early = False
         self._scope = trio.CancelScope()
         self.game: Game = get_game(config.game)
-        self.tasks: list[PairTask] = build_schedule(config, game=self.game)
+        self.rounds: Rounds | None = None
+        """A Swiss or knockout: its rounds are drawn from the results as they come."""
+        self.draw: Draw | None = None
+        if config.format in ("swiss", "knockout"):
+            self.rounds = Rounds(config, game=self.game)
+            self.tasks: list[PairTask] = []
+            fingerprint = self.rounds.fingerprint()
+        else:
+            self.tasks = build_schedule(config, game=self.game)
         self.directory = (
             Path(directory) if directory else default_directory(config.name, results_root)
         )
@@ -223,12 +240,14 @@ class Tournament:
             self.directory,
             name=config.name,
             config_text=config_text,
-            fingerprint=schedule_fingerprint(config, self.tasks),
+            fingerprint=fingerprint if self.rounds else schedule_fingerprint(config, self.tasks),
             force=force,
         )
         self.observer = observer or Observer()
-        self.progress = Progress(total=2 * len(self.tasks))
+        total = self.rounds.total_games() if self.rounds else 2 * len(self.tasks)
+        self.progress = Progress(total=total)
         self.pool: Pool | None = None
+        self._ray_pools: list[Pool] = []
         self._forked: list[ChildProcess] = []
 
     # ------------------------------------------------------------------ policy
@@ -280,18 +299,65 @@ class Tournament:
             self.progress.add(record, stored_before=True)
         for bot in self.config.bots:
             self._disqualified(bot.name)
+        if self.rounds is not None:
+            await self._redraw(notify=False)
         work = [WorkItem(task, numbers) for task, numbers in self.pending()]
-        if work:
+        if work or (self.draw is not None and not self.draw.finished):
             # Here, once, rather than in each worker process at once.
             for bot in self.config.bots:
                 await prepare(bot.builtin)
             await self.check_options()
         self.observer.started(self.progress, self.config, self.directory)
-        with self._scope:
-            await self._play(work)
+        if self.draw is not None:
+            self.observer.round_drawn(self.draw)
+        try:
+            with self._scope:
+                if work or self.rounds is None:
+                    await self._play(work)
+                await self._play_rounds()
+        finally:
+            if not self.keep_ray and self._ray_pools:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(self._release_rays)
         self.store.check_file()  # deleted after the last game was stored?
-        complete = not self.pending()
+        complete = not self.pending() and (self.draw is None or self.draw.finished)
         return RunOutcome(self.directory, self.progress, complete)
+
+    async def _redraw(self, *, notify: bool = True) -> None:
+        """Draw a Swiss or knockout again from every stored game (rounds.py): the
+        rounds so far, and the next one once the last is settled."""
+        rounds = self.rounds
+        assert rounds is not None
+
+        def draw_now() -> Draw:
+            games = [
+                StoredGame(key, r.players[0], r.players[1], float(r.score), r.faulty)
+                for key, r in self.store.items()
+            ]
+            return rounds.draw(games)
+
+        # In a thread: a large Swiss's matching takes seconds, and the live views go on.
+        draw = await trio.to_thread.run_sync(draw_now)
+        self.tasks = draw.tasks
+        self.progress.total = max(self.progress.total, self.progress.done + 2 * len(self.pending()))
+        write_rounds(self.directory, draw.record)
+        changed = self.draw is None or draw.record != self.draw.record
+        self.draw = draw
+        if notify and changed:
+            self.observer.round_drawn(draw)
+
+    async def _play_rounds(self) -> None:
+        """The rounds after the first drawn: each drawn once the one before is stored
+        (the round is the only barrier)."""
+        while self.rounds is not None:
+            before = self.store.count()
+            await self._redraw()
+            work = [WorkItem(task, numbers) for task, numbers in self.pending()]
+            if not work:
+                return  # finished, or nothing playable left (every game skipped)
+            await self._play(work)
+            if self.store.count() == before:
+                return  # nothing could be played (every game skipped): the run is incomplete
 
     async def check_options(self) -> None:
         """Start each bot that has ``options`` once and check them against its
@@ -333,7 +399,7 @@ class Tournament:
             from arena.backends.raypool import RayPool
 
             # Actors and slots follow the cluster's CPUs, not this machine's.
-            return RayPool(
+            ray_pool = RayPool(
                 self.config_text,
                 str(self.config_path),
                 processes=self.workers,
@@ -344,8 +410,11 @@ class Tournament:
                 on_event=on_event,
                 concurrency=self.concurrency,
                 log_path=self.directory / "ray.log",
-                keep_local=self.keep_ray,
+                keep_local=self.keep_ray or self.rounds is not None,
             )
+            if self.rounds is not None:
+                self._ray_pools.append(ray_pool)
+            return ray_pool
         processes, slots = split(self.config.concurrency, work, os.cpu_count() or 1, self.workers)
         if processes == 1:
             return InProcessPool(
@@ -428,6 +497,13 @@ class Tournament:
 
             assert isinstance(self.pool, RayPool)
             self.pool.release_ray()
+        self._release_rays()
+
+    def _release_rays(self) -> None:
+        """A Swiss or knockout keeps Ray between its rounds; the pool that started it ends it."""
+        pools, self._ray_pools = self._ray_pools, []
+        for pool in pools:
+            pool.release_ray()  # type: ignore[attr-defined]
 
     def summary(self) -> str | None:
         """The backend's line for the end of a run (the Ray backend's nodes and losses)."""

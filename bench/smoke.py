@@ -92,6 +92,7 @@ SMOKE: dict[str, list[Run] | StartedBy] = {
     "scale.py": [Run("--games-per-pairing 2 --repeat 1", needs=(RAY,))],
     "search.py": [Run("--time 0.05"), Run("--time 0.05 --baseline")],
     "startup.py": [Run("--runs 1 --samples 1 --bot-starts 1")],
+    "swiss.py": [Run("--smoke")],
     "tournament.py": [Run("--games-per-pairing 2")],
     "web.py": [
         Run(

@@ -233,7 +233,7 @@ BAD: dict[str, tuple[str, list[str]]] = {
         ["challengers:", "not a challenger"],
     ),
     "challengers in round robin": (two_bots(top='challengers = ["alpha"]'), ["challengers:"]),
-    "bad format": (two_bots(top='format = "swiss"'), ["format:", "round-robin"]),
+    "bad format": (two_bots(top='format = "league"'), ["format:", "round-robin", "swiss"]),
     "unknown game": (two_bots().replace('game = "fake"', 'game = "chess"'), ["game:", "chess"]),
     "unknown variant": (two_bots(top='variant = "huge"'), ["variant:", "huge", "standard"]),
     "odd games per pairing": (

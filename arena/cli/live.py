@@ -34,6 +34,8 @@ from rich.text import Text
 from arena.match.events import GameStarted, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
+from arena.plan.rounds import Draw
+from arena.report.rounds_text import drawn_line
 from arena.report.terminal import MIN_NAME, shorten, text_console
 from arena.tournament import Observer, Progress, Tally, games_per_minute, ordered_standings
 
@@ -94,6 +96,9 @@ class LogObserver(Observer):
 
     def bot_disqualified(self, name: str, tally: Tally) -> None:
         self._say(f"disqualified {name}: {tally.faults} faults in {tally.games} games")
+
+    def round_drawn(self, draw: Draw) -> None:
+        self._say(drawn_line(draw.record))
 
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
@@ -270,6 +275,13 @@ class LiveObserver(Observer):
         self._final = False
         self._progress: Progress | None = None
         self._start = time.monotonic()
+        self.round_line = ""
+        """A Swiss's or knockout's round being played, with its pairings."""
+
+    def round_drawn(self, draw: Draw) -> None:
+        self.round_line = drawn_line(draw.record)
+        if self._progress is not None:
+            self.bar.update(self.task, total=self._progress.total)
 
     def _render(self) -> Group:
         """The view, fitted to the terminal: the bar, the faults and the standings
@@ -286,6 +298,8 @@ class LiveObserver(Observer):
             return len(self.console.render_lines(part, options, pad=False))
 
         top: list[Any] = [self.bar, Text(faults_line(self._progress))]
+        if self.round_line:
+            top.append(Text(self.round_line))
         room = height - sum(tall(p) for p in top)
         standings = None
         if not final:

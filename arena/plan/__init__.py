@@ -4,6 +4,7 @@ openings, the bots named on the command line, and where the built-in bots are fo
 
 May import: :mod:`arena.games`, :mod:`arena.match` (time controls and records),
 :mod:`arena.engine` (limits and sandbox settings, the preparation's process, a command
-bot's name), :mod:`arena.protocol` (the line limit and framing). Knows nothing of how a
+bot's name), :mod:`arena.protocol` (the line limit and framing), :mod:`arena.storage`
+(the record of a Swiss or knockout draw, ``rounds.json``). Knows nothing of how a
 game is played.
 """

@@ -65,7 +65,10 @@ MAX_FILE_SIZE_MB = 1 << 20
 
 Positive = Annotated[int, Meta(ge=1)]
 Seed = Annotated[int, Meta(ge=SEED_RANGE[0], le=SEED_RANGE[1])]
-Format = Literal["round-robin", "gauntlet"]
+Format = Literal["round-robin", "gauntlet", "swiss", "knockout"]
+SeedFrom = Literal["file", "ratings", "draw"]
+MAX_ROUNDS = 1000
+MAX_EXTRA_PAIRS = 100
 Backend = Literal["local", "ray"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
@@ -190,6 +193,17 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
         default_factory=lambda: min(os.cpu_count() or 1, MAX_CONCURRENCY)
     )
     seed: Seed = 0
+    rounds: Annotated[int, Meta(ge=1, le=MAX_ROUNDS)] | None = None
+    """Swiss: rounds to play (default ⌈log₂ n⌉ + 2, at most n − 1; ``arena/plan/swiss.py``)."""
+    seeds: list[str] = []
+    """Knockout: every entrant, best seed first (``seed_from = "file"``); filled in at load
+    from the rating list or the seeded draw otherwise (``arena/plan/knockout.py``)."""
+    seed_from: SeedFrom | None = None
+    """Knockout: ``file`` (``seeds``), ``ratings`` (the ``ratings`` file of ``arena ratings
+    --json``) or ``draw`` (the tournament seed); default ``file`` when ``seeds`` is given."""
+    ratings: str | None = None
+    extra_pairs: Annotated[int, Meta(ge=0, le=MAX_EXTRA_PAIRS)] = 2
+    """Knockout: pairs added, one at a time, to a tied match before its stated rule decides."""
     max_plies: Annotated[int, Meta(ge=1, le=MAX_PLIES)] = 1000
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
@@ -263,7 +277,11 @@ def one_line(text: str) -> str:
     return " ".join(text.split())
 
 
-_CHOICES = {"format": get_args(Format), "backend": get_args(Backend)}
+_CHOICES = {
+    "format": get_args(Format),
+    "backend": get_args(Backend),
+    "seed_from": get_args(SeedFrom),
+}
 """Literal-typed keys, whose msgspec error does not list the allowed values."""
 
 _PATH_RE = re.compile(r"^(?P<msg>.*) - at `\$(?P<path>[^`]*)`$", re.S)
@@ -363,8 +381,17 @@ class _Validator:
             lookup_user(c.sandbox.user)
         except IdentityError as e:
             raise self.fail("sandbox.user", str(e)) from None
+        seeds = c.seeds
+        if c.format == "knockout":
+            from arena.plan.knockout import resolve_seeds
+
+            try:
+                seeds = resolve_seeds(c, self.base)
+            except ValueError as e:
+                key = "ratings" if c.seed_from == "ratings" else "seeds"
+                raise self.fail(key, str(e)) from None
         return msgspec.structs.replace(
-            c, bots=bots, variant=variant, openings=openings, sandbox=sandbox
+            c, bots=bots, variant=variant, openings=openings, sandbox=sandbox, seeds=seeds
         )
 
     @staticmethod
@@ -382,6 +409,15 @@ class _Validator:
     def _check_format(self) -> None:
         c = self.config
         names = [bot.name for bot in c.bots]
+        if c.format in ("swiss", "knockout"):
+            from arena.plan.rounds import check_rounds_config
+
+            problem = check_rounds_config(c)
+            if problem:
+                raise self.fail(*problem)
+            return
+        if c.rounds is not None or c.seeds or c.seed_from or c.ratings:
+            raise self.fail("format", "rounds, seeds and seed_from are for a swiss or knockout")
         if c.format == "round-robin":
             if c.challengers:
                 raise self.fail(
@@ -411,6 +447,10 @@ class _Validator:
         c = self.config
         n, k = len(c.bots), len(c.challengers)
         pairings = k * (n - k) if c.format == "gauntlet" else n * (n - 1) // 2
+        if c.format in ("swiss", "knockout"):
+            from arena.plan.rounds import most_pairings
+
+            pairings = most_pairings(c)
         games = pairings * c.games_per_pairing
         if games > MAX_GAMES:
             raise self.fail(

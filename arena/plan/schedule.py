@@ -149,6 +149,8 @@ def build_schedule(
     (task index -> position text) replaces the config's openings, for tests and
     for callers with their own opening books.
     """
+    if config.format in ("swiss", "knockout"):
+        raise ValueError(f"a {config.format}'s rounds are drawn from results: arena/plan/rounds.py")
     game = game or get_game(config.game)
     variant = config.variant
     one_round = pairings(config)

@@ -116,7 +116,15 @@ def section_context(data: ReportData) -> dict[str, object]:
     fault_bots: dict[str, int] = {}
     for (bot, _), n in data.faults.items():
         fault_bots[bot] = fault_bots.get(bot, 0) + n
-    return {"rating_plot": rating_plot_svg(data.standings), "fault_bots": fault_bots}
+    from arena.report import rounds_text
+    from arena.report.bracket import bracket_svg
+
+    return {
+        "rating_plot": rating_plot_svg(data.standings),
+        "fault_bots": fault_bots,
+        "rounds_text": rounds_text,
+        "bracket": "" if data.rounds is None else bracket_svg(data.rounds),
+    }
 
 
 def write_html(

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from arena.report import fmt
+from arena.report.rounds_text import markdown_rounds
 from arena.report.summary import GameRow, ReportData
 
 __all__ = [
@@ -61,6 +62,8 @@ def markdown_report(data: ReportData) -> str:
         "",
     ]
     out += _table(fmt.STANDING_HEADERS, [fmt.standing_cells(s) for s in data.standings], align="rl")
+    if data.rounds is not None:
+        out += ["", *markdown_rounds(data.rounds)]
     out += ["", "## Search", ""]
     out += search_section(data)
     out += ["", "## Analysis", ""]

@@ -20,13 +20,16 @@ import os
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from arena.analysis.store import AnalysisStore
 from arena.analysis.summary import AnalysisSection, build_analysis
 from arena.games import GameError, get_game
 from arena.match.record import FAULT_REASONS, ActionRecord, GameRecord
 from arena.protocol.text import visible
+from arena.report.rounds import RoundsSection, build_rounds
 from arena.stats.rating import JointFit, joint_fit
+from arena.storage.rounds import read_rounds
 from arena.storage.store import Store
 
 __all__ = [
@@ -207,6 +210,8 @@ class ReportData:
     """The solver's analysis (``arena analyze``), when there is one."""
     analysis_note: str = ""
     """Why there is no analysis: not run yet, or the game has no solver."""
+    rounds: RoundsSection | None = None
+    """A Swiss's or knockout's rounds, standings with tie-breaks, bracket (``rounds.py``)."""
 
     @property
     def first_role(self) -> str:
@@ -265,8 +270,13 @@ def build_report(
     variants: set[tuple[str, str]] = set()
     latest: deque[GameRow] = deque(maxlen=max(list_latest, 0))
     faulted: deque[GameRow] = deque(maxlen=max(list_faulted, 0))
+    folder = Path(directory) if directory else getattr(store, "path", Path(".")).parent
+    record = read_rounds(folder)
+    by_key: dict[str, tuple[str, str, float]] = {}
     for i, (key, r) in enumerate(items()):
         results.append((r.players[0], r.players[1], float(r.score)))
+        if record is not None:
+            by_key[key] = results[-1]
         if r.faulty is not None:
             faults[(r.players[r.faulty], r.reason)] += 1
         reason_counts[r.reason] += 1
@@ -372,6 +382,9 @@ def build_report(
         omitted_games=count - len(rows),
         analysis=section,
         analysis_note=note,
+        rounds=None
+        if record is None
+        else build_rounds(record, by_key, {s.player: (s.rating, s.error) for s in standings}),
     )
 
 

@@ -49,6 +49,7 @@ from arena.web.guard import (
 )
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
 from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
+from arena.web.rounds import rounds_payload
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
 __all__ = ["Site", "build_app", "find_tournaments", "refresh_results"]
@@ -481,6 +482,7 @@ async def results_payload(site: Site, directory: Path) -> dict[str, Any]:
         "first_move": fmt.elo(data.first_move, signed=True),
         "recent": recent,
         "faults": faults,
+        "rounds": rounds_payload(data.rounds),
     }
 
 

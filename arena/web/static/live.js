@@ -110,6 +110,25 @@
     rows(document.querySelector("#recent tbody"), r.recent, line);
     rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "fault" : c]));
     document.getElementById("recent").dataset.games = r.games;
+    showRounds(r.rounds);
+  }
+
+  // A Swiss or knockout: the round being played, its pairings, the bracket (an SVG
+  // the server drew with every name escaped, parsed as an image, never as HTML).
+  function showRounds(rounds) {
+    const box = document.getElementById("live-rounds");
+    box.hidden = !rounds;
+    if (!rounds) return;
+    document.getElementById("round-title").textContent = rounds.title;
+    const list = document.getElementById("round-boards");
+    list.replaceChildren();
+    for (const line of rounds.boards) text("li", "", list, line);
+    const holder = document.getElementById("live-bracket");
+    holder.replaceChildren();
+    if (rounds.bracket) {
+      const svg = new DOMParser().parseFromString(rounds.bracket, "image/svg+xml").documentElement;
+      if (svg.tagName === "svg") holder.appendChild(document.importNode(svg, true));
+    }
   }
 
   // Moves are drawn once per animation frame, each game at its latest position:
