@@ -97,6 +97,9 @@ class LogObserver(Observer):
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
 
+    def warning(self, line: str) -> None:
+        self._say(line)
+
 
 class RunningElo:
     """Ratings of the games finished so far, refit only when a game was added.
@@ -145,7 +148,7 @@ def live_standings_table(
         table.add_column(elo, justify="right")
     table.add_column("faults", justify="right")
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
-        flag = " (disqualified)" if row.disqualified else ""
+        flag = " (did not start)" if row.broken else " (disqualified)" if row.disqualified else ""
         cells = [
             str(rank),
             name + flag,
@@ -298,6 +301,9 @@ class LiveObserver(Observer):
         self.console.print(
             "[yellow]stopping[/]: running games are abandoned (Ctrl-C again to exit at once)"
         )
+
+    def warning(self, line: str) -> None:
+        self.console.print(Text(line, style="yellow"))
 
     def close(self) -> None:
         if self.live is not None:
