@@ -240,6 +240,8 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     stderr_lines: int = 20
     stderr_bytes: int = 4096
     """The last lines of stderr kept (per game), within this many bytes."""
+    stderr_line_bytes: int = 1024
+    """Longest stderr line kept whole (a longer one keeps both ends around a mark)."""
     stderr_head_lines: int = 20
     stderr_head_bytes: int = 4096
     """The first lines of stderr kept besides its tail (``arena/engine/output.py``): where
@@ -372,6 +374,7 @@ class Engine:
             config.stderr_bytes,
             head_lines=config.stderr_head_lines,
             head_bytes=config.stderr_head_bytes,
+            line_bytes=config.stderr_line_bytes,
         )
         self._proc: _Process | None = None
         self._nursery: trio.Nursery | None = None

@@ -54,13 +54,14 @@ class StderrTail:
         *,
         head_lines: int = 0,
         head_bytes: int = 0,
+        line_bytes: int | None = None,
     ) -> None:
         self.max_lines = max(1, max_lines)
         self.max_bytes = max(1, max_bytes)
         self.head_lines = max(0, head_lines)
         self.head_bytes = max(0, head_bytes)
-        self.line_bytes = max(self.max_bytes // 8, 32)
-        """Longest line kept whole: at least eight long lines fit in the tail."""
+        self.line_bytes = max(line_bytes or self.max_bytes // 8, 32)
+        """Longest line kept whole: by default, at least eight long lines fit in the tail."""
         self._headed: list[bytes] = []
         self._head_size = 0
         self._head_open = self.head_lines > 0
