@@ -63,7 +63,8 @@
           const pre = document.createElement("pre"); pre.textContent = text;
           box.append(who, pre);
         }
-        td.append(box);
+        const wrap = document.createElement("div"); wrap.append(box);  // sticky, as the viewer
+        td.append(wrap);
       }
       td.append(viewer);
       ArenaReplay.buildViewer(data, viewer);
