@@ -303,7 +303,12 @@ class Tournament:
             # Here, once, rather than in each worker process at once.
             for bot in self.config.bots:
                 await prepare(bot.command)
-            work = await self.check_entrants(work)
+            try:
+                work = await self.check_entrants(work)
+            except BaseException:  # no game follows: the workers forked ahead end now
+                forked, self._forked = self._forked, []
+                await release(forked)
+                raise
         self.observer.started(self.progress, self.config, self.directory)
         with self._scope:
             await self._play(work)

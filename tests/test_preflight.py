@@ -17,7 +17,7 @@ import pytest
 import trio
 from click.testing import CliRunner
 
-from arena.backends.preflight import identity_warnings, preflight
+from arena.backends.preflight import BrokenEntrants, identity_warnings, preflight
 from arena.cli import main
 from arena.match.record import FAULT_REASONS
 from arena.plan.config import parse_config
@@ -204,3 +204,23 @@ def test_different_programs_with_one_identity_name_are_warned_of(tmp_path: Path)
     assert out.count("warning: entries ann, bob are different programs") == 1, out
     with Store.open_existing(tmp_path / "r" / "pf") as store:
         assert all(r.reason not in FAULT_REASONS for r in store.records())
+
+
+def test_a_stopped_run_leaves_no_worker_behind(tmp_path: Path) -> None:
+    """Workers forked before the pre-flight end with the run it stops."""
+    entry, _ = broken_entry(tmp_path, "runtime exits at once")
+    toml = tmp_path / "t.toml"
+    toml.write_text(HEADER + GOOD + entry)
+    text = toml.read_text()
+    run = Tournament(
+        parse_config(text, toml), text, results_root=tmp_path / "r", config_path=toml, workers=2
+    )
+    run.fork_workers()
+    forked = [p.pid for p in run._forked]
+    assert len(forked) == 2
+    with pytest.raises(BrokenEntrants):
+        trio.run(run.run)
+    run.close()
+    assert run._forked == []
+    for pid in forked:  # reaped: gone from the process table
+        assert not Path(f"/proc/{pid}").exists(), pid
