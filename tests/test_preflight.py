@@ -224,3 +224,19 @@ def test_a_stopped_run_leaves_no_worker_behind(tmp_path: Path) -> None:
     assert run._forked == []
     for pid in forked:  # reaped: gone from the process table
         assert not Path(f"/proc/{pid}").exists(), pid
+
+
+def test_a_jvm_that_cannot_start_is_one_line_with_its_reasons(tmp_path: Path) -> None:
+    """A real JVM refused its heap: it says why on stdout, and the line shows both of
+    its lines as text (it used to be one b'...' repr of the first)."""
+    java = needs.tool("java", what="a JDK (openjdk-17-jdk-headless)")
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        HEADER + GOOD + f'[[bots]]\nname = "c"\ncommand = ["{java}", "-Xms100000g", "-version"]\n'
+    )
+    code, out, err = run(toml, tmp_path / "r")
+    assert code != 0
+    line = err.splitlines()[0]
+    assert line.startswith("arena: c: did not start: ") and "b'" not in line, line
+    assert "[stdout] Error occurred during initialization of VM | [stdout] Could not" in line
+    assert stored(tmp_path / "r" / "pf") == []
