@@ -36,7 +36,8 @@ import msgspec
 import trio
 
 from arena.backends.pool import Pool, split
-from arena.backends.slots import InProcessPool, WorkItem, engine_config
+from arena.backends.preflight import BrokenEntrants, Preflight, preflight
+from arena.backends.slots import InProcessPool, WorkItem
 from arena.backends.workers import WorkerPool, fork_workers, release
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
@@ -59,6 +60,8 @@ class Tally:
     points: float = 0.0
     faults: int = 0
     disqualified: bool = False
+    broken: bool = False
+    """It did not start in the pre-flight (``--skip-broken``): its games are not played."""
 
     @property
     def score(self) -> float:
@@ -73,6 +76,9 @@ class Progress:
     done: int = 0
     played_now: int = 0
     skipped: int = 0
+    """Games not played: a bot was disqualified, or did not start (``broken``)."""
+    broken: dict[str, str] = field(default_factory=dict)
+    """Entrants that did not start in the pre-flight, each with its one line."""
     reasons: Counter[str] = field(default_factory=Counter)
     faults: Counter[str] = field(default_factory=Counter)
     standings: dict[str, Tally] = field(default_factory=dict)
@@ -111,6 +117,9 @@ class Observer:
     def stopping(self) -> None:
         pass
 
+    def warning(self, line: str) -> None:
+        """A one-line warning before the first game (the pre-flight's)."""
+
     def game_event(self, event: LiveEvent) -> None:
         """A game started or moved; called between moves, so it must return at once."""
 
@@ -144,6 +153,10 @@ class Observers(Observer):
     def stopping(self) -> None:
         for o in self.observers:
             o.stopping()
+
+    def warning(self, line: str) -> None:
+        for o in self.observers:
+            o.warning(line)
 
     def game_event(self, event: LiveEvent) -> None:
         for sink in self._event_sinks:
@@ -194,7 +207,12 @@ class Tournament:
         address: str | None = None,
         concurrency: int | None = None,
         sandbox: str | None = None,
+        skip_broken: bool = False,
     ) -> None:
+        self.skip_broken = skip_broken
+        """``--skip-broken``: entrants failing the pre-flight sit out rather than stop the run."""
+        self.preflight: Preflight | None = None
+        """The last pre-flight of this run (``None`` until it ran, or with nothing to play)."""
         if concurrency is not None:
             config = msgspec.structs.replace(config, concurrency=concurrency)
         self.concurrency = concurrency
@@ -306,7 +324,12 @@ class Tournament:
             # Here, once, rather than in each worker process at once.
             for bot in self.config.bots:
                 await prepare(bot.builtin)
-            await self.check_options()
+            try:
+                work = await self.check_entrants(work)
+            except BaseException:  # no game follows: the workers forked ahead end now
+                forked, self._forked = self._forked, []
+                await release(forked)
+                raise
         self.observer.started(self.progress, self.config, self.directory)
         if self.draw is not None:
             self.observer.round_drawn(self.draw)
@@ -359,29 +382,49 @@ class Tournament:
             if self.store.count() == before:
                 return  # nothing could be played (every game skipped): the run is incomplete
 
-    async def check_options(self) -> None:
-        """Start each bot that has ``options`` once and check them against its
-        ``identity``: a value that does not fit is the operator's mistake, so it is
-        a one-line :class:`ConfigError` before the first game, not a fault of the
-        bot in every game. A bot that does not start is left to its games."""
-        from arena.engine.bot import Engine, EngineError
-        from arena.engine.options import OptionError, check_options
+    async def check_entrants(self, work: list[WorkItem]) -> list[WorkItem]:
+        """The pre-flight (:mod:`arena.backends.preflight`): start every entrant once,
+        at once, as its games would, before any game is played.
 
-        variant = self.config.variant
+        An entrant that cannot start is the environment's failure or the
+        entrant's, never its opponents' win: :class:`BrokenEntrants` stops the run
+        before the first game, or with ``skip_broken`` its games are left
+        unplayed (counted in ``progress.skipped``, not stored). Options that do
+        not fit what a bot declares are the operator's mistake: a one-line
+        :class:`ConfigError`.
+        """
+        result = await preflight(self.config, self.game.name)
+        self.preflight = result
+        for line in result.warnings:
+            self.observer.warning(line)
         for index, bot in enumerate(self.config.bots):
-            if not bot.options:
-                continue
-            async with Engine(engine_config(self.config, bot.name)) as engine:
-                try:
-                    ident = await engine.start(self.game.name, variant, check_identity=False)
-                except EngineError:
-                    continue
-            try:
-                check_options(ident.declared_options, bot.options, bot=bot.name)
-            except OptionError as exc:
+            problem = result.started[index].option_error
+            if problem:
                 raise ConfigError(
-                    f"{self.config_path}: bots[{index}] ({bot.name}).options: {exc}"
-                ) from None
+                    f"{self.config_path}: bots[{index}] ({bot.name}).options: {problem}"
+                )
+        broken = result.broken
+        if not broken:
+            return work
+        if not self.skip_broken:
+            raise BrokenEntrants(broken)
+        names = {s.name for s in broken}
+        for s in broken:
+            self.progress.broken[s.name] = s.line()
+            self.observer.warning(f"not playing {s.line()}")
+            row = self.progress.standings.setdefault(s.name, Tally())
+            row.disqualified = row.broken = True
+        if self.rounds is not None:  # a Swiss or knockout draws without them
+            self.rounds.withdrawn = frozenset(names)
+            await self._redraw(notify=False)
+            work = [WorkItem(task, numbers) for task, numbers in self.pending()]
+        kept = []
+        for item in work:
+            if names & {item.task.a, item.task.b}:
+                self.progress.skipped += len(item.numbers)
+            else:
+                kept.append(item)
+        return kept
 
     async def _play(self, work: list[WorkItem]) -> None:
         self.pool = self._pool(len(work))

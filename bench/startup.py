@@ -12,10 +12,14 @@ run``; those of a spawned worker, which only a replacement pays now that
 ``arena run`` forks its workers; the sandbox's set-up: its ``/etc`` view and its
 probe), the same tournament with instant bots only (the arena's own start-up
 and its first games), and one sandboxed start of each compiled bot up to its
-handshake answer (``bot start``).
+handshake answer (``bot start``). Last, the pre-flight (``arena/backends/preflight.py``):
+every entrant of the file started at once, as ``arena run`` does before its first game,
+against the same entrants started one after another in the same process (the slowest
+of them, and their sum): started together they should cost about the slowest one.
 
     python bench/startup.py [--runs 5] [--file examples/quick.toml] [--workers N]
                             [--samples 5] [--bot-starts 3]
+    python bench/startup.py --preflight-only [--runs 5] [--file examples/quick.toml]
 """
 
 from __future__ import annotations
@@ -126,6 +130,50 @@ PARTS = {
 (the probe includes the ``/etc`` view it needs)."""
 
 
+def preflight_figures(file: Path, runs: int) -> None:
+    """The pre-flight's seconds on ``file``, and its entrants' starts one at a time."""
+    import trio
+
+    from arena.backends.preflight import preflight
+    from arena.backends.slots import engine_config
+    from arena.engine.bot import Engine
+    from arena.plan.config import load_config
+    from arena.plan.prepare import prepare
+
+    config = load_config(file)
+
+    async def one_at_a_time() -> list[float]:
+        seconds = []
+        for bot in config.bots:
+            async with Engine(engine_config(config, bot.name)) as engine:
+                t = time.perf_counter()
+                await engine.start(config.game, config.variant)
+                seconds.append(time.perf_counter() - t)
+        return seconds
+
+    async def measure() -> tuple[float, list[float]]:
+        for bot in config.bots:
+            await prepare(bot.command)
+        result = await preflight(config, config.game)
+        broken = [s.line() for s in result.broken]
+        if broken:
+            raise SystemExit("; ".join(broken))
+        return result.seconds, await one_at_a_time()
+
+    together, slowest, total = [], [], []
+    for _ in range(runs):
+        seconds, each = trio.run(measure)
+        together.append(seconds)
+        slowest.append(max(each))
+        total.append(sum(each))
+    at_once, alone, summed = (statistics.median(x) for x in (together, slowest, total))
+    print(
+        f"pre-flight of {file.name} ({len(config.bots)} entrants at once): {at_once:.3f} s; "
+        f"one at a time: slowest {alone:.3f} s, sum {summed:.3f} s; "
+        f"pre-flight / slowest start {at_once / alone:.2f} (medians of {runs} runs)"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
@@ -133,7 +181,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=None)
     parser.add_argument("--samples", type=int, default=5, help="fresh processes per part")
     parser.add_argument("--bot-starts", type=int, default=3, help="starts per built-in bot")
+    parser.add_argument(
+        "--preflight-only", action="store_true", help="Only the pre-flight's figures."
+    )
     args = parser.parse_args()
+    if args.preflight_only:
+        preflight_figures(args.file.resolve(), args.runs)
+        return
     first = prepare_seconds()  # builds the cache if it is not built
     again = prepare_seconds()
     print(f"prepare: first call {first:.3f} s, with the cache built {again:.3f} s")
@@ -158,6 +212,7 @@ def main() -> None:
                 f"{label}: first game stored, median {statistics.median(figures):.3f} s over "
                 f"{args.runs} runs (min {min(figures):.3f}, max {max(figures):.3f}); goal < 1 s"
             )
+    preflight_figures(args.file.resolve(), args.runs)
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def test_play_prints_actions_and_result() -> None:
 def test_play_reports_a_crashing_bot() -> None:
     result = CliRunner().invoke(main, ["play", "random", "python3 -c 'raise SystemExit(3)'", "-q"])
     assert result.exit_code == 0
-    assert "result 1-0 crash" in result.output
+    assert "result 1-0 start" in result.output  # it never started: a start fault
     assert "exited with code 3" in result.output
 
 
@@ -102,7 +102,7 @@ def test_play_handshake_timeout_is_the_operators() -> None:
     slow = f"{sys.executable} -c 'import time; time.sleep(5)'"
     result = CliRunner().invoke(main, ["play", slow, slow, "-q", "--handshake-timeout", "0.5"])
     assert result.exit_code == 0, result.output
-    assert "result 0-1 time" in result.output and "no answer within 0.500 s" in result.output
+    assert "result 0-1 start" in result.output and "no answer within 0.500 s" in result.output
 
 
 # Counts its starts (a line appended to a file of a folder it may write), then
@@ -155,7 +155,7 @@ def test_play_pays_a_hanging_bots_handshake_deadline_once(tmp_path: Path) -> Non
     result = CliRunner().invoke(main, [*args, "--handshake-timeout", str(timeout)])
     took = time.monotonic() - began
     assert result.exit_code == 0, result.output
-    assert "result 0-1 time" in result.output and "no answer within 2.000 s" in result.output
+    assert "result 0-1 start" in result.output and "no answer within 2.000 s" in result.output
     assert starts.read_text() == "start\n"
     assert timeout <= took < 2 * timeout, took
 

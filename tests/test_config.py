@@ -316,3 +316,22 @@ def test_every_mistake_is_one_readable_line(
 def test_unreadable_file(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="cannot read"):
         load_config(tmp_path / "absent.toml")
+
+
+def test_the_readmes_faults_block_shows_the_defaults() -> None:
+    """The README's example ``[faults]`` is what a file without one gets (issue 34:
+    it showed a disqualification the defaults never made)."""
+    import re
+    import tomllib
+
+    import msgspec
+
+    from arena.plan.config import Faults
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(name = .*?)```", readme, re.S)
+    assert block is not None
+    shown = tomllib.loads(block[1])["faults"]
+    defaults = {k: v for k, v in msgspec.structs.asdict(Faults()).items() if v is not None}
+    assert shown == defaults
+    assert "# disqualify_after = " in block[1] and "default: never" in block[1]

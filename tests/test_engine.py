@@ -295,8 +295,9 @@ async def test_stderr_flood_is_bounded_and_does_not_block(bot_script):
         # answer arrives; stop() waits (bounded) for the drain to reach EOF.
         await engine.stop()
         tail = engine.stderr_tail()
-        assert len(tail.encode()) <= 8192 + 100
-        assert tail.count("\n") <= 64 + 1
+        # The tail's bound, and the head's (the first lines, kept besides the tail).
+        assert len(tail.encode()) <= 8192 + cfg.stderr_head_bytes + 100
+        assert tail.count("\n") <= 64 + cfg.stderr_head_lines + 1
         assert "debug line 99999 " in tail and "earlier lines dropped" in tail
 
 

@@ -468,3 +468,30 @@ def test_history_plot_has_a_legend_entry_for_every_line(browser, players: int) -
         else:
             assert more.count() == 0
         assert errors == []
+
+
+def test_an_entry_that_never_gave_an_identity_is_not_rated(
+    cups: dict[str, Path], tmp_path: Path
+) -> None:
+    """Games an arena before the pre-flight stored for a bot that never started: its
+    entry has no identity in any of them, while its opponent has one. Its games say
+    nothing of either side's strength: left out, with a note (they used to be rated
+    under the entry name, and its opponent's wins with them)."""
+    with Store.open_existing(cups["b"]) as store:
+        records = list(store.records())
+    ghost = tmp_path / "results" / "ghost-cup"
+    with Store.open(ghost, name="ghost-cup", config_text="", fingerprint="f") as store:
+        for i, record in enumerate(records):
+            side = record.players.index("random-x")
+            record.players[side] = "ghost"
+            record.identities[side] = {}  # it never answered hello
+            record.score, record.reason, record.faulty = float(side), "crash", side
+            store.add_game(f"g{i}", f"p{i}", record)
+    before = build_list([cups["b"]], cache_dir=None)
+    data = build_list([cups["b"], ghost], cache_dir=None)
+    (table,) = data.tables
+    assert sorted(r.player for r in table.rows) == [GREEDY, RANDOM]
+    assert table.row(GREEDY).games == before.tables[0].row(GREEDY).games == 4
+    notes = [n for n in data.notes if "ghost" in n]
+    assert len(notes) == 1 and f"{len(records)} games left out" in notes[0], data.notes
+    assert "never gave an identity" in notes[0]

@@ -1018,3 +1018,33 @@ def test_actors_stream_each_games_moves_to_the_observer(tmp_path: Path) -> None:
         plies = [e.ply for e in watch.events if isinstance(e, GameMoved) and e.key == key]
         assert plies == list(range(1, len(record.actions) + 1)), key
     wait_none_with(str(tmp_path))
+
+
+def test_the_pre_flight_runs_in_the_driver_and_skip_broken_plays_the_rest(
+    tmp_path: Path,
+) -> None:
+    """On Ray too, an entrant that cannot start stops the run before any game (no
+    actor is made); with ``skip_broken`` the others play on the cluster and its
+    games are not played, not stored as its losses."""
+    from arena.backends.preflight import BrokenEntrants
+
+    broken = (
+        '[[bots]]\nname = "gone"\ncommand = ["/bin/sh", "-c", "echo cannot start >&2; exit 1"]\n'
+    )
+    toml = write_tournament(tmp_path / "t", games=2, bots=2, extra_bots=broken)
+    stopped = tournament(toml, tmp_path / "results", backend="ray", workers=1)
+    with pytest.raises(BaseException) as info:  # through trio's nursery: a group
+        trio.run(stopped.run)
+    stopped.close()
+    leaves = info.value.exceptions if isinstance(info.value, BaseExceptionGroup) else [info.value]
+    (error,) = [e for e in leaves if isinstance(e, BrokenEntrants)] or [info.value]
+    assert isinstance(error, BrokenEntrants), info.value
+    assert error.lines == ["gone: did not start: exited with code 1; it wrote: cannot start"]
+    assert stopped.pool is None and stopped.progress.done == 0
+    run = tournament(toml, tmp_path / "results", backend="ray", workers=1, skip_broken=True)
+    outcome = trio.run(run.run)
+    run.close()
+    games = stored(outcome.directory)
+    assert len(games) == 2 and all("gone" not in players for players, *_ in games.values())
+    assert outcome.progress.skipped == 4 and list(outcome.progress.broken) == ["gone"]
+    wait_none_with(str(tmp_path))

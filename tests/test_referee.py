@@ -40,6 +40,7 @@ from arena.match.record import (
     FAULT_REASONS,
     ILLEGAL,
     PROTOCOL,
+    START,
     TIME,
     GameRecord,
 )
@@ -159,7 +160,7 @@ async def assert_next_game_is_fresh(engs: list[Engine], side: int, bot: Bot) -> 
 
 FAULTS = [
     # (mode, options, side, reason, fragment of detail)
-    ("exit_at_start", {}, 0, CRASH, "exited with code 3"),
+    ("exit_at_start", {}, 0, START, "exited with code 3"),  # a start fault, not a crash
     ("exit", {"at": 3}, 1, CRASH, "exited with code 7"),
     ("sigkill", {"at": 2}, 0, CRASH, "killed by SIGKILL"),
     ("sigsegv", {}, 1, CRASH, "killed by SIGSEGV"),
@@ -215,7 +216,7 @@ async def test_when_both_fail_to_start_the_first_player_is_faulted(make_bot):
     bots = [make_bot("exit_at_start"), make_bot("exit_at_start")]
     async with engines(*bots) as engs:
         record = (await play(engs)).record
-    assert (record.reason, record.faulty, record.score) == (CRASH, 0, 0.0)
+    assert (record.reason, record.faulty, record.score) == (START, 0, 0.0)
     assert bots[0].config.name in record.detail and "exited with code 3" in record.detail
 
 
@@ -228,7 +229,9 @@ async def test_stderr_flood_does_not_stop_the_game_and_its_tail_is_bounded(make_
         assert_normal_end(timed.record)
         tail = timed.record.stderr_tails[0]
         assert "debug line" in tail and "earlier lines dropped" in tail
-        assert len(tail.encode()) <= 8192 + 100 and tail.count("\n") <= 64 + 1
+        head = flood.config  # the first lines are kept besides the tail
+        assert len(tail.encode()) <= 8192 + head.stderr_head_bytes + 100
+        assert tail.count("\n") <= 64 + head.stderr_head_lines + 1
         assert timed.record.stderr_tails[1] == ""
         assert engs[0].starts == 1
 

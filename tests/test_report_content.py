@@ -176,7 +176,7 @@ def test_round_scores_and_stderr_in_the_games_table(info_cup: Path) -> None:
     assert ">points (own–opp.)</th>" in page and ">rounds won (own–opp.)</th>" in page
     for _, record in records:
         assert any("thinking about" in tail for tail in record.stderr_tails)
-    assert page.count('<details class="detail"><summary>stderr</summary>') == len(records)
+    assert page.count('<details class="detail"><summary>output</summary>') == len(records)
     assert "thinking about" in page
 
 

@@ -40,6 +40,9 @@ def tournament(tmp_path: Path, games: int = 8, think: float = 0.004) -> Path:
     bot = tmp_path / "slow_bot.py"
     bot.write_text(SLOW_BOT)
     starts = tmp_path / "starts"
+    # Bots run as nobody under a root arena: the folder it writes STARTS in is theirs
+    # too (else every bot failed to start, and the pre-flight now says so).
+    tmp_path.chmod(0o777)
     toml = tmp_path / "t.toml"
     bots = "".join(
         f'[[bots]]\nname = "{n}"\ncommand = ["{sys.executable}", "{bot}", "{i}", "{starts}", '

@@ -188,7 +188,7 @@ def test_check_bot_quotes_a_bad_message_and_stderr_visibly() -> None:
     code, out = on_pty("check-bot", "--games", "0", "--", *bot("badtag").split())
     assert code == 1, out
     assert not attacks(out) and "\x1b" not in out, (attacks(out), out)
-    assert f"Invalid value '{SHOWN}'" in out and f"last stderr line: thinking{SHOWN}" in out
+    assert f"Invalid value '{SHOWN}'" in out and f"\n  | thinking{SHOWN}" in out
 
 
 BOTS = {

@@ -21,6 +21,8 @@ from arena.plan.config import load_config
 from arena.plan.schedule import build_schedule
 from arena.storage.store import Store
 
+BAD_BOT = Path(__file__).parent / "bad_bot.py"
+
 # A random bot that thinks a few milliseconds per move, so that a tournament is
 # still running when the test interrupts it.
 SLOW_RANDOM = """
@@ -340,7 +342,8 @@ def test_fault_policy_disqualifies_a_crashing_bot(
         f"[faults]\n{faults}\n"
         '[[bots]]\nname = "a"\ncommand = "builtin:random"\nargs = ["--seed", "1"]\n'
         '[[bots]]\nname = "b"\ncommand = "builtin:random"\nargs = ["--seed", "2"]\n'
-        f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "-c", "raise SystemExit(3)"]\n'
+        # It starts (the pre-flight passes), then exits at its first decision.
+        f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "{BAD_BOT}", "exit"]\n'
     )
     path = tmp_path / "dq.toml"
     path.write_text(text)

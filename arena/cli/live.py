@@ -103,6 +103,9 @@ class LogObserver(Observer):
     def stopping(self) -> None:
         self._say("stopping: running games are abandoned (Ctrl-C again to exit at once)")
 
+    def warning(self, line: str) -> None:
+        self._say(line)
+
 
 class RunningElo:
     """Ratings of the games finished so far, refit only when a game was added.
@@ -154,7 +157,7 @@ def live_standings_table(
     lines = []
     names: list[tuple[str, str]] = []
     for rank, (name, row) in enumerate(ordered_standings(progress), 1):
-        flag = " (disqualified)" if row.disqualified else ""
+        flag = " (did not start)" if row.broken else " (disqualified)" if row.disqualified else ""
         cells = [
             str(rank),
             name + flag,
@@ -378,6 +381,9 @@ class LiveObserver(Observer):
         self.console.print(
             "[yellow]stopping[/]: running games are abandoned (Ctrl-C again to exit at once)"
         )
+
+    def warning(self, line: str) -> None:
+        self.console.print(Text(line, style="yellow"))
 
     def close(self) -> None:
         if self.live is not None:

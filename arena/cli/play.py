@@ -149,7 +149,8 @@ def play(
         click.echo(f"result {record.result} {record.reason}{detail}{figures}")
         for name, tail in zip(record.players, record.stderr_tails, strict=True):
             if tail and record.faulty is not None:
-                click.echo(f"stderr of {visible(name)}:\n{visible(tail, multiline=True)}", err=True)
+                said = visible(tail, multiline=True)  # both ends: the cause, the crash
+                click.echo(f"output of {visible(name)} (first and last lines):\n{said}", err=True)
 
     trio.run(run)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import click
 
@@ -17,6 +18,9 @@ from arena.cli.common import (
     report_and_standings,
 )
 from arena.engine.sandbox import MODES
+
+if TYPE_CHECKING:
+    from arena.backends.preflight import BrokenEntrants
 
 
 @main.command("run")
@@ -83,6 +87,12 @@ from arena.engine.sandbox import MODES
     "not a loopback address and none is given).",
 )
 @click.option(
+    "--skip-broken",
+    is_flag=True,
+    help="Entrants that cannot start before the first game sit out (their games are "
+    "not played, not lost) instead of stopping the run.",
+)
+@click.option(
     "--sandbox",
     type=click.Choice(MODES),
     default=None,
@@ -107,6 +117,7 @@ def run_command(
     web: str | None,
     token: str | None,
     sandbox: str | None,
+    skip_broken: bool,
 ) -> None:
     """Run (or resume) the tournament described by TOURNAMENT_FILE."""
     from pathlib import Path
@@ -156,6 +167,7 @@ def run_command(
         address=address,
         concurrency=concurrency,
         sandbox=sandbox,
+        skip_broken=skip_broken,
     )
     # The analysis runs on the cluster the games ran on: a local Ray instance
     # started for the games is kept for it (Ray's start costs seconds).
@@ -173,9 +185,14 @@ def run_command(
             interrupted = trio.run(run_with_web, tournament, site, listen, announce)
         if interrupted:
             tournament.release_ray()
-    except BaseException:  # no analysis follows
+    except BaseException as exc:  # no analysis follows
         tournament.release_ray()
-        raise
+        broken = _broken_entrants(exc)
+        if broken is None:
+            raise
+        for line in broken.lines:  # one line per entrant that cannot start
+            click.echo(f"arena: {line}", err=True)
+        raise UserError(str(broken)) from None
     finally:
         observer.close()
         tournament.close()
@@ -187,7 +204,17 @@ def run_command(
             err=True,
         )
         sys.exit(130)
-    skipped = f" ({progress.skipped} skipped: disqualified bots)" if progress.skipped else ""
+    skipped = ""
+    if progress.skipped:
+        why = ", ".join(
+            ([f"did not start: {', '.join(progress.broken)}"] if progress.broken else [])
+            + (
+                ["disqualified bots"]
+                if any(t.disqualified and not t.broken for t in progress.standings.values())
+                else []
+            )
+        )
+        skipped = f" ({progress.skipped} not played: {why})"
     click.echo(
         f"{progress.done} of {progress.total} games stored in {tournament.directory}{skipped}"
     )
@@ -214,3 +241,17 @@ def run_command(
             count = workers or default_workers(concurrency or config.concurrency)
             run_analysis(tournament.directory, budget_ms, count)
     report_and_standings(tournament.directory, write=not no_report)
+
+
+def _broken_entrants(exc: BaseException) -> BrokenEntrants | None:
+    """The pre-flight's verdict inside ``exc`` (trio's nurseries wrap it in groups)."""
+    from arena.backends.preflight import BrokenEntrants
+
+    if isinstance(exc, BrokenEntrants):
+        return exc
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            found = _broken_entrants(sub)
+            if found is not None:
+                return found
+    return None

@@ -45,6 +45,7 @@ import trio
 
 from arena.engine import cgroups
 from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp_fd
+from arena.engine.output import StderrTail, shown_line
 from arena.engine.process import ChildProcess, child_preexec, spawn
 from arena.engine.sandbox import (
     SCRATCH,
@@ -85,6 +86,8 @@ _EXIT_DRAIN = 0.1
 """After the process exits, how long a pending read may still drain the pipe."""
 _EOF_GRACE = 0.5
 """After stdout closes, how long to wait for the exit that tells crash from misbehaviour."""
+_STRAY_LINES = 20
+"""Lines of stdout kept after one that is not a message (read for ``_EXIT_DRAIN`` at most)."""
 _REAP_TIMEOUT = 2.0
 """After SIGKILL, how long to wait for the kernel to report the exit."""
 _OUT_OF_MEMORY = (
@@ -235,8 +238,15 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     handshake_timeout: float = 10.0
     quit_timeout: float = 1.0
     term_timeout: float = 0.5
-    stderr_lines: int = 64
-    stderr_bytes: int = 8192
+    stderr_lines: int = 20
+    stderr_bytes: int = 4096
+    """The last lines of stderr kept (per game), within this many bytes."""
+    stderr_line_bytes: int = 1024
+    """Longest stderr line kept whole (a longer one keeps both ends around a mark)."""
+    stderr_head_lines: int = 20
+    stderr_head_bytes: int = 4096
+    """The first lines of stderr kept besides its tail (``arena/engine/output.py``): where
+    a runtime that cannot start says why."""
     options: dict[str, OptionValue] = {}
     """Engine options to set (``setoption``) before every ``newgame``; each must be
     declared in the bot's ``identity`` (checked at every start)."""
@@ -249,98 +259,6 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
         env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
         env.update(self.env)
         return env
-
-
-# --------------------------------------------------------------------------
-# stderr capture
-
-
-class StderrTail:
-    """The last lines a bot wrote to stderr, bounded in lines, bytes and line length.
-
-    The drain must never stop reading, or a chatty bot would block on a full
-    pipe and lose on time for the arena's fault; so old lines are dropped
-    (and counted) instead. A line longer than ``line_bytes`` keeps its first
-    and last halves around a ``[... N bytes cut]`` mark, so one huge line can
-    neither push out every line before it nor cost more than its bound, even
-    while it is still being written (no newline yet). :meth:`text` shows control
-    characters as escapes (``arena/protocol/text.py``): the tail goes to the record,
-    ``arena play``'s terminal and the reports.
-    """
-
-    def __init__(self, max_lines: int = 64, max_bytes: int = 8192) -> None:
-        self.max_lines = max(1, max_lines)
-        self.max_bytes = max(1, max_bytes)
-        self.line_bytes = max(self.max_bytes // 8, 32)
-        """Longest line kept whole: at least eight long lines fit in the tail."""
-        self._lines: deque[bytes] = deque()
-        self._size = 0
-        self._head = bytearray()  # the line being written: its start...
-        self._end = bytearray()  # ...and its latest bytes
-        self._cut = 0  # bytes of it between the two, discarded
-        self.dropped = 0
-        """Whole lines discarded to stay within bounds."""
-
-    def feed(self, data: bytes) -> None:
-        parts = data.split(b"\n")
-        if len(parts) > 1:
-            self._append(parts[0])
-            self._push(self._take_partial())
-            middle = parts[1:-1]
-            if len(middle) > self.max_lines:  # a flood: only the last ones can stay
-                self.dropped += len(middle) - self.max_lines
-                middle = middle[-self.max_lines :]
-            for line in middle:
-                self._append(line)
-                self._push(self._take_partial())
-        self._append(parts[-1])
-
-    def _append(self, part: bytes) -> None:
-        half = self.line_bytes // 2
-        if len(self._head) < half:
-            room = half - len(self._head)
-            self._head += part[:room]
-            part = part[room:]
-        self._end += part
-        if len(self._end) > half:
-            excess = len(self._end) - half
-            self._cut += excess
-            del self._end[:excess]
-
-    def _partial(self) -> bytes:
-        mark = f" [... {self._cut} bytes cut] ".encode() if self._cut else b""
-        return bytes(self._head) + mark + bytes(self._end)
-
-    def _take_partial(self) -> bytes:
-        line = self._partial()
-        self._head.clear()
-        self._end.clear()
-        self._cut = 0
-        return line
-
-    def _push(self, line: bytes) -> None:
-        self._lines.append(line)
-        self._size += len(line) + 1
-        while len(self._lines) > 1 and (
-            len(self._lines) > self.max_lines or self._size > self.max_bytes
-        ):
-            self._size -= len(self._lines.popleft()) + 1
-            self.dropped += 1
-
-    def clear(self) -> None:
-        self._lines.clear()
-        self._size = 0
-        self._take_partial()
-        self.dropped = 0
-
-    def text(self) -> str:
-        lines = list(self._lines)
-        if self._head or self._end:
-            lines.append(self._partial())
-        body = visible(b"\n".join(lines).decode("utf-8", errors="replace"), multiline=True)
-        if self.dropped:
-            return f"[... {self.dropped} earlier lines dropped]\n{body}"
-        return body
 
 
 # --------------------------------------------------------------------------
@@ -452,13 +370,21 @@ class Engine:
         """``cgroup`` or ``rlimit``: how the last sandboxed process was bounded as a whole."""
         self._cgroup: cgroups.BotCgroup | None = None
         self._oom_killed = False
-        self._tail = StderrTail(config.stderr_lines, config.stderr_bytes)
+        self._tail = StderrTail(
+            config.stderr_lines,
+            config.stderr_bytes,
+            head_lines=config.stderr_head_lines,
+            head_bytes=config.stderr_head_bytes,
+            line_bytes=config.stderr_line_bytes,
+        )
         self._proc: _Process | None = None
         self._nursery: trio.Nursery | None = None
         self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
         self._next_id = 0
         self._busy = False
         self._set_options: list[SetOption] = []
+        self._stray: bytes | None = None
+        """A stdout line that was not a message, until :meth:`_stray_stdout` keeps it."""
 
     # -- lifetime -------------------------------------------------------------
 
@@ -558,6 +484,7 @@ class Engine:
         self.faulted = None
         self.identity = None
         self.returncode = None
+        self._tail.clear()  # what this process writes, not the last one's
         limits = cfg.limits.pairs()
         self.sandbox_mode = mode = resolve(cfg.sandbox.mode)  # SandboxError: no bwrap
         env = cfg.environment()
@@ -889,6 +816,8 @@ class Engine:
                         received_at = trio.current_time()
                         answer = self._decode(raw, msg, expected)
                         if isinstance(answer, EngineError):
+                            if self._stray is not None:  # not a message: what else it wrote
+                                await self._stray_stdout(proc, self._stray)
                             await self._fault(answer, received_at - sent_at)
                         if isinstance(answer, Info):
                             if len(raw) > max_info_bytes:  # would evict every other one
@@ -929,7 +858,9 @@ class Engine:
         try:
             answer = decode_bot_message(raw)
         except ProtocolError as exc:
-            return EngineProtocolError(f"{exc} in line {raw[:200]!r}", engine=self.name)
+            if not raw.lstrip().startswith(b"{"):  # text, not a bad message: a runtime's?
+                self._stray = raw
+            return EngineProtocolError(f"{exc} in line {shown_line(raw)}", engine=self.name)
         if answer.id != msg.id:
             return EngineProtocolError(
                 f"answered id {answer.id} ({_tag(answer)}), expected id {msg.id}",
@@ -941,6 +872,28 @@ class Engine:
                 engine=self.name,
             )
         return answer
+
+    async def _stray_stdout(self, proc: _Process, first: bytes | None) -> None:
+        """Keep a line of stdout that is not a message (``first``), and the lines that
+        follow it within a moment (bounded in lines and time), among the bot's
+        output: a runtime that cannot start (a JVM) writes its reasons there, not to
+        stderr, and may exit before the arena's first line reaches it."""
+        self._stray = None
+        tail = self._tail
+        if first is not None:
+            tail.feed_stdout(first[: tail.line_bytes])
+        with trio.move_on_after(_EXIT_DRAIN):
+            for _ in range(_STRAY_LINES - (first is not None)):
+                try:
+                    raw = await proc.reader.receive_line()
+                except (
+                    ProtocolError,
+                    EndOfStream,
+                    trio.BrokenResourceError,
+                    trio.ClosedResourceError,
+                ):
+                    break
+                tail.feed_stdout(raw[: tail.line_bytes])
 
     async def _closed_pipe(self, proc: _Process, what: str, sent_at: float | None) -> NoReturn:
         """A pipe closed: a crash if the process exits soon, else a protocol fault."""
@@ -956,6 +909,7 @@ class Engine:
     async def _crashed(self, proc: _Process, sent_at: float | None) -> NoReturn:
         rc = proc.returncode
         assert rc is not None
+        await self._stray_stdout(proc, None)  # what it wrote there before it died
         elapsed = None if sent_at is None else trio.current_time() - sent_at
         await self._fault(
             EngineCrashed(describe_exit(rc), engine=self.name, returncode=rc), elapsed

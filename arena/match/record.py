@@ -20,7 +20,10 @@ CRASH = "crash"
 ILLEGAL = "illegal"
 PROTOCOL = "protocol"
 ADJUDICATED = "adjudicated"
-FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL)
+START = "start"
+"""The bot could not be started, or did not answer ``hello`` (mid-tournament: the
+pre-flight saw it start), told apart from a fault in play; its detail says how."""
+FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START)
 
 
 class ActionRecord(msgspec.Struct, frozen=True):

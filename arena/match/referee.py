@@ -26,7 +26,7 @@ from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
 from arena.match.info import InfoBudget
-from arena.match.record import ADJUDICATED, ILLEGAL, TIME, ActionRecord, GameRecord
+from arena.match.record import ADJUDICATED, ILLEGAL, START, TIME, ActionRecord, GameRecord
 from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
 
 
@@ -66,7 +66,8 @@ async def play_game(
     names the game in it).
 
     Engines that are not running (first game, or faulted in an earlier one) are
-    started first; a bot that cannot start loses the game with reason ``crash``.
+    started first; a bot that cannot start (or does not answer ``hello``) loses the
+    game with reason ``start``, its detail saying how it failed.
     The engines are left running for the next game unless they faulted.
     """
     settings = settings or RefereeSettings()
@@ -165,8 +166,8 @@ async def _prepare(
                 await engine.restart(game.name, variant)
             else:
                 await engine.start(game.name, variant)
-        except EngineError as exc:
-            faults[player] = _Fault(player, exc.reason, f"{engine.name}: {exc.detail}")
+        except EngineError as exc:  # a start fault, whatever went wrong: the detail says
+            faults[player] = _Fault(player, START, f"{engine.name}: {exc.detail}")
 
     waiting = [(p, e) for p, e in enumerate(engines) if not e.running]
     if len({id(e) for _, e in waiting}) < len(waiting):  # one engine twice: one start

@@ -167,7 +167,10 @@ class Faults(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=Tr
 
     ``restart`` starts a fresh process after a fault. A bot is disqualified once
     it has played at least ``min_games`` games and the share of those it faulted
-    reaches ``disqualify_after``; ``None`` never disqualifies.
+    reaches ``disqualify_after``; ``None`` (the default, as the README shows) never
+    disqualifies. A bot that cannot start at all needs no policy: the pre-flight
+    (``arena/backends/preflight.py``) stops the run, or with ``--skip-broken`` its
+    games are not played.
     """
 
     restart: bool = True

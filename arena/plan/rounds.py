@@ -146,6 +146,9 @@ class Rounds:
             opening_source = openings.__getitem__
         self.opening = opening_source
         self._pairings: dict[tuple[object, ...], Drawn] = {}
+        self.withdrawn: frozenset[str] = frozenset()
+        """Entrants out from round 1 on: those that could not start at this run's
+        pre-flight (``arena run --skip-broken``), never paired, as the disqualified."""
 
     def total_games(self) -> int:
         """Games the tournament plays if nobody is disqualified and no match is tied."""
@@ -228,7 +231,7 @@ class _Replay:
         faults = self.r.config.faults
         played: Counter[str] = Counter()
         faulted: Counter[str] = Counter()
-        out: set[str] = set()
+        out: set[str] = set(self.r.withdrawn)
         for g in self.ordered:
             if round_of(g.key) > through:
                 continue

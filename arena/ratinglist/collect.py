@@ -64,9 +64,10 @@ __all__ = [
 
 CACHE_DIR = ".ratings-cache"
 CACHE_NAME = "stores.cache"
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 """3: identity names and versions with control characters shown as escapes; 4: one
-file of groups for every store; 5: both (a cache of 4 may hold raw names)."""
+file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: the
+players of a store know which entries never gave an identity (not rated)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -190,6 +191,9 @@ class StoreGames:
     """The store's schema version (1: read through its records)."""
     sides: list[tuple[str, str]] = field(default_factory=list)
     """Per label: the ``(entry, identity label)`` it was made of (for splitting)."""
+    unrated: list[bool] = field(default_factory=list)
+    """Per label: an entry that never gave an identity in a store whose other bots
+    did (it never started): not rated, and its games are left out."""
     meta: dict = field(default_factory=dict, repr=False)
     """The cache header it was built from (to read a part of the store again)."""
 
@@ -626,6 +630,7 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
         last_rowid=int(meta["last_rowid"]),
         version=int(meta["schema"]),
         sides=[(entry, label) for entry, label in players["sides"]],
+        unrated=[bool(x) for x in players["unrated"]],
         meta=meta,
     )
 
@@ -633,17 +638,22 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
 def _players(raw: list[list[str]]) -> dict[str, list]:
     """Turn raw players (entry, identity) into the store's players.
 
-    A side with no identity (its bot never answered the handshake, or the store
-    predates identities) takes the identity its entry showed in other games of
-    the store, else the entry name. Two entries of one tournament showing the same
-    identity (the same bot under two names, e.g. two seeds) stay two players, each
-    marked with its entry name: a player cannot play itself.
+    A side with no identity (its bot did not answer the handshake that game, or
+    the store predates identities) takes the identity its entry showed in other
+    games of the store. An entry that showed none in a store whose other entries
+    did never started: it keeps its entry name but is marked ``unrated`` (the
+    list leaves its games out: a forfeit says nothing of either side's
+    strength). In a store with no identity at all (an older arena) every entry
+    is rated by its name. Two entries of one tournament showing the same
+    identity (the same bot under two names, e.g. two seeds) stay two players,
+    each marked with its entry name: a player cannot play itself.
     """
     seen: dict[str, dict[str, int]] = {}
     for entry, label in raw:
         if label:
             seen.setdefault(entry, {}).setdefault(label, 0)
             seen[entry][label] += 1
+    identified = bool(seen)
     resolved: list[tuple[str, str]] = []
     for entry, label in raw:
         if not label:
@@ -655,6 +665,7 @@ def _players(raw: list[list[str]]) -> dict[str, list]:
     labels: list[str] = []
     entries: list[str] = []
     sides: list[list[str]] = []
+    unrated: list[bool] = []
     index: dict[str, int] = {}
     remap: list[int] = []
     for entry, label in resolved:
@@ -664,5 +675,12 @@ def _players(raw: list[list[str]]) -> dict[str, list]:
             labels.append(final)
             entries.append(entry)
             sides.append([entry, label])
+            unrated.append(identified and entry not in seen)
         remap.append(index[final])
-    return {"labels": labels, "entries": entries, "sides": sides, "remap": remap}
+    return {
+        "labels": labels,
+        "entries": entries,
+        "sides": sides,
+        "remap": remap,
+        "unrated": unrated,
+    }

@@ -300,6 +300,16 @@ def build_list(
                 list_keys.append((s.game, v))
         variants.append(np.array([list_keys.index((s.game, v)) for v in s.variants], np.int32))
         g = s.groups
+        if any(s.unrated):  # entries that never started: their games are left out
+            unrated = np.array(s.unrated, bool)[s.label_of]
+            out = unrated[g["p0"]] | unrated[g["p1"]]
+            if out.any():
+                never = ", ".join(s.entries[i] for i, u in enumerate(s.unrated) if u)
+                notes.append(
+                    f"{s.directory}: {int(g['count'][out].sum())} games left out: "
+                    f"{never} never gave an identity (never started), so is not rated"
+                )
+                g = g[~out]
         if since is not None:
             g = g[g["day"] >= math.ceil(since / DAY)]
         if tc is not None:

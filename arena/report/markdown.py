@@ -214,12 +214,13 @@ def games_section(data: ReportData, games: Sequence[GameRow] | None = None) -> l
     )
 
 
-STDERR_CHARS = 2000
-"""At most this much of each stderr tail is printed: a report is read, not grepped."""
+STDERR_CHARS = 4000
+"""At most this much of each bot's output is printed, from both ends: a report is read,
+not grepped (the first lines say why a runtime would not start, the last where it crashed)."""
 
 
 def fault_details_section(data: ReportData) -> list[str]:
-    """Every faulted game: what went wrong, and the last lines each bot wrote to stderr."""
+    """Every faulted game: what went wrong, and what each bot wrote (both ends of it)."""
     faulted = [g for g in data.game_list if g.faulty_player is not None]
     if not faulted:
         return ["No game ended by a fault."]
@@ -231,14 +232,19 @@ def fault_details_section(data: ReportData) -> list[str]:
         )
         for name, tail in zip(g.players, g.stderr, strict=True):
             if tail:
-                lines += ["", f"  stderr of {name} (last lines):", "", "  ```text"]
+                said = f"  output of {name} (first and last lines):"
+                lines += ["", said, "", "  ```text"]
                 lines += ["  " + line.replace("```", "` ` `") for line in _tail(tail)]
                 lines += ["  ```"]
     return lines
 
 
 def _tail(text: str) -> list[str]:
-    return text[-STDERR_CHARS:].splitlines()
+    if len(text) <= STDERR_CHARS:
+        return text.splitlines()
+    half = STDERR_CHARS // 2
+    cut = f"[... {len(text) - STDERR_CHARS} characters]"
+    return [*text[:half].splitlines(), cut, *text[-half:].splitlines()]
 
 
 def write_markdown(data: ReportData, path: str | os.PathLike[str]) -> Path:

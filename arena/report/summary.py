@@ -116,7 +116,8 @@ class GameRow:
     figures: dict[str, str] = field(default_factory=dict)
     """What the game says of its final position (round scores, impacts...)."""
     stderr: tuple[str, str] = ("", "")
-    """The last lines each bot wrote to stderr, as the referee kept them."""
+    """What each bot wrote (the first and last lines of its stderr, stray stdout lines
+    marked ``[stdout]``), as the referee kept them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -557,6 +558,11 @@ def _game_row(index: int, key: str, r: GameRecord) -> GameRow:
         figures=r.figures(),
         stderr=(_text(r.stderr_tails, 0), _text(r.stderr_tails, 1)),
     )
+
+
+def bot_output(record: GameRecord) -> list[str]:
+    """What each bot of ``record`` wrote, made safe to show (the web view's replays)."""
+    return [_text(record.stderr_tails, 0), _text(record.stderr_tails, 1)]
 
 
 def _text(items: list[str], i: int) -> str:

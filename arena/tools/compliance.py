@@ -205,7 +205,7 @@ class _Session:
                 timeout=clock.budget(player),
             )
         except EngineError as exc:
-            return Check(decision.name, False, _fault(exc))
+            return _failed(decision.name, exc)
         answer = reply.answer
         assert isinstance(answer, Action)
         if answer.action in legal:
@@ -226,8 +226,14 @@ class _Session:
         )
 
 
+def _failed(name: str, exc: EngineError) -> Check:
+    """A failed check for a fault: as the record shows it, with what the bot wrote."""
+    return Check(name, False, f"{exc.reason}: {exc.detail}", exc.stderr_tail)
+
+
 def _fault(exc: EngineError) -> str:
-    """A fault as the record would show it, with the bot's last stderr line."""
+    """A fault as the record would show it, with the bot's last stderr line (for a
+    verdict that quotes it in passing; :func:`_failed` shows the whole output)."""
     text = f"{exc.reason}: {exc.detail}"
     last = exc.stderr_tail.strip().splitlines()[-1:] if exc.stderr_tail else []
     if last:
@@ -312,7 +318,7 @@ async def _handshake(session: _Session) -> list[Check]:
         session.start_error = _fault(exc)
         why = "not run: no identity"
         return [
-            Check("start", False, session.start_error),
+            _failed("start", exc),
             Check("identity", False, why),
             Check("protocol version", False, why),
             Check(f"supports {game.name}", False, why),
@@ -412,7 +418,7 @@ async def _ping(session: _Session) -> Check:
     try:
         rtt = await session.engine.ping(timeout=session.timeout)
     except EngineError as exc:
-        return Check("ping", False, _fault(exc))
+        return _failed("ping", exc)
     return Check("ping", True, f"pong in {rtt * 1000:.1f} ms")
 
 
@@ -423,7 +429,7 @@ async def _newgame(session: _Session) -> Check:
     try:
         await session.new_game(state, session.variant)
     except EngineError as exc:
-        return Check("newgame", False, _fault(exc))
+        return _failed("newgame", exc)
     return Check("newgame", True, "ready")
 
 

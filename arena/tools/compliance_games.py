@@ -39,13 +39,18 @@ class Check:
     passed: bool
     detail: str
     skipped: bool = False
+    output: str = ""
+    """For a fault: the head and tail of what the bot wrote (its stderr, stray stdout)."""
 
     def line(self) -> str:
         """``PASS name: detail`` (``FAIL``, ``SKIP``) — the form ``arena check-bot``
         prints, with control characters shown as escapes (a detail quotes what the
-        bot sent)."""
+        bot sent); a fault's output follows on lines of its own, each indented by
+        ``  | ``."""
         verdict = "SKIP" if self.skipped else "PASS" if self.passed else "FAIL"
-        return visible(f"{verdict} {self.name}: {self.detail}")
+        line = visible(f"{verdict} {self.name}: {self.detail}")
+        said = [visible(x) for x in self.output.rstrip().splitlines()]
+        return "\n".join([line, *(f"  | {x}" for x in said)])
 
 
 def opponents(game: Game) -> list[str]:
@@ -146,7 +151,7 @@ async def play_stage(
                     )
                     if record.faulty == seat:
                         detail = _fault_detail(game, record, opening, seat, number)
-                        out.append(Check(name, False, detail))
+                        out.append(Check(name, False, detail, record.stderr_tails[seat]))
                         return out
                     notable += notable_decisions(game, record, opening, seat)
                     mine = record.score if seat == 0 else 1.0 - record.score

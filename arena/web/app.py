@@ -36,7 +36,7 @@ from arena.match.record import GameRecord
 from arena.report import fmt
 from arena.report.html import asset, embed_json, picture_assets, section_context
 from arena.report.replay import replay_json
-from arena.report.summary import ReportData, build_report
+from arena.report.summary import ReportData, bot_output, build_report
 from arena.storage.store import DB_NAME, StoreError
 from arena.web.guard import (
     LOOPBACK_NAMES,
@@ -348,6 +348,7 @@ def build_app(
             detail=record.detail,
             result=record.result,
             reason=record.reason,
+            output=bot_output(record),
         )
         return JSONResponse(out)
 

@@ -54,6 +54,18 @@
         meta.textContent = "opening " + data.opening + (data.detail ? " · " + data.detail : "");
         td.append(meta);
       }
+      const said = (data.output || []).map((text, i) => [g.players[i], text]).filter(([, text]) => text);
+      if (said.length) {  // what the bots wrote: where a fault's cause is
+        const box = document.createElement("details"); box.className = "stderr"; box.open = !!g.faulty;
+        const summary = document.createElement("summary"); summary.textContent = "output"; box.append(summary);
+        for (const [name, text] of said) {
+          const who = document.createElement("div"); who.textContent = name + ":";
+          const pre = document.createElement("pre"); pre.textContent = text;
+          box.append(who, pre);
+        }
+        const wrap = document.createElement("div"); wrap.append(box);  // sticky, as the viewer
+        td.append(wrap);
+      }
       td.append(viewer);
       ArenaReplay.buildViewer(data, viewer);
       if (o.meta) viewer.focus();
