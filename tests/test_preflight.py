@@ -240,3 +240,25 @@ def test_a_jvm_that_cannot_start_is_one_line_with_its_reasons(tmp_path: Path) ->
     assert line.startswith("arena: c: did not start: ") and "b'" not in line, line
     assert "[stdout] Error occurred during initialization of VM | [stdout] Could not" in line
     assert stored(tmp_path / "r" / "pf") == []
+
+
+def test_a_swiss_with_skip_broken_never_pairs_the_entrant_that_did_not_start(
+    tmp_path: Path,
+) -> None:
+    """The draw of a Swiss is made before the pre-flight; an entrant that then cannot
+    start is withdrawn from round 1 on, as a disqualified one: no round pairs it (its
+    opponents would lose their pairing to a no-show), and the others play every round."""
+    entry, _ = broken_entry(tmp_path, "runtime exits at once")
+    others = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = "builtin:random"\nargs = ["--seed", "{i}"]\n'
+        for i, n in enumerate("abd", 1)
+    )
+    toml = tmp_path / "t.toml"
+    toml.write_text(HEADER + 'format = "swiss"\nrounds = 3\n' + others + entry)
+    code, out, err = run(toml, tmp_path / "r", "--skip-broken")
+    assert code == 0, err
+    games = stored(tmp_path / "r" / "pf")
+    assert games and not any("c" in g for g in games), games
+    # Three entrants left: each round pairs two, the third has the bye; three rounds.
+    assert len(games) == 3 * 2, games
+    assert "not played" not in out, out  # nothing of c's was ever drawn to be skipped
