@@ -24,6 +24,8 @@ from arena.storage.rounds import read_rounds
 from arena.storage.store import Store
 from arena.tournament import Tournament
 
+BAD_BOT = Path(__file__).parent / "bad_bot.py"
+
 SLOW_RANDOM = """
 import random, sys, time
 from arena.sdk import run
@@ -172,8 +174,8 @@ def test_swiss_disqualifies_and_stops_pairing_a_crashing_bot(tmp_path: Path) -> 
             f'[[bots]]\nname = "r{i}"\ncommand = "builtin:random"\nargs = ["--seed", "{i}"]\n'
             for i in range(3)
         )
-        + f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "-c", "raise SystemExit(3)"]'
-        + "\n"
+        # It starts (the pre-flight passes) and exits at its first decision.
+        + f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "{BAD_BOT}", "exit"]\n'
     )
     path = tmp_path / "dq.toml"
     path.write_text(text)

@@ -228,7 +228,7 @@ class _Session:
 
 def _failed(name: str, exc: EngineError) -> Check:
     """A failed check for a fault: as the record shows it, with what the bot wrote."""
-    return Check(name, False, f"{exc.reason}: {exc.detail}", exc.stderr_tail)
+    return Check(name, False, f"{exc.reason}: {exc.detail}", output=exc.stderr_tail)
 
 
 def _fault(exc: EngineError) -> str:

@@ -151,7 +151,7 @@ async def play_stage(
                     )
                     if record.faulty == seat:
                         detail = _fault_detail(game, record, opening, seat, number)
-                        out.append(Check(name, False, detail, record.stderr_tails[seat]))
+                        out.append(Check(name, False, detail, output=record.stderr_tails[seat]))
                         return out
                     notable += notable_decisions(game, record, opening, seat)
                     mine = record.score if seat == 0 else 1.0 - record.score
