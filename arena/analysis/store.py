@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,6 +31,7 @@ import msgspec
 import arena
 from arena.analysis.values import GameValues
 from arena.match.record import GameRecord
+from arena.storage.safefile import refuse_link
 from arena.storage.store import DB_NAME, READABLE_VERSIONS, StoreError
 
 ANALYSIS_NAME = "analysis.sqlite"
@@ -70,6 +72,10 @@ def _other_version(path: Path, found: str) -> str:
         f"{path}: written by another arena version (analysis schema {found}, this arena's "
         f"is {ANALYSIS_SCHEMA}); delete it to analyse again"
     )
+
+
+def _file_key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
 
 
 def _ro_uri(path: Path) -> str:
@@ -167,10 +173,14 @@ class AnalysisStore:
         """Open (or create) the analysis to write it; one writer at a time: a second
         ``arena analyze`` of the same folder stops at once (an ``flock`` on the file)."""
         path = Path(directory) / ANALYSIS_NAME
+        refuse_link(path)  # SQLite would follow it (its -wal and -shm it never follows)
         try:
-            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(lock).st_mode):
+            os.close(lock)
+            raise StoreError(f"{path} is not a regular file; remove it and run again")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -179,6 +189,8 @@ class AnalysisStore:
                 f"{path} is being written by another arena analyze; wait for it to end"
             ) from None
         try:
+            if _file_key(os.fstat(lock)) != _file_key(os.lstat(path)):
+                raise StoreError(f"{path} was replaced while being opened; run again")
             store = cls._open(path)
         except BaseException:
             os.close(lock)

@@ -33,7 +33,6 @@ import json
 import os
 import sqlite3
 import stat
-import threading
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,6 +43,7 @@ import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
+from arena.storage.safefile import atomic_file, read_own, refuse_link
 from arena.storage.store import DB_NAME, GAME_DAY, READABLE_VERSIONS, SCHEMA_VERSION
 
 __all__ = [
@@ -309,8 +309,10 @@ class _Cache:
         self.changed = False
         if self.path is None:
             return
+        data = read_own(self.path)  # a cache planted in a received folder is not read
+        if data is None:
+            return
         try:
-            data = self.path.read_bytes()
             end = data.index(b"\n")
             header = msgspec.json.decode(data[:end])
             if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
@@ -346,12 +348,11 @@ class _Cache:
         header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
         rows = [groups for _, groups in kept.values()]
         try:
+            refuse_link(self.path.parent, folder=True)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{CACHE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with tmp.open("wb") as f:
+            with atomic_file(self.path, binary=True, unique=True) as f:
                 f.write(header + b"\n")
                 f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
-            os.replace(tmp, self.path)
         except OSError:
             pass  # a read-only results folder: rate without a cache
 

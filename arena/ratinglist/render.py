@@ -24,6 +24,7 @@ from arena.ratinglist.fit import RatingList, RatingTable, Row
 from arena.report import fmt
 from arena.report.plots import rating_plot_svg
 from arena.report.terminal import RIGHT, plain_table, rated_table, text_console
+from arena.storage.safefile import write_atomic
 
 __all__ = [
     "HEADERS",
@@ -324,9 +325,7 @@ def _markdown(data: RatingList) -> str:
 
 
 def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def write_files(data: RatingList, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:

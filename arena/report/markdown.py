@@ -13,6 +13,7 @@ from pathlib import Path
 
 from arena.report import fmt
 from arena.report.summary import GameRow, ReportData
+from arena.storage.safefile import write_atomic
 
 __all__ = [
     "analysis_section",
@@ -240,8 +241,4 @@ def _tail(text: str) -> list[str]:
 
 def write_markdown(data: ReportData, path: str | os.PathLike[str]) -> Path:
     """Write ``report.md`` beside its final name and rename it into place."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(markdown_report(data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, markdown_report(data))

@@ -237,8 +237,13 @@ def _take_lock(directory: Path) -> int:
     """
     path = directory / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
+        if os.path.islink(path):
+            raise StoreError(
+                f"{path} is a symbolic link; the arena writes no file through one: "
+                "remove it and run again"
+            ) from None
         raise StoreError(
             f"cannot write the results folder {directory}: {exc.strerror or exc}"
         ) from None
@@ -350,6 +355,11 @@ class Store:
             ) from None
         lock_fd = _take_lock(directory)
         try:
+            if os.path.islink(directory / DB_NAME):  # SQLite would write where it points
+                raise StoreError(
+                    f"{directory / DB_NAME} is a symbolic link; the arena writes no file "
+                    "through one: remove it and run again"
+                )
             store = cls._connect(directory / DB_NAME)
         except BaseException:
             os.close(lock_fd)

@@ -1,0 +1,233 @@
+"""A results folder from elsewhere is data (issue 33): nothing the arena writes
+there follows a link planted in it, a cache it did not write is not believed, a
+hostile store cannot hang a reader, its text reaches no terminal or Markdown
+reader raw, and no address it names is connected to.
+
+The stores are real (the Store API, games played through the rules core) and the
+commands run as the operator runs them: ``python -m arena.cli`` in a subprocess.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from test_report import round_robin
+
+from arena.storage.store import Store
+
+TARGET_TEXT = "the operator's file\n"
+
+
+def arena(*args: str, timeout: float = 120, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "arena.cli", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+    )
+
+
+def one_line_error(result: subprocess.CompletedProcess, *words: str) -> str:
+    """The command failed with exactly one line on stderr, naming ``words``."""
+    assert result.returncode != 0, result
+    lines = result.stderr.strip().splitlines()
+    assert len(lines) == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    assert lines[0].startswith("arena: error: "), lines
+    for word in words:
+        assert word in lines[0], lines
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def played(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A real store: three bots, two rounds, one crash."""
+    directory = tmp_path_factory.mktemp("played") / "cup"
+    round_robin(directory, rounds=1)
+    return directory
+
+
+@pytest.fixture
+def received(played: Path, tmp_path: Path) -> Path:
+    """A copy of the store, as it might be handed over."""
+    folder = tmp_path / "received"
+    folder.mkdir()
+    shutil.copy(played / "games.sqlite", folder / "games.sqlite")
+    return folder
+
+
+@pytest.fixture
+def target(tmp_path: Path) -> Path:
+    """A file of the operator's a planted link points at."""
+    path = tmp_path / "elsewhere" / "bashrc"
+    path.parent.mkdir()
+    path.write_text(TARGET_TEXT)
+    return path
+
+
+# -- 1. nothing is written through a link ---------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["report.md.tmp", "report.html.tmp", "report.md", "report.html"])
+def test_a_link_where_a_report_is_written_is_refused(
+    received: Path, target: Path, name: str
+) -> None:
+    (received / name).symlink_to(target)
+    result = arena("report", str(received))
+    one_line_error(result, name, "symbolic link")
+    assert target.read_text() == TARGET_TEXT
+    assert (received / name).is_symlink()
+
+
+def test_a_dangling_link_where_a_report_is_written_creates_nothing(
+    received: Path, tmp_path: Path
+) -> None:
+    """O_EXCL: a link to a file that does not exist yet is not created through."""
+    nowhere = tmp_path / "elsewhere" / "new-file"
+    nowhere.parent.mkdir()
+    (received / "report.md.tmp").symlink_to(nowhere)
+    one_line_error(arena("report", str(received)), "report.md.tmp")
+    assert not nowhere.exists()
+
+
+def test_a_stale_temporary_file_is_replaced(received: Path) -> None:
+    """A report writer killed halfway leaves ``report.md.tmp``: the next one goes on."""
+    (received / "report.md.tmp").write_text("half a report")
+    result = arena("report", str(received))
+    assert result.returncode == 0, result.stderr
+    assert (received / "report.md").read_text().startswith("# cup\n")
+    assert not (received / "report.md.tmp").exists()
+
+
+@pytest.mark.parametrize("name", ["ratings.md.tmp", "ratings.html.tmp", "ratings.md"])
+def test_a_link_where_a_rating_list_is_written_is_refused(
+    received: Path, target: Path, name: str
+) -> None:
+    (received / name).symlink_to(target)
+    result = arena("ratings", str(received), "--out", str(received))
+    one_line_error(result, name, "symbolic link")
+    assert target.read_text() == TARGET_TEXT
+
+
+@pytest.mark.parametrize("linked", ["folder", "stores.cache", "fits.json"])
+def test_a_linked_ratings_cache_is_refused(
+    received: Path, tmp_path: Path, target: Path, linked: str
+) -> None:
+    """``.ratings-cache`` lives in the results folder (or its parent): a link there,
+    or in it, would have the cache written where the sender chose."""
+    root = tmp_path / "root"
+    root.mkdir()
+    shutil.move(received, root / "received")
+    cache = root / ".ratings-cache"
+    if linked == "folder":
+        elsewhere = target.parent / "cache"
+        elsewhere.mkdir()
+        cache.symlink_to(elsewhere)
+    else:
+        cache.mkdir()
+        (cache / linked).symlink_to(target)
+        elsewhere = target.parent
+    before = sorted(p.name for p in elsewhere.iterdir())
+    result = arena("ratings", str(root), "--out", str(tmp_path))
+    one_line_error(result, ".ratings-cache", "symbolic link")
+    assert sorted(p.name for p in elsewhere.iterdir()) == before
+    assert target.read_text() == TARGET_TEXT
+
+
+def test_a_linked_analysis_is_refused(received: Path, target: Path, tmp_path: Path) -> None:
+    """SQLite would follow ``analysis.sqlite`` and create its files where it points."""
+    (received / "analysis.sqlite").symlink_to(target)
+    result = arena("analyze", str(received), "--budget-ms", "1", "--workers", "1")
+    one_line_error(result, "analysis.sqlite", "symbolic link")
+    assert target.read_text() == TARGET_TEXT
+    assert sorted(p.name for p in target.parent.iterdir()) == ["bashrc"]
+    dangling = tmp_path / "elsewhere" / "made.sqlite"
+    (received / "analysis.sqlite").unlink()
+    (received / "analysis.sqlite").symlink_to(dangling)
+    one_line_error(arena("analyze", str(received), "--budget-ms", "1", "--workers", "1"))
+    assert not dangling.exists()
+
+
+def test_a_linked_store_or_lock_is_not_written_by_a_resumed_run(
+    played: Path, target: Path, tmp_path: Path
+) -> None:
+    """``arena run`` resuming a received folder: its lock and database are written."""
+    from arena.storage.store import StoreError
+
+    folder = tmp_path / "run"
+    folder.mkdir()
+    (folder / "lock").symlink_to(target)
+    with pytest.raises(StoreError, match="symbolic link"):
+        Store.open(folder, name="cup", config_text="", fingerprint="f")
+    (folder / "lock").unlink()
+    (folder / "games.sqlite").symlink_to(target)
+    with pytest.raises(StoreError, match="symbolic link"):
+        Store.open(folder, name="cup", config_text="", fingerprint="f")
+    assert target.read_text() == TARGET_TEXT
+
+
+def test_the_export_is_not_written_through_a_link(received: Path, target: Path) -> None:
+    (received / "games.jsonl.tmp").symlink_to(target)
+    result = arena("export", str(received), "-o", str(received / "games.jsonl"))
+    one_line_error(result, "games.jsonl.tmp", "symbolic link")
+    assert target.read_text() == TARGET_TEXT
+
+
+# -- 2. a cache the arena did not write is rebuilt ------------------------------------
+
+
+def test_a_planted_fits_cache_is_not_shown_as_fitted_ratings(received: Path) -> None:
+    """The fits cache is keyed by a hash of the games, which a sender can compute:
+    a forged fit under that key, in a cache the operator did not write, is not
+    believed; the list is fitted again."""
+    first = arena("ratings", str(received), "--format", "json")
+    assert first.returncode == 0, first.stderr
+    fits = received.parent / ".ratings-cache" / "fits.json"
+    table = json.loads(fits.read_bytes())
+    for fit in table.values():
+        fit["ratings"] = [1234.5 + i for i in range(len(fit["ratings"]))]
+    forged = json.dumps(table).encode()
+    # as received: owned by someone else, or writable by others
+    for plant in ("other owner", "group-writable"):
+        fits.write_bytes(forged)
+        if plant == "other owner":
+            os.chown(fits, 4242, 4242)
+        else:
+            os.chmod(fits, 0o666)
+        shown = arena("ratings", str(received), "--format", "json")
+        assert shown.returncode == 0, shown.stderr
+        assert "1234.5" not in shown.stdout and "1235.5" not in shown.stdout, plant
+        assert shown.stdout == first.stdout, plant
+        fits.unlink()
+    # the same forged file written by the operator is believed: the check is the owner
+    fits.write_bytes(forged)
+    os.chmod(fits, 0o644)
+    believed = arena("ratings", str(received), "--format", "json")
+    assert "1234" in believed.stdout
+
+
+def test_a_planted_stores_cache_is_not_read(received: Path) -> None:
+    """The stores cache holds each store's grouped games: planted, it would stand
+    in for the games themselves."""
+    first = arena("ratings", str(received), "--format", "json")
+    assert first.returncode == 0, first.stderr
+    cache = received.parent / ".ratings-cache"
+    stores = cache / "stores.cache"
+    data = bytearray(stores.read_bytes())
+    end = data.index(b"\n")
+    # every group's count (the last four bytes of a 20-byte row) made 100
+    for start in range(end + 1, len(data), 20):
+        data[start + 16 : start + 20] = (100).to_bytes(4, "little")
+    (cache / "fits.json").unlink()
+    stores.write_bytes(bytes(data))
+    os.chown(stores, 4242, 4242)
+    again = arena("ratings", str(received), "--format", "json")
+    assert again.stdout == first.stdout
