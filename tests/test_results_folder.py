@@ -231,3 +231,99 @@ def test_a_planted_stores_cache_is_not_read(received: Path) -> None:
     os.chown(stores, 4242, 4242)
     again = arena("ratings", str(received), "--format", "json")
     assert again.stdout == first.stdout
+
+
+# -- 3. a hostile store cannot hang a reader ------------------------------------------
+
+ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT {columns} FROM r"
+
+
+def make_endless(folder: Path, table: str) -> None:
+    """``table`` becomes an endless recursive view with the table's columns."""
+    db = sqlite3.connect(folder / "games.sqlite")
+    columns = [row[1] for row in db.execute(f"PRAGMA table_info({table})")]
+    db.execute(f"ALTER TABLE {table} RENAME TO {table}_real")
+    values = ", ".join(f"'x' AS {c}" if c != "score" else "0.5 AS score" for c in columns)
+    db.execute(f"CREATE VIEW {table} AS " + ENDLESS.format(columns=values))
+    db.commit()
+    db.close()
+
+
+@pytest.mark.parametrize("table", ["games", "tournament", "game_counts"])
+def test_a_store_with_a_view_for_a_table_is_refused_at_once(received: Path, table: str) -> None:
+    make_endless(received, table)
+    for command in (["report"], ["ratings"], ["analyze", "--budget-ms", "1", "--workers", "1"]):
+        result = arena(*command, str(received), timeout=30)
+        one_line_error(result, "is a view, not a plain table")
+
+
+def test_a_query_past_its_deadline_is_stopped(
+    played: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever else a store could make a query do, a reader's query has a deadline."""
+    import time
+
+    from arena.storage.store import ReadConnection, StoreError
+
+    monkeypatch.setattr(ReadConnection, "seconds", 0.5)
+    with Store.open_existing(played) as store:
+        start = time.monotonic()
+        with pytest.raises(StoreError, match="longer than 0.5 s"):
+            store._rows(ENDLESS.format(columns="n") + " ORDER BY n DESC")
+        assert time.monotonic() - start < 5
+        assert store.count() > 0  # the next query has its own deadline
+
+
+def test_serve_answers_beside_an_endless_store(played: Path, tmp_path: Path) -> None:
+    """Forty requests for the hostile store's pages, then every other page: all
+    answered within seconds (the hostile ones with one line)."""
+    import httpx
+    import trio
+
+    root = tmp_path / "served"
+    (root / "bad").mkdir(parents=True)
+    shutil.copytree(played, root / "good")
+    shutil.copy(played / "games.sqlite", root / "bad" / "games.sqlite")
+    make_endless(root / "bad", "games")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", "serve", str(root), "--listen", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert server.stderr is not None
+        line = server.stderr.readline()
+        assert line.startswith("web view: "), line
+        url = line.split()[-1].rstrip("/")
+
+        async def main() -> dict[str, int]:
+            got: dict[str, int] = {}
+            async with httpx.AsyncClient(timeout=20) as client:
+                with trio.fail_after(20):
+                    async with trio.open_nursery() as nursery:
+                        for i in range(40):
+                            page = ("/t/bad", "/t/bad/games", "/")[i % 3]
+
+                            async def ask(page: str = page, i: int = i) -> None:
+                                got[f"{page}#{i}"] = (await client.get(url + page)).status_code
+
+                            nursery.start_soon(ask)
+                    for page in ("/", "/t/good", "/t/good/games", "/ratings"):
+                        got[page] = (await client.get(url + page)).status_code
+                    bad = await client.get(url + "/t/bad")
+                    assert "is a view, not a plain table" in bad.text
+                    assert len(bad.text.splitlines()) == 1
+            return got
+
+        got = trio.run(main)
+        assert {k: v for k, v in got.items() if not k.startswith("/t/bad")} == {
+            **{k: 200 for k in got if k.startswith("/#")},
+            "/": 200,
+            "/t/good": 200,
+            "/t/good/games": 200,
+            "/ratings": 200,
+        }
+        assert {v for k, v in got.items() if k.startswith("/t/bad")} == {500}
+    finally:
+        server.terminate()
+        server.wait(timeout=10)

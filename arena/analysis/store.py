@@ -32,10 +32,19 @@ import arena
 from arena.analysis.values import GameValues
 from arena.match.record import GameRecord
 from arena.storage.safefile import refuse_link
-from arena.storage.store import DB_NAME, READABLE_VERSIONS, StoreError
+from arena.storage.store import (
+    DB_NAME,
+    READABLE_VERSIONS,
+    ReadConnection,
+    StoreError,
+    check_tables,
+    sql_error_text,
+)
 
 ANALYSIS_NAME = "analysis.sqlite"
 ANALYSIS_SCHEMA = 1
+ANALYSIS_TABLES = ("meta", "games")
+"""What the arena reads of an analysis: plain tables only (``check_tables``)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -93,13 +102,18 @@ class GamesReader:
         if not self.path.is_file():
             raise StoreError(f"{self.directory}: no results (no {DB_NAME}); run a tournament first")
         try:
-            self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=30.0)
+            self._conn = sqlite3.connect(
+                _ro_uri(self.path), uri=True, timeout=30.0, factory=ReadConnection
+            )
+            check_tables(self._conn, self.path)
             version = self._conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
             name = self._conn.execute("SELECT name, config_toml FROM tournament").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
+            raise StoreError(
+                f"{self.path}: not a usable results database ({sql_error_text(exc)})"
+            ) from None
         # A version-1 store (before the rating list's columns) holds the same
         # records: read as it is, never migrated here.
         if version is None or version[0] not in [str(v) for v in READABLE_VERSIONS]:
@@ -202,6 +216,7 @@ class AnalysisStore:
     def _open(cls, path: Path) -> AnalysisStore:
         try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            check_tables(conn, path, ANALYSIS_TABLES)
             try:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             except sqlite3.OperationalError:
@@ -229,10 +244,19 @@ class AnalysisStore:
         if not path.is_file():
             return None
         try:
-            conn = sqlite3.connect(_ro_uri(path), uri=True, timeout=30.0, check_same_thread=False)
+            conn = sqlite3.connect(
+                _ro_uri(path),
+                uri=True,
+                timeout=30.0,
+                check_same_thread=False,
+                factory=ReadConnection,
+            )
+            check_tables(conn, path, ANALYSIS_TABLES)
             conn.execute("SELECT count(*) FROM games").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable analysis ({exc}); delete it") from None
+            raise StoreError(
+                f"{path}: not a usable analysis ({sql_error_text(exc)}); delete it"
+            ) from None
         store = cls(path, conn)
         store._check_version()
         return store

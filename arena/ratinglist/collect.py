@@ -44,7 +44,16 @@ import numpy as np
 
 from arena.protocol.text import visible
 from arena.storage.safefile import atomic_file, read_own, refuse_link
-from arena.storage.store import DB_NAME, GAME_DAY, READABLE_VERSIONS, SCHEMA_VERSION
+from arena.storage.store import (
+    DB_NAME,
+    GAME_DAY,
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    ReadConnection,
+    StoreError,
+    check_tables,
+    sql_error_text,
+)
 
 __all__ = [
     "CACHE_DIR",
@@ -223,7 +232,10 @@ def _stat_key(db: str) -> list[int] | None:
 def _connect(db: Path) -> sqlite3.Connection:
     uri = f"file:{quote(str(db.resolve()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None, factory=ReadConnection
+        )
+        check_tables(conn, db)
         conn.execute("SELECT 1 FROM games LIMIT 1").fetchall()
     except sqlite3.OperationalError as exc:
         text = str(exc)
@@ -231,9 +243,14 @@ def _connect(db: Path) -> sqlite3.Connection:
             raise RatingInputError(
                 f"{db}: the store is locked by another process ({text})"
             ) from None
-        raise RatingInputError(f"{db}: not a usable results database ({text})") from None
+        raise RatingInputError(
+            f"{db}: not a usable results database ({sql_error_text(exc)})"
+        ) from None
     except sqlite3.DatabaseError as exc:
         raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
+    except StoreError as exc:  # a view where a table should be
+        conn.close()
+        raise RatingInputError(str(exc)) from None
     return conn
 
 
@@ -460,7 +477,7 @@ def _read(
             else:
                 rows = conn.execute(grouped_query(version, where), args).fetchall()
         except sqlite3.OperationalError as exc:
-            return RatingInputError(f"{db}: cannot be read ({exc})")
+            return RatingInputError(f"{db}: cannot be read ({sql_error_text(exc)})")
         except sqlite3.DatabaseError as exc:
             return RatingInputError(f"{db}: not a usable results database ({exc})")
         except RatingInputError as exc:
@@ -598,7 +615,7 @@ def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
                 (json.dumps(fresh),),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+            raise RatingInputError(f"{db}: cannot be read ({sql_error_text(exc)})") from None
         finally:
             conn.close()
         meta = json.loads(json.dumps(s.meta))  # its codes, not shared with the cached one

@@ -54,6 +54,7 @@ import functools
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,9 +75,14 @@ __all__ = [
     "ConfigMismatchError",
     "DatabaseMovedError",
     "LOCK_NAME",
+    "READ_SECONDS",
+    "ReadConnection",
+    "STORE_TABLES",
     "Store",
     "StoreError",
     "TournamentInfo",
+    "check_tables",
+    "sql_error_text",
     "default_directory",
     "game_row",
     "insert_game",
@@ -210,6 +216,67 @@ class DatabaseMovedError(StoreError):
     written again (the message says where) and the run must stop."""
 
 
+READ_SECONDS = 30.0
+"""Longest a reader's single query may run: a store from elsewhere is data, and
+no report, rating list or page waits on it for ever (SQLite's progress handler
+stops the query; a real store's queries take milliseconds to a few seconds)."""
+STORE_TABLES = ("meta", "tournament", "games", "game_counts")
+"""What the arena reads of a store: each must be a plain table, never a view
+(an endless recursive view would hang every reader) or a virtual table."""
+
+
+class ReadConnection(sqlite3.Connection):
+    """A connection whose every ``execute`` (with the fetching that follows) must
+    finish within ``seconds``; past that SQLite stops it ("interrupted")."""
+
+    seconds = READ_SECONDS
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._deadline = time.monotonic() + self.seconds
+        self.set_progress_handler(self._past_deadline, 10_000)
+
+    def _past_deadline(self) -> int:
+        return time.monotonic() > self._deadline
+
+    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        self._deadline = time.monotonic() + self.seconds
+        return super().execute(sql, parameters)  # type: ignore[arg-type]
+
+
+def sql_error_text(exc: sqlite3.Error) -> str:
+    """SQLite's message, with what "interrupted" means here."""
+    text = str(exc)
+    if text == "interrupted":
+        return (
+            f"a query ran longer than {ReadConnection.seconds:g} s and was stopped "
+            "(a store from elsewhere?)"
+        )
+    return text
+
+
+def check_tables(
+    conn: sqlite3.Connection,
+    path: object,
+    names: tuple[str, ...] = STORE_TABLES,
+    schema: str = "main",
+) -> None:
+    """Refuse a store whose tables the arena reads are views or virtual tables."""
+    marks = ", ".join("?" * len(names))
+    rows = conn.execute(
+        f"SELECT name, type, sql FROM {schema}.sqlite_master WHERE lower(name) IN ({marks})",
+        names,
+    ).fetchall()
+    for name, kind, sql in rows:
+        if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
+            continue
+        what = "a virtual table" if kind == "table" else f"a {kind}"
+        raise StoreError(
+            f"{path}: {name!r} is {what}, not a plain table; the arena reads no store "
+            "built so (a results folder from elsewhere?)"
+        )
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -224,7 +291,7 @@ def _sql_errors(method: Callable[P, R]) -> Callable[P, R]:
         except sqlite3.Error as exc:
             store = args[0]
             path = getattr(store, "path", "results database")
-            raise StoreError(f"{path}: {exc}") from None
+            raise StoreError(f"{path}: {sql_error_text(exc)}") from None
 
     return wrapper
 
@@ -385,12 +452,18 @@ class Store:
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(
-                uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+                uri,
+                uri=True,
+                timeout=30.0,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=ReadConnection,
             )
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database ({e})") from None
         store = cls(path, conn)
         try:
+            check_tables(conn, path)
             version = _schema_version(conn, path)
             if version not in READABLE_VERSIONS:
                 raise StoreError(
@@ -400,7 +473,9 @@ class Store:
                 raise StoreError(f"{path} holds no tournament")
         except sqlite3.DatabaseError as e:
             store.close()
-            raise StoreError(f"{path}: not a usable results database ({e})") from None
+            raise StoreError(
+                f"{path}: not a usable results database ({sql_error_text(e)})"
+            ) from None
         except BaseException:
             store.close()
             raise
@@ -418,6 +493,7 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database ({e})") from None
         try:
+            check_tables(conn, path)  # a received folder resumed: no view runs here
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute(
