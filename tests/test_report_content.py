@@ -24,6 +24,7 @@ from arena.games import get_game
 from arena.games.sekigahara.show import battle_frame
 from arena.match.record import CRASH, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, print_standings, write_reports
+from arena.report.markdown import md_text
 from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 
@@ -190,9 +191,9 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
     assert games[0][6] == f"{CRASH} ({faulty})"
-    assert games[0][7] == record.detail
+    assert games[0][7] == md_text(record.detail)  # shown literally: no HTML (issue 33)
     details = text.split("## Fault details\n", 1)[1]
-    assert record.detail in details and "ValueError: boom" in details
+    assert md_text(record.detail) in details and "ValueError: boom" in details
     page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
     # In a cell's text, not only in a hover title; escaped, and the tail is open.
     assert '<td class="detail">' + record.detail.replace("<", "&lt;").replace(">", "&gt;") in page

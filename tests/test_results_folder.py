@@ -327,3 +327,146 @@ def test_serve_answers_beside_an_endless_store(played: Path, tmp_path: Path) -> 
     finally:
         server.terminate()
         server.wait(timeout=10)
+
+
+# -- 4. stored text reaches no terminal or Markdown reader raw -------------------------
+
+ESCAPES = "\x1b]0;owned\x07\x1b]52;c;b3duZWQ=\x07\x1b]8;;http://evil.example/\x1b\\link\x1b]8;;\x1b\\\x9b31m"
+HOSTILE_NAME = f"cup{ESCAPES}\n\necho owned >> ~/.bashrc\n# Fake heading\n<script>alert(1)</script>"
+HTML = '<img src=x onerror="alert(1)">'
+
+
+def hostile_store(folder: Path) -> None:
+    """A store as a sender could write it: a tournament name with escape sequences
+    and lines of its own; a bot named with HTML, whose illegal action and info
+    line are HTML and Markdown links, with the matching identity."""
+    import random
+
+    import msgspec
+    from test_report import play_random
+
+    from arena.match.record import ActionRecord
+
+    rng = random.Random(3)
+    evil, plain = f"evil {HTML}", "plain"
+    identity = {"name": f"<b>{HTML}</b>", "version": "[x](javascript:alert(1))", "author": "x"}
+    with Store.open(folder, name=HOSTILE_NAME, config_text="", fingerprint="f") as store:
+        for n in range(4):
+            players = (evil, plain) if n % 2 == 0 else (plain, evil)
+            record = play_random("kamisado", "standard", players, rng)
+            side = players.index(evil)
+            info = {"depth": 3, "nodes": 10, "text": f"{HTML} ![i](http://evil.example/i.png)"}
+            actions = [
+                msgspec.structs.replace(a, info=info, ms=5) if a.player == side else a
+                for a in record.actions
+            ]
+            actions.append(ActionRecord(side, f"{HTML}[a](http://evil.example)", 1))
+            record = msgspec.structs.replace(
+                record,
+                actions=actions,
+                reason="illegal",
+                faulty=side,
+                score=0.0 if side == 0 else 1.0,
+                detail=f"illegal action '{HTML}[a](http://evil.example)'\n# injected",
+                identities=[identity, {"name": "plain", "version": "1"}][:: 1 if side == 0 else -1],
+                stderr_tails=[f"```\n{HTML}\n", ""][:: 1 if side == 0 else -1],
+            )
+            store.add_game(f"g{n}/1", f"g{n}", record)
+
+
+def rendered(markdown: str) -> str:
+    """The Markdown as a CommonMark renderer (with GFM tables) makes it HTML."""
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").render(markdown)
+
+
+def no_markup_from_the_store(html: str) -> None:
+    for tag in ("<img", "<script", "<a ", "<b>"):
+        assert tag not in html, (tag, html[html.find(tag) - 200 : html.find(tag) + 200])
+
+
+def test_a_hostile_store_adds_no_line_or_markup_to_report_md(tmp_path: Path) -> None:
+    folder = tmp_path / "hostile"
+    hostile_store(folder)
+    result = arena("report", str(folder))
+    assert result.returncode == 0, result.stderr
+    text = (folder / "report.md").read_text()
+    lines = text.splitlines()
+    assert lines[0].startswith("# cup") and "Fake heading" in lines[0], lines[:3]
+    assert lines[1] == ""
+    assert not any(line.startswith(("echo owned", "# Fake", "# injected")) for line in lines)
+    assert "\x1b" not in text and "\x9b" not in text and "\x07" not in text
+    html = rendered(text)
+    no_markup_from_the_store(html)
+    assert html.count("<h1>") == 1
+    assert "&lt;img src=x" in html  # shown, as text
+    # the HTML report escapes it as before
+    page = (folder / "report.html").read_text()
+    assert HTML not in page and "<script>alert(1)" not in page
+
+
+def test_a_hostile_store_adds_no_markup_to_ratings_md(tmp_path: Path) -> None:
+    folder = tmp_path / "hostile"
+    hostile_store(folder)
+    result = arena("ratings", str(folder), "--out", str(tmp_path))
+    assert result.returncode == 0, result.stderr
+    text = (tmp_path / "ratings.md").read_text()
+    assert "\x1b" not in text
+    html = rendered(text)
+    no_markup_from_the_store(html)
+    assert "&lt;img src=x" in html
+    assert not any(line.startswith("echo owned") for line in text.splitlines())
+
+
+def on_a_terminal(*args: str) -> bytes:
+    """What ``arena ARGS`` writes to a terminal (a pty), stdout and stderr together."""
+    import pty
+    import select
+
+    main, sub = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena.cli", *args],
+        stdin=sub,
+        stdout=sub,
+        stderr=sub,
+        env={**os.environ, "COLUMNS": "200", "TERM": "xterm-256color"},
+    )
+    os.close(sub)
+    out = b""
+    try:
+        while True:
+            ready, _, _ = select.select([main], [], [], 120)
+            if not ready:
+                raise AssertionError(f"no output for 120 s: {out!r}")
+            try:
+                chunk = os.read(main, 65536)
+            except OSError:  # EIO: the other side closed
+                break
+            if not chunk:
+                break
+            out += chunk
+    finally:
+        proc.wait(timeout=60)
+        os.close(main)
+    return out
+
+
+def raw_escapes(out: bytes) -> list[bytes]:
+    """The sequences a terminal would act on beyond colours and styles (rich's own
+    SGR ``ESC [ ... m``): OSC (title, clipboard, hyperlink), C1 CSI, BEL, and the
+    lines the stored name would have started."""
+    import re
+
+    text = re.sub(rb"\x1b\[[0-9;]*m", b"", out)
+    return re.findall(rb"\x1b.{0,8}|\x9b|\xc2\x9b|\x07", text)
+
+
+def test_a_hostile_name_prints_no_escape_sequence_on_a_terminal(tmp_path: Path) -> None:
+    folder = tmp_path / "hostile"
+    hostile_store(folder)
+    for command in (["report"], ["analyze", "--budget-ms", "1", "--workers", "1"], ["ratings"]):
+        out = on_a_terminal(*command, str(folder))
+        assert b"cup" in out or command == ["ratings"], out
+        assert raw_escapes(out) == [], (command, out)
+        assert b"\necho owned" not in out.replace(b"\r", b""), out

@@ -9,6 +9,7 @@ import click
 
 from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
 from arena.cli.common import BUDGET
+from arena.protocol.text import visible
 
 
 @main.command()
@@ -145,7 +146,7 @@ def run_analysis(
     if live and outcome.analysed:
         click.echo("", err=True)
     for line in outcome.failed:
-        click.echo(f"arena: warning: {directory}: {line}", err=True)
+        click.echo(f"arena: warning: {directory}: {visible(line)}", err=True)
     if outcome.games == 0:
         raise UserError(f"{directory}: no games stored yet; nothing to analyse")
     share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"

@@ -73,9 +73,10 @@ __all__ = [
 
 CACHE_DIR = ".ratings-cache"
 CACHE_NAME = "stores.cache"
-CACHE_VERSION = 5
+CACHE_VERSION = 6
 """3: identity names and versions with control characters shown as escapes; 4: one
-file of groups for every store; 5: both (a cache of 4 may hold raw names)."""
+file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: entry
+and tournament names shown so too."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -289,7 +290,7 @@ def _options_by_entry(config_text: str) -> dict[str, str]:
             continue
         options = bot.get("options")
         if isinstance(options, dict) and options:
-            out[bot["name"]] = ", ".join(f"{k}={options[k]}" for k in sorted(options))
+            out[bot["name"]] = visible(", ".join(f"{k}={options[k]}" for k in sorted(options)))
     return out
 
 
@@ -469,7 +470,8 @@ def _read(
                 old = cached[1]
                 where, args = "WHERE rowid > ?", (meta["last_rowid"],)
             else:
-                meta = _new_meta(name, created_at, uid, version, _options_by_entry(config_text))
+                shown = visible(str(name)), visible(str(created_at))
+                meta = _new_meta(*shown, uid, version, _options_by_entry(config_text))
                 old = np.zeros(0, GROUPS)
                 where, args = "", ()
             if not where and version >= 2 and _counts_agree(conn, last_rowid):
@@ -532,10 +534,10 @@ def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
             meta["identified"] = True
             opts = options.get(entry, "")
             label = f"{label} ({opts})" if opts else label
-        key = (entry, label or "")
+        key = (visible(entry) if isinstance(entry, str) else entry, label or "")
         if key not in raw:
             raw[key] = len(raw)
-            meta["raw"].append([entry, label or ""])
+            meta["raw"].append([key[0], label or ""])
             meta.pop("players", None)  # resolved anew by _from_parts
         code[(entry, ident)] = raw[key]
     out["p0"] = [code[side] for side in zip(e0, id0, strict=True)]
