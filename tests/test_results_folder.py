@@ -470,3 +470,52 @@ def test_a_hostile_name_prints_no_escape_sequence_on_a_terminal(tmp_path: Path) 
         assert b"cup" in out or command == ["ratings"], out
         assert raw_escapes(out) == [], (command, out)
         assert b"\necho owned" not in out.replace(b"\r", b""), out
+
+
+# -- 5. no connection a stored file asks for ------------------------------------------
+
+
+def test_a_stored_ray_address_is_never_connected_to(tmp_path: Path) -> None:
+    """The stored tournament file says ``backend = "ray"`` and names a cluster on
+    loopback, where this test listens: ``analyze``, ``report`` and ``ratings``
+    solve and read here, and nothing ever connects to it."""
+    import random
+    import socket
+
+    from test_report import play_random
+
+    listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(16)
+    listener.setblocking(False)
+    port = listener.getsockname()[1]
+    config = (
+        f'name = "x"\nbackend = "ray"\nray_address = "127.0.0.1:{port}"\n'
+        "ray_connect_timeout = 3\n"
+        '[[bots]]\nname = "a"\ncommand = ["builtin:random"]\n'
+    )
+    folder = tmp_path / "x"
+    with Store.open(folder, name="x", config_text=config, fingerprint="f") as store:
+        for n in range(2):
+            store.add_game(
+                f"g{n}", f"p{n}", play_random("kamisado", "standard", ("a", "b"), random.Random(n))
+            )
+    env_without = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    try:
+        result = subprocess.run(
+            [sys.executable, "-m", "arena.cli", "analyze", str(folder), "--budget-ms", "1"]
+            + ["--workers", "1"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env_without,
+        )
+        assert result.returncode == 0, result.stderr
+        assert " s with 1 worker at 1 ms a position: " in result.stdout, result.stdout
+        for command in (["report"], ["ratings"]):
+            done = arena(*command, str(folder))
+            assert done.returncode == 0, done.stderr
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nobody knocked
+    finally:
+        listener.close()
