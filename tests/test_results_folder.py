@@ -519,3 +519,91 @@ def test_a_stored_ray_address_is_never_connected_to(tmp_path: Path) -> None:
             listener.accept()  # nobody knocked
     finally:
         listener.close()
+
+
+# -- 6. the live server ends with the run, whatever its pages do ----------------------
+
+
+def test_a_stalled_live_page_does_not_hold_the_run(tmp_path: Path) -> None:
+    """Pages that open ``/live/events`` and never read (a tiny receive buffer, so
+    the server's sends stall at once): ``arena run --web`` still ends, within the
+    server's send timeout of its last game, as the same run with no page does."""
+    import re
+    import socket
+    import time
+
+    from arena.web.server import SEND_TIMEOUT
+
+    toml = tmp_path / "t.toml"
+    toml.write_text(
+        'name = "stall"\nvariant = "standard"\ntc = "5+0.05"\ngames_per_pairing = 40\n'
+        'concurrency = 2\nseed = 3\n[[bots]]\nname = "a"\ncommand = ["builtin:random"]\n'
+        '[[bots]]\nname = "b"\ncommand = ["builtin:random", "--seed", "2"]\n'
+    )
+
+    def run(name: str, pages: int) -> float:
+        start = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "run", str(toml), "--web", "127.0.0.1:0"]
+            + ["-q", "--no-report", "--sandbox", "none", "--results", str(tmp_path / name)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        assert proc.stderr is not None
+        line = proc.stderr.readline()
+        found = re.search(r"http://(127\.0\.0\.1):(\d+)/", line)
+        assert found, line
+        stalled = []
+        for _ in range(pages):
+            s = socket.socket()
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 1024)
+            s.connect((found[1], int(found[2])))
+            s.sendall(f"GET /live/events HTTP/1.1\r\nHost: {found[1]}:{found[2]}\r\n\r\n".encode())
+            stalled.append(s)
+        try:
+            proc.wait(timeout=SEND_TIMEOUT + 60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+            raise AssertionError(
+                f"arena run --web still running with {pages} stalled pages"
+            ) from None
+        finally:
+            for s in stalled:
+                s.close()
+        assert proc.returncode == 0, proc.stderr.read()
+        return time.monotonic() - start
+
+    alone = run("alone", 0)
+    stalled = run("stalled", 3)
+    assert stalled < alone + SEND_TIMEOUT + 15, (alone, stalled)
+
+
+def test_the_live_view_streams_to_a_bounded_number_of_pages(played: Path) -> None:
+    import httpx
+    import trio
+
+    from arena.web.app import Site
+    from arena.web.hub import MAX_SUBSCRIBERS, LiveHub, TooManyPages
+    from arena.web.server import parse_listen, serve
+
+    hub = LiveHub()
+    pages = [hub.subscribe() for _ in range(MAX_SUBSCRIBERS)]
+    with pytest.raises(TooManyPages):
+        hub.subscribe()
+    site = Site({"cup": played.resolve()}, hub=hub, live_name="cup")
+
+    async def main() -> None:
+        with trio.fail_after(30):
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+                async with httpx.AsyncClient(timeout=10) as client:
+                    full = await client.get(url + "/live/events")
+                    assert full.status_code == 503 and f"{MAX_SUBSCRIBERS} pages" in full.text
+                    hub.unsubscribe(pages.pop())
+                    async with client.stream("GET", url + "/live/events") as response:
+                        assert response.status_code == 200
+                nursery.cancel_scope.cancel()
+
+    trio.run(main)

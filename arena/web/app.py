@@ -48,7 +48,7 @@ from arena.web.guard import (
     guarded,
     parse_query,
 )
-from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
+from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber, TooManyPages
 from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
@@ -313,7 +313,10 @@ def build_app(
         if hub is None or site.live_name is None:
             raise _NotFound("no tournament is running in this server")
         directory = site.tournaments[site.live_name]
-        sub = hub.subscribe()
+        try:
+            sub = hub.subscribe()
+        except TooManyPages as exc:
+            return Response(str(exc), status_code=503, media_type="text/plain")
         return StreamingResponse(
             _live_events(hub, sub, lambda: results_payload(site, directory)),
             media_type="text/event-stream",
