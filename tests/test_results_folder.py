@@ -607,3 +607,18 @@ def test_the_live_view_streams_to_a_bounded_number_of_pages(played: Path) -> Non
                 nursery.cancel_scope.cancel()
 
     trio.run(main)
+
+
+def test_a_skipped_stores_note_prints_no_escape_sequence(played: Path, tmp_path: Path) -> None:
+    """``--skip-bad`` names a store it cannot read, quoting what it found there."""
+    root = tmp_path / "root"
+    shutil.copytree(played, root / "good")
+    shutil.copytree(played, root / "bad")
+    db = sqlite3.connect(root / "bad" / "games.sqlite")
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (ESCAPES,))
+    db.commit()
+    db.close()
+    out = on_a_terminal("ratings", str(root), "--skip-bad", "--out", str(tmp_path))
+    assert b"skipped: " in out, out
+    assert raw_escapes(out) == [], out
+    assert "\x1b" not in (tmp_path / "ratings.md").read_text()

@@ -26,6 +26,7 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from arena.protocol.text import visible
 from arena.ratinglist.collect import (
     CACHE_DIR,
     CACHE_NAME,
@@ -363,7 +364,10 @@ def build_list(
     if not anchor_used:
         raise RatingInputError(f"--anchor: no player named {anchor[0]!r} in any list")  # type: ignore[index]
     return RatingList(
-        tables=tables, notes=notes, stores=len(stores), games=sum(x.games for x in tables)
+        tables=tables,
+        notes=[visible(n) for n in notes],  # they quote stores: shown, never obeyed
+        stores=len(stores),
+        games=sum(x.games for x in tables),
     )
 
 
