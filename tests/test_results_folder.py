@@ -622,3 +622,23 @@ def test_a_skipped_stores_note_prints_no_escape_sequence(played: Path, tmp_path:
     assert b"skipped: " in out, out
     assert raw_escapes(out) == [], out
     assert "\x1b" not in (tmp_path / "ratings.md").read_text()
+
+
+@pytest.mark.parametrize("name", ["games.sqlite", "analysis.sqlite"])
+def test_a_store_reached_through_a_link_is_not_read(
+    played: Path, tmp_path: Path, name: str
+) -> None:
+    """A linked store points where its sender chose (SQLite would make its -wal and
+    -shm beside the target): readers refuse it in one line, as writers do."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(played / "games.sqlite", elsewhere / name)
+    folder = tmp_path / "received"
+    folder.mkdir()
+    if name != "games.sqlite":
+        shutil.copy(played / "games.sqlite", folder / "games.sqlite")
+    (folder / name).symlink_to(elsewhere / name)
+    commands = [["report"]] + ([["ratings"], ["export"]] if name == "games.sqlite" else [])
+    for command in commands:
+        one_line_error(arena(*command, str(folder)), name, "symbolic link")
+    assert sorted(p.name for p in elsewhere.iterdir()) == [name]

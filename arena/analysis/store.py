@@ -38,6 +38,7 @@ from arena.storage.store import (
     ReadConnection,
     StoreError,
     check_tables,
+    refuse_linked,
     sql_error_text,
 )
 
@@ -99,6 +100,7 @@ class GamesReader:
         self.path = self.directory / DB_NAME
         if not self.directory.is_dir():
             raise StoreError(f"{self.directory}: no such results folder")
+        refuse_linked(self.path)
         if not self.path.is_file():
             raise StoreError(f"{self.directory}: no results (no {DB_NAME}); run a tournament first")
         try:
@@ -241,6 +243,7 @@ class AnalysisStore:
     def open_readonly(cls, directory: str | os.PathLike[str]) -> AnalysisStore | None:
         """The analysis of a results folder, or ``None`` when it has none."""
         path = Path(directory) / ANALYSIS_NAME
+        refuse_linked(path)
         if not path.is_file():
             return None
         try:

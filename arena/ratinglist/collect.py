@@ -52,6 +52,7 @@ from arena.storage.store import (
     ReadConnection,
     StoreError,
     check_tables,
+    refuse_linked,
     sql_error_text,
 )
 
@@ -231,6 +232,10 @@ def _stat_key(db: str) -> list[int] | None:
 
 
 def _connect(db: Path) -> sqlite3.Connection:
+    try:
+        refuse_linked(db)
+    except StoreError as exc:
+        raise RatingInputError(str(exc)) from None
     uri = f"file:{quote(str(db.resolve()))}?mode=ro"
     try:
         conn = sqlite3.connect(

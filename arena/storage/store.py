@@ -82,6 +82,7 @@ __all__ = [
     "StoreError",
     "TournamentInfo",
     "check_tables",
+    "refuse_linked",
     "sql_error_text",
     "default_directory",
     "game_row",
@@ -253,6 +254,17 @@ def sql_error_text(exc: sqlite3.Error) -> str:
             "(a store from elsewhere?)"
         )
     return text
+
+
+def refuse_linked(path: Path) -> None:
+    """A store or analysis reached through a symbolic link is refused, not read: a
+    link in a results folder from elsewhere points where its sender chose, and
+    SQLite would make its ``-wal`` and ``-shm`` files beside the target."""
+    if os.path.islink(path):
+        raise StoreError(
+            f"{path} is a symbolic link; the arena reads no results database through "
+            "one (a results folder from elsewhere is data): copy the file itself there"
+        )
 
 
 def check_tables(
@@ -447,6 +459,7 @@ class Store:
         one (only ``Store.open``, which resumes a run, migrates it).
         """
         path = Path(directory) / DB_NAME
+        refuse_linked(path)
         if not path.is_file():
             raise StoreError(f"no results database at {path}")
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"

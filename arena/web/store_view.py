@@ -27,6 +27,7 @@ from arena.storage.store import (
     StoreError,
     TournamentInfo,
     check_tables,
+    refuse_linked,
     sql_error_text,
 )
 
@@ -75,6 +76,7 @@ class StoreView:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
+        refuse_linked(self.path)
         if not self.path.is_file():
             raise StoreError(f"no results database at {self.path}")
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
@@ -104,7 +106,7 @@ class StoreView:
             if self._analysis:
                 return True
             path = self.directory / ANALYSIS_NAME
-            if not path.is_file():
+            if not path.is_file() or path.is_symlink():
                 return False
             uri = f"file:{quote(str(path.resolve()))}?mode=ro"
             try:
