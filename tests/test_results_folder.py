@@ -642,3 +642,25 @@ def test_a_store_reached_through_a_link_is_not_read(
     for command in commands:
         one_line_error(arena(*command, str(folder)), name, "symbolic link")
     assert sorted(p.name for p in elsewhere.iterdir()) == [name]
+
+
+def test_an_analysis_with_a_trigger_is_not_written(received: Path) -> None:
+    """``arena analyze`` writes ``analysis.sqlite``: a trigger planted there would
+    run with every game it stores."""
+    db = sqlite3.connect(received / "analysis.sqlite")
+    db.executescript(
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "INSERT INTO meta VALUES ('schema_version', '1');"
+        "CREATE TABLE games (key TEXT PRIMARY KEY, digest TEXT, budget_ms REAL, positions INT,"
+        " proven INT, blunders INT, missed INT, nodes INT, seconds REAL, arena_version TEXT,"
+        ' analysed_at TEXT, "values" TEXT);'
+        "CREATE TRIGGER planted AFTER INSERT ON games BEGIN"
+        " INSERT OR REPLACE INTO meta VALUES ('ran', 'yes'); END;"
+    )
+    db.close()
+    result = arena("analyze", str(received), "--budget-ms", "1", "--workers", "1")
+    one_line_error(result, "analysis.sqlite", "trigger")
+    db = sqlite3.connect(received / "analysis.sqlite")
+    assert db.execute("SELECT count(*) FROM meta WHERE key = 'ran'").fetchone() == (0,)
+    assert db.execute("SELECT count(*) FROM games").fetchone() == (0,)
+    db.close()

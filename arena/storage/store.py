@@ -273,15 +273,23 @@ def check_tables(
     names: tuple[str, ...] = STORE_TABLES,
     schema: str = "main",
 ) -> None:
-    """Refuse a store whose tables the arena reads are views or virtual tables."""
+    """Refuse a store whose tables the arena reads are views or virtual tables, or
+    that holds a trigger (the arena makes none; one would run on the arena's
+    writes when a received folder is resumed or analysed)."""
     marks = ", ".join("?" * len(names))
     rows = conn.execute(
-        f"SELECT name, type, sql FROM {schema}.sqlite_master WHERE lower(name) IN ({marks})",
+        f"SELECT name, type, sql FROM {schema}.sqlite_master"
+        f" WHERE lower(name) IN ({marks}) OR type = 'trigger'",
         names,
     ).fetchall()
     for name, kind, sql in rows:
         if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
             continue
+        if kind == "trigger":
+            raise StoreError(
+                f"{path} holds a trigger ({name!r}), which no arena makes; the arena "
+                "uses no store built so (a results folder from elsewhere?)"
+            )
         what = "a virtual table" if kind == "table" else f"a {kind}"
         raise StoreError(
             f"{path}: {name!r} is {what}, not a plain table; the arena reads no store "
