@@ -664,3 +664,15 @@ def test_an_analysis_with_a_trigger_is_not_written(received: Path) -> None:
     assert db.execute("SELECT count(*) FROM meta WHERE key = 'ran'").fetchone() == (0,)
     assert db.execute("SELECT count(*) FROM games").fetchone() == (0,)
     db.close()
+
+
+def test_sprt_writes_its_file_through_no_link(tmp_path: Path, target: Path) -> None:
+    folder = tmp_path / "results" / "duel"
+    folder.mkdir(parents=True)
+    (folder / "sprt.toml").symlink_to(target)
+    result = arena(
+        "sprt", "builtin:random", "builtin:greedy", "--name", "duel",
+        "--results", str(tmp_path / "results"), "--max-games", "2", "--sandbox", "none",
+    )  # fmt: skip
+    one_line_error(result, "sprt.toml", "symbolic link")
+    assert target.read_text() == TARGET_TEXT

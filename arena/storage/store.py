@@ -663,6 +663,8 @@ class Store:
                 os.close(self._lock_fd)
                 self._lock_fd = None
                 self._lock_fd = _take_lock(path.parent)
+            if os.path.islink(target):
+                raise StoreError(f"{target} is a symbolic link; nothing is written through one")
             copy = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
             self._conn.backup(copy)
             copy.execute("PRAGMA journal_mode=WAL")
