@@ -676,3 +676,54 @@ def test_sprt_writes_its_file_through_no_link(tmp_path: Path, target: Path) -> N
     )  # fmt: skip
     one_line_error(result, "sprt.toml", "symbolic link")
     assert target.read_text() == TARGET_TEXT
+
+
+def test_a_store_that_keeps_its_readers_waiting_holds_no_other_page(
+    played: Path, tmp_path: Path
+) -> None:
+    """A served store whose readers wait (here: another process's exclusive lock on
+    a store in rollback-journal mode, so each query waits out SQLite's busy
+    timeout) takes only its own threads: forty requests for its pages, and the
+    other tournament's pages and the list of tournaments still answer at once."""
+    import time
+
+    import httpx
+    import trio
+
+    from arena.web.app import Site, find_tournaments
+    from arena.web.server import parse_listen, serve
+
+    root = tmp_path / "served"
+    shutil.copytree(played, root / "good")
+    (root / "busy").mkdir()
+    shutil.copy(played / "games.sqlite", root / "busy" / "games.sqlite")
+    holder = sqlite3.connect(root / "busy" / "games.sqlite", isolation_level=None)
+    holder.execute("PRAGMA journal_mode=DELETE")
+    holder.execute("BEGIN EXCLUSIVE")
+    site = Site(find_tournaments([root]))
+
+    async def main() -> None:
+        with trio.fail_after(25):
+            async with trio.open_nursery() as nursery:
+                url = await nursery.start(serve, site, parse_listen("127.0.0.1:0"))
+                async with httpx.AsyncClient(timeout=60) as client, trio.open_nursery() as asking:
+
+                    async def ask(page: str) -> None:
+                        await client.get(url + page)
+
+                    for i in range(40):
+                        asking.start_soon(ask, ("/t/busy", "/t/busy/games")[i % 2])
+                    await trio.sleep(0.5)  # they are all waiting on the store now
+                    start = time.monotonic()
+                    for page in ("/t/good", "/t/good/games", "/"):
+                        assert (await client.get(url + page)).status_code == 200, page
+                    assert time.monotonic() - start < 8
+                    asking.cancel_scope.cancel()
+                holder.execute("ROLLBACK")  # the server's waiting threads end
+                nursery.cancel_scope.cancel()
+
+    try:
+        trio.run(main)
+    finally:
+        holder.close()
+        site.summaries.close()

@@ -12,6 +12,7 @@ security policy allows none); who may ask and what they may ask is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import threading
@@ -67,6 +68,9 @@ STORE_THREADS = 4
 so a store from elsewhere that makes its readers wait (until their queries'
 deadline) holds at most these, never trio's shared thread limiter: other
 stores' pages, and pages that read no store, still answer."""
+INDEX_WAIT = 2.0
+"""Seconds the list of tournaments waits for one store's game count before
+showing it without one."""
 RECENT = 12
 
 
@@ -99,11 +103,15 @@ class Summaries:
         self._cache: dict[tuple[Path, bool], tuple[tuple[int, ...], ReportData]] = {}
         self._locks: dict[Path, trio.Lock] = {}
         self._limiters: dict[Path, trio.CapacityLimiter] = {}
-        self._opening = threading.Lock()
+        self._opening: dict[Path, threading.Lock] = {}
+        self._opening_lock = threading.Lock()
 
     def view(self, directory: Path) -> StoreView:
-        """The store's view, opened on first use (in a thread: :meth:`opened`)."""
-        with self._opening:
+        """The store's view, opened on first use (in a thread: :meth:`opened`); one
+        store's slow opening holds no other store's."""
+        with self._opening_lock:
+            opening = self._opening.setdefault(directory, threading.Lock())
+        with opening:
             view = self._views.get(directory)
             if view is None:
                 view = self._views[directory] = StoreView(directory)
@@ -114,10 +122,13 @@ class Summaries:
         view = self._views.get(directory)
         return view if view is not None else await self.read(directory, self.view, directory)
 
-    async def read(self, directory: Path, fn: Callable[..., T], *args: object) -> T:
-        """``fn(*args)`` in a thread of ``directory``'s own limiter (``STORE_THREADS``)."""
+    async def read(
+        self, directory: Path, fn: Callable[..., T], *args: object, abandon: bool = False
+    ) -> T:
+        """``fn(*args)`` in a thread of ``directory``'s own limiter (``STORE_THREADS``);
+        with ``abandon``, a cancelled wait leaves the thread to finish on its own."""
         limiter = self._limiters.setdefault(directory, trio.CapacityLimiter(STORE_THREADS))
-        return await trio.to_thread.run_sync(fn, *args, limiter=limiter)
+        return await trio.to_thread.run_sync(fn, *args, limiter=limiter, abandon_on_cancel=abandon)
 
     async def get(self, directory: Path, *, full: bool = False) -> ReportData:
         """The report's tables for ``directory``, recomputed only when games were added.
@@ -295,11 +306,11 @@ def build_app(
     async def index(request: Request) -> Response:
         rows = []
         for name, directory in site.tournaments.items():
-            try:
-                view = await site.summaries.opened(directory)
-                count = await site.summaries.read(directory, view.count)
-            except StoreError:
-                count = None
+            count = None  # unreadable, or not answering: the list still shows
+            with trio.move_on_after(INDEX_WAIT), contextlib.suppress(StoreError):
+                count = await site.summaries.read(
+                    directory, lambda d=directory: site.summaries.view(d).count(), abandon=True
+                )
             rows.append({"name": name, "directory": str(directory), "games": count})
         return page("index.html.j2", rows=rows)
 
