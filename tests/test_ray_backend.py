@@ -950,45 +950,6 @@ def test_cli_analysis_on_ray_bad_input_is_one_line(
     assert error("--backend", "ray") == EXTRA_HINT
 
 
-def test_cli_analysis_follows_the_stored_tournament_file(
-    tmp_path: Path, cluster: Any, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """``arena analyze DIR`` of a tournament whose file says ``backend = "ray"``
-    and names its cluster solves the games there with neither ``--backend`` nor
-    ``--address``; ``--backend local`` still solves them here; a stored address
-    nobody answers at is the one-line error that names it, and so is Ray missing."""
-    from arena.cli import main
-
-    monkeypatch.delenv("RAY_ADDRESS", raising=False)
-
-    def stored(folder: Path, settings: str) -> Path:
-        text = f'name = "x"\n{settings}\n[[bots]]\nname = "a"\ncommand = ["builtin:random"]\n'
-        return one_game_stored(folder, text)
-
-    def analyze(folder: Path, *args: str) -> tuple[int, list[str]]:
-        result = CliRunner().invoke(main, ["analyze", str(folder), "--no-report", *args])
-        return result.exit_code, result.output.strip().splitlines()
-
-    on_ray = f'backend = "ray"\nray_address = "{cluster.address}"\nray_connect_timeout = 3'
-    code, lines = analyze(stored(tmp_path / "ray", on_ray))
-    assert code == 0, lines
-    assert " s on Ray (3 CPUs on 3 nodes) at 20 ms a position: " in lines[-1], lines
-    code, lines = analyze(stored(tmp_path / "here", on_ray), "--backend", "local", "--workers", "1")
-    assert code == 0, lines
-    assert " s with 1 worker at 20 ms a position: " in lines[-1], lines
-    start = time.monotonic()
-    code, lines = analyze(stored(tmp_path / "gone", 'backend = "ray"\nray_address = "127.0.0.1:1"'))
-    assert time.monotonic() - start < 10
-    assert code == 1 and len(lines) == 1, lines
-    assert lines[0].startswith("arena: error: cannot reach the Ray cluster at 127.0.0.1:1: ")
-    monkeypatch.setitem(sys.modules, "ray", None)  # "import ray" now fails
-    code, lines = analyze(tmp_path / "gone")
-    assert code == 1 and lines == [
-        f'arena: error: {tmp_path / "gone"}: its tournament file says backend = "ray", and '
-        f"{EXTRA_HINT} (or --backend local to analyse here)"
-    ]
-
-
 def test_actors_stream_each_games_moves_to_the_observer(tmp_path: Path) -> None:
     """The live web view's feed: every game's start and each of its moves, in order,
     comes back from the actors while the games run."""

@@ -25,6 +25,7 @@ from arena.games import get_game
 from arena.games.sekigahara.show import battle_frame
 from arena.match.record import CRASH, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, print_standings, write_reports
+from arena.report.markdown import md_text
 from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 
@@ -233,9 +234,9 @@ def test_fault_detail_and_stderr_are_visible(tmp_path: Path) -> None:
     text = (tmp_path / MARKDOWN_NAME).read_text(encoding="utf-8")
     games = markdown_table(text, "Games")
     assert games[0][7] == f"{CRASH} ({faulty})"  # after points and rounds won
-    assert games[0][8] == record.detail
+    assert games[0][8] == md_text(record.detail)  # shown literally: no HTML (issue 33)
     details = text.split("## Fault details\n", 1)[1]
-    assert record.detail in details and "ValueError: boom" in details
+    assert md_text(record.detail) in details and "ValueError: boom" in details
     page = (tmp_path / HTML_NAME).read_text(encoding="utf-8")
     # In a cell's text, not only in a hover title; escaped; the tail a click away.
     escaped = record.detail.replace("<", "&lt;").replace(">", "&gt;")

@@ -34,6 +34,7 @@ from arena.protocol.messages import (
     decode_bot_message,
 )
 from arena.protocol.text import visible
+from arena.report.markdown import md_text
 from arena.storage.store import Store
 
 HERE = Path(__file__).parent
@@ -246,7 +247,8 @@ def test_report_md_and_html_hold_no_raw_control_character(hostile_run) -> None:
     md = (directory / "report.md").read_text(encoding="utf-8")
     html = (directory / "report.html").read_text(encoding="utf-8")
     assert not attacks(md) and not attacks(html.replace("\t", ""))
-    assert f"pv h1-g2 {SHOWN}" in md or f"{SHOWN}, text{SHOWN}" in md  # the last info
+    # the last info, in a table cell: shown literally in Markdown too (issue 33)
+    assert md_text(f"pv h1-g2 {SHOWN}") in md or md_text(f"{SHOWN}, text{SHOWN}") in md
     assert f"thinking{SHOWN}" in md  # a faulted game's stderr tail
     assert f"thinking{SHOWN}" in html
 
@@ -301,8 +303,9 @@ def test_a_store_an_older_arena_wrote_raw_is_shown_visibly(tmp_path: Path) -> No
     assert code == 0 and not attacks(out), (attacks(out), out)
     md = (directory / "report.md").read_text(encoding="utf-8")
     assert not attacks(md), attacks(md)
-    assert f"exited with code 3 {SHOWN}" in md and f"  {SHOWN}" in md and f"pv {SHOWN}" in md
+    assert md_text(f"exited with code 3 {SHOWN}") in md and f"  {SHOWN}" in md
+    assert md_text(f"pv {SHOWN}") in md
     code, out = on_pty("ratings", str(tmp_path), cwd=tmp_path)
     assert code == 0 and not attacks(out), (attacks(out), out)
     ratings = (tmp_path / "ratings.md").read_text(encoding="utf-8")
-    assert not attacks(ratings) and f"evil{SHOWN[:30]}" in ratings, ratings
+    assert not attacks(ratings) and md_text(f"evil{SHOWN[:30]}") in ratings, ratings

@@ -12,7 +12,11 @@ the next run skips them.
 With ``backend="ray"`` the same pure function, :func:`analyse_one`, runs as
 Ray tasks on a cluster (:mod:`arena.backends.raytasks`): Ray runs a task again
 elsewhere when its node dies, and a game solved twice is still written once,
-by key, here. Ray is imported only then.
+by key, here. Ray is imported only then, and only when the operator asks for it
+(``arena analyze --backend ray``, or ``arena run --backend ray --analyze``): the
+tournament file stored in a results folder is data, and what it says of a
+backend or a cluster address is never followed (a folder from elsewhere would
+otherwise have the arena join the sender's cluster and unpickle its replies).
 """
 
 from __future__ import annotations
@@ -23,7 +27,6 @@ import multiprocessing
 import os
 import signal
 import time
-import tomllib
 from collections.abc import Callable, Iterator
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -41,43 +44,11 @@ from arena.match.record import GameRecord
 from arena.storage.store import StoreError
 
 CONNECT_TIMEOUT = 5.0
-"""Seconds each step of joining a Ray cluster may take (a tournament file's
-``ray_connect_timeout`` by default)."""
+"""Seconds each step of joining a Ray cluster may take."""
 
 
 class AnalysisError(StoreError):
     """An analysis that cannot be done as asked (one line)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """Where a tournament file says its games run: ``arena analyze`` follows it
-    unless told otherwise, so that a tournament played on a cluster is analysed
-    on that cluster, as ``arena run --analyze`` does."""
-
-    backend: str = "local"
-    address: str | None = None
-    connect_timeout: float = CONNECT_TIMEOUT
-
-
-def stored_placement(directory: str | os.PathLike[str]) -> Placement:
-    """The ``backend``, ``ray_address`` and ``ray_connect_timeout`` of the tournament
-    file stored in ``directory``; the defaults for what it does not say, and for a
-    folder without a readable store (which :func:`analyse` then reports)."""
-    try:
-        with GamesReader(directory) as reader:
-            table = tomllib.loads(reader.config_text)
-    except (StoreError, tomllib.TOMLDecodeError):
-        return Placement()
-    backend, address = table.get("backend"), table.get("ray_address")
-    timeout = table.get("ray_connect_timeout")
-    if not isinstance(timeout, int | float) or isinstance(timeout, bool) or not 0 < timeout <= 600:
-        timeout = CONNECT_TIMEOUT
-    return Placement(
-        backend if backend in ("local", "ray") else "local",
-        address if isinstance(address, str) and address else None,
-        float(timeout),
-    )
 
 
 @dataclass(slots=True)

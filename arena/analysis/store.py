@@ -20,6 +20,7 @@ import fcntl
 import hashlib
 import os
 import sqlite3
+import stat
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -30,10 +31,21 @@ import msgspec
 import arena
 from arena.analysis.values import GameValues
 from arena.match.record import GameRecord
-from arena.storage.store import DB_NAME, READABLE_VERSIONS, StoreError
+from arena.storage.safefile import refuse_link
+from arena.storage.store import (
+    DB_NAME,
+    READABLE_VERSIONS,
+    ReadConnection,
+    StoreError,
+    check_tables,
+    refuse_linked,
+    sql_error_text,
+)
 
 ANALYSIS_NAME = "analysis.sqlite"
 ANALYSIS_SCHEMA = 1
+ANALYSIS_TABLES = ("meta", "games")
+"""What the arena reads of an analysis: plain tables only (``check_tables``)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -72,6 +84,10 @@ def _other_version(path: Path, found: str) -> str:
     )
 
 
+def _file_key(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
 def _ro_uri(path: Path) -> str:
     return f"file:{quote(str(path.resolve()))}?mode=ro"
 
@@ -84,16 +100,22 @@ class GamesReader:
         self.path = self.directory / DB_NAME
         if not self.directory.is_dir():
             raise StoreError(f"{self.directory}: no such results folder")
+        refuse_linked(self.path)
         if not self.path.is_file():
             raise StoreError(f"{self.directory}: no results (no {DB_NAME}); run a tournament first")
         try:
-            self._conn = sqlite3.connect(_ro_uri(self.path), uri=True, timeout=30.0)
+            self._conn = sqlite3.connect(
+                _ro_uri(self.path), uri=True, timeout=30.0, factory=ReadConnection
+            )
+            check_tables(self._conn, self.path)
             version = self._conn.execute(
                 "SELECT value FROM meta WHERE key = 'schema_version'"
             ).fetchone()
             name = self._conn.execute("SELECT name, config_toml FROM tournament").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
+            raise StoreError(
+                f"{self.path}: not a usable results database ({sql_error_text(exc)})"
+            ) from None
         # A version-1 store (before the rating list's columns) holds the same
         # records: read as it is, never migrated here.
         if version is None or version[0] not in [str(v) for v in READABLE_VERSIONS]:
@@ -167,10 +189,14 @@ class AnalysisStore:
         """Open (or create) the analysis to write it; one writer at a time: a second
         ``arena analyze`` of the same folder stops at once (an ``flock`` on the file)."""
         path = Path(directory) / ANALYSIS_NAME
+        refuse_link(path)  # SQLite would follow it (its -wal and -shm it never follows)
         try:
-            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+            lock = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
         except OSError as exc:
             raise StoreError(f"cannot write {path}: {exc.strerror or exc}") from None
+        if not stat.S_ISREG(os.fstat(lock).st_mode):
+            os.close(lock)
+            raise StoreError(f"{path} is not a regular file; remove it and run again")
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
@@ -179,6 +205,8 @@ class AnalysisStore:
                 f"{path} is being written by another arena analyze; wait for it to end"
             ) from None
         try:
+            if _file_key(os.fstat(lock)) != _file_key(os.lstat(path)):
+                raise StoreError(f"{path} was replaced while being opened; run again")
             store = cls._open(path)
         except BaseException:
             os.close(lock)
@@ -190,6 +218,7 @@ class AnalysisStore:
     def _open(cls, path: Path) -> AnalysisStore:
         try:
             conn = sqlite3.connect(path, timeout=30.0, isolation_level=None)
+            check_tables(conn, path, ANALYSIS_TABLES)
             try:
                 row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             except sqlite3.OperationalError:
@@ -214,13 +243,23 @@ class AnalysisStore:
     def open_readonly(cls, directory: str | os.PathLike[str]) -> AnalysisStore | None:
         """The analysis of a results folder, or ``None`` when it has none."""
         path = Path(directory) / ANALYSIS_NAME
+        refuse_linked(path)
         if not path.is_file():
             return None
         try:
-            conn = sqlite3.connect(_ro_uri(path), uri=True, timeout=30.0, check_same_thread=False)
+            conn = sqlite3.connect(
+                _ro_uri(path),
+                uri=True,
+                timeout=30.0,
+                check_same_thread=False,
+                factory=ReadConnection,
+            )
+            check_tables(conn, path, ANALYSIS_TABLES)
             conn.execute("SELECT count(*) FROM games").fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{path}: not a usable analysis ({exc}); delete it") from None
+            raise StoreError(
+                f"{path}: not a usable analysis ({sql_error_text(exc)}); delete it"
+            ) from None
         store = cls(path, conn)
         store._check_version()
         return store

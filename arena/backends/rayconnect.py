@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import logging
+import os
 import re
 import threading
 from collections.abc import Iterator
@@ -151,7 +152,10 @@ def routed_logs(ray: ModuleType, path: Path | None) -> Iterator[None]:
 
     With no path they are dropped. Restored on the way out.
     """
-    sink: Any = open(path, "a", encoding="utf-8") if path is not None else None  # noqa: SIM115
+    sink: Any = None
+    if path is not None:  # in a results folder: never through a link planted there
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC
+        sink = os.fdopen(os.open(path, flags, 0o644), "a", encoding="utf-8")
     lock = threading.Lock()
     handler: logging.Handler = (
         logging.StreamHandler(sink) if sink is not None else logging.NullHandler()

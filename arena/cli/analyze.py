@@ -9,6 +9,7 @@ import click
 
 from arena.cli.app import CONCURRENCY, UserError, friendly_errors, main
 from arena.cli.common import BUDGET
+from arena.protocol.text import visible
 
 
 @main.command()
@@ -23,16 +24,16 @@ from arena.cli.common import BUDGET
 @click.option(
     "--backend",
     type=click.Choice(["local", "ray"]),
-    default=None,
-    help="Where positions are solved: worker processes here, or tasks on a Ray cluster "
-    "(default: the tournament file's backend, where its games ran).",
+    default="local",
+    show_default=True,
+    help="Where positions are solved: worker processes here, or tasks on a Ray cluster.",
 )
 @click.option(
     "--address",
     default=None,
     metavar="HOST:PORT",
-    help="Ray cluster to join with --backend ray (default: the tournament file's "
-    "ray_address, else RAY_ADDRESS, else a local Ray instance).",
+    help="Ray cluster to join with --backend ray (default: RAY_ADDRESS, else a local "
+    "Ray instance; never the stored tournament file's ray_address).",
 )
 @click.option("--no-report", is_flag=True, help="Do not write report.md/report.html afterwards.")
 @friendly_errors
@@ -40,7 +41,7 @@ def analyze(
     results_dir: str,
     budget_ms: float,
     workers: int | None,
-    backend: str | None,
+    backend: str,
     address: str | None,
     no_report: bool,
 ) -> None:
@@ -55,32 +56,12 @@ def analyze(
 
     With --backend ray the games are solved as tasks on a Ray cluster (at most
     --workers at once, else one per cluster CPU); the results are written here.
-    A tournament file that says backend = "ray" means that by default, on its
-    ray_address.
+    Only the command line chooses: what the stored tournament file says of a
+    backend or a cluster is not followed (a results folder is data).
     """
-    from arena.analysis.run import stored_placement
-    from arena.backends.raypool import RayUnavailableError
-
-    stored = stored_placement(results_dir)
-    chosen = backend or stored.backend
-    if address is not None and chosen != "ray":
+    if address is not None and backend != "ray":
         raise UserError("--address is for --backend ray")
-    try:
-        run_analysis(
-            Path(results_dir),
-            budget_ms,
-            workers,
-            backend=chosen,
-            address=address or stored.address,
-            connect_timeout=stored.connect_timeout,
-        )
-    except RayUnavailableError as exc:
-        if backend is not None:
-            raise
-        raise UserError(
-            f'{results_dir}: its tournament file says backend = "ray", and {exc}'
-            " (or --backend local to analyse here)"
-        ) from None
+    run_analysis(Path(results_dir), budget_ms, workers, backend=backend, address=address)
     if not no_report:
         from arena.cli.common import report_and_standings
 
@@ -145,7 +126,7 @@ def run_analysis(
     if live and outcome.analysed:
         click.echo("", err=True)
     for line in outcome.failed:
-        click.echo(f"arena: warning: {directory}: {line}", err=True)
+        click.echo(f"arena: warning: {directory}: {visible(line)}", err=True)
     if outcome.games == 0:
         raise UserError(f"{directory}: no games stored yet; nothing to analyse")
     share = f"{100 * outcome.proven / outcome.positions:.1f}%" if outcome.positions else "-"

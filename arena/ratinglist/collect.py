@@ -33,7 +33,6 @@ import json
 import os
 import sqlite3
 import stat
-import threading
 import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -44,7 +43,18 @@ import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
-from arena.storage.store import DB_NAME, GAME_DAY, READABLE_VERSIONS, SCHEMA_VERSION
+from arena.storage.safefile import atomic_file, read_own, refuse_link
+from arena.storage.store import (
+    DB_NAME,
+    GAME_DAY,
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    ReadConnection,
+    StoreError,
+    check_tables,
+    refuse_linked,
+    sql_error_text,
+)
 
 __all__ = [
     "CACHE_DIR",
@@ -64,10 +74,11 @@ __all__ = [
 
 CACHE_DIR = ".ratings-cache"
 CACHE_NAME = "stores.cache"
-CACHE_VERSION = 6
+CACHE_VERSION = 7
 """3: identity names and versions with control characters shown as escapes; 4: one
 file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: the
-players of a store know which entries never gave an identity (not rated)."""
+players of a store know which entries never gave an identity (not rated); 7: entry
+and tournament names shown so too (6 was also the number of that change alone)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -225,9 +236,16 @@ def _stat_key(db: str) -> list[int] | None:
 
 
 def _connect(db: Path) -> sqlite3.Connection:
+    try:
+        refuse_linked(db)
+    except StoreError as exc:
+        raise RatingInputError(str(exc)) from None
     uri = f"file:{quote(str(db.resolve()))}?mode=ro"
     try:
-        conn = sqlite3.connect(uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None)
+        conn = sqlite3.connect(
+            uri, uri=True, timeout=LOCK_TIMEOUT, isolation_level=None, factory=ReadConnection
+        )
+        check_tables(conn, db)
         conn.execute("SELECT 1 FROM games LIMIT 1").fetchall()
     except sqlite3.OperationalError as exc:
         text = str(exc)
@@ -235,9 +253,14 @@ def _connect(db: Path) -> sqlite3.Connection:
             raise RatingInputError(
                 f"{db}: the store is locked by another process ({text})"
             ) from None
-        raise RatingInputError(f"{db}: not a usable results database ({text})") from None
+        raise RatingInputError(
+            f"{db}: not a usable results database ({sql_error_text(exc)})"
+        ) from None
     except sqlite3.DatabaseError as exc:
         raise RatingInputError(f"{db}: not a usable results database ({exc})") from None
+    except StoreError as exc:  # a view where a table should be
+        conn.close()
+        raise RatingInputError(str(exc)) from None
     return conn
 
 
@@ -276,7 +299,7 @@ def _options_by_entry(config_text: str) -> dict[str, str]:
             continue
         options = bot.get("options")
         if isinstance(options, dict) and options:
-            out[bot["name"]] = ", ".join(f"{k}={options[k]}" for k in sorted(options))
+            out[bot["name"]] = visible(", ".join(f"{k}={options[k]}" for k in sorted(options)))
     return out
 
 
@@ -313,8 +336,10 @@ class _Cache:
         self.changed = False
         if self.path is None:
             return
+        data = read_own(self.path)  # a cache planted in a received folder is not read
+        if data is None:
+            return
         try:
-            data = self.path.read_bytes()
             end = data.index(b"\n")
             header = msgspec.json.decode(data[:end])
             if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
@@ -350,12 +375,11 @@ class _Cache:
         header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
         rows = [groups for _, groups in kept.values()]
         try:
+            refuse_link(self.path.parent, folder=True)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"{CACHE_NAME}.{os.getpid()}.{threading.get_ident()}.tmp")
-            with tmp.open("wb") as f:
+            with atomic_file(self.path, binary=True, unique=True) as f:
                 f.write(header + b"\n")
                 f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
-            os.replace(tmp, self.path)
         except OSError:
             pass  # a read-only results folder: rate without a cache
 
@@ -455,7 +479,8 @@ def _read(
                 old = cached[1]
                 where, args = "WHERE rowid > ?", (meta["last_rowid"],)
             else:
-                meta = _new_meta(name, created_at, uid, version, _options_by_entry(config_text))
+                shown = visible(str(name)), visible(str(created_at))
+                meta = _new_meta(*shown, uid, version, _options_by_entry(config_text))
                 old = np.zeros(0, GROUPS)
                 where, args = "", ()
             if not where and version >= 2 and _counts_agree(conn, last_rowid):
@@ -463,7 +488,7 @@ def _read(
             else:
                 rows = conn.execute(grouped_query(version, where), args).fetchall()
         except sqlite3.OperationalError as exc:
-            return RatingInputError(f"{db}: cannot be read ({exc})")
+            return RatingInputError(f"{db}: cannot be read ({sql_error_text(exc)})")
         except sqlite3.DatabaseError as exc:
             return RatingInputError(f"{db}: not a usable results database ({exc})")
         except RatingInputError as exc:
@@ -518,10 +543,10 @@ def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
             meta["identified"] = True
             opts = options.get(entry, "")
             label = f"{label} ({opts})" if opts else label
-        key = (entry, label or "")
+        key = (visible(entry) if isinstance(entry, str) else entry, label or "")
         if key not in raw:
             raw[key] = len(raw)
-            meta["raw"].append([entry, label or ""])
+            meta["raw"].append([key[0], label or ""])
             meta.pop("players", None)  # resolved anew by _from_parts
         code[(entry, ident)] = raw[key]
     out["p0"] = [code[side] for side in zip(e0, id0, strict=True)]
@@ -601,7 +626,7 @@ def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
                 (json.dumps(fresh),),
             ).fetchall()
         except sqlite3.DatabaseError as exc:
-            raise RatingInputError(f"{db}: cannot be read ({exc})") from None
+            raise RatingInputError(f"{db}: cannot be read ({sql_error_text(exc)})") from None
         finally:
             conn.close()
         meta = json.loads(json.dumps(s.meta))  # its codes, not shared with the cached one

@@ -19,7 +19,6 @@ import hashlib
 import json
 import math
 import os
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,8 +26,10 @@ from pathlib import Path
 import msgspec
 import numpy as np
 
+from arena.protocol.text import visible
 from arena.ratinglist.collect import (
     CACHE_DIR,
+    CACHE_NAME,
     DAY,
     TC_CLASSES,
     RatingInputError,
@@ -40,6 +41,10 @@ from arena.ratinglist.collect import (
 from arena.ratinglist.players import Aliases
 from arena.report.summary import RatedRow
 from arena.stats.rating import JointFit, PairCounts, joint_fit
+from arena.storage.safefile import read_own, refuse_link, write_atomic
+
+FITS_NAME = "fits.json"
+"""The fits cache, beside the stores' in the cache folder."""
 
 __all__ = ["HISTORY_POINTS", "Entry", "RatingList", "RatingTable", "Row", "build_list"]
 
@@ -178,14 +183,15 @@ class _FitCache:
     final fit of an unchanged list are not computed again."""
 
     def __init__(self, cache_dir: Path | None) -> None:
-        self.path = cache_dir / "fits.json" if cache_dir is not None else None
+        self.path = cache_dir / FITS_NAME if cache_dir is not None else None
         self.old: dict[str, dict] = {}
         self.new: dict[str, dict] = {}
         self._start: dict[str, float] | None = None
-        if self.path is not None and self.path.is_file():
+        data = read_own(self.path) if self.path is not None else None
+        if data is not None:  # a cache planted in a received folder is not read
             try:
-                self.old = msgspec.json.decode(self.path.read_bytes(), type=dict[str, dict])
-            except (OSError, msgspec.DecodeError):
+                self.old = msgspec.json.decode(data, type=dict[str, dict])
+            except msgspec.DecodeError:
                 self.old = {}
 
     def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict:
@@ -226,10 +232,9 @@ class _FitCache:
         if self.path is None or self.new.keys() == self.old.keys():
             return
         try:
+            refuse_link(self.path.parent, folder=True)
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = self.path.with_name(f"fits.{os.getpid()}.{threading.get_ident()}.tmp")
-            tmp.write_bytes(msgspec.json.encode(self.new))
-            os.replace(tmp, self.path)
+            write_atomic(self.path, msgspec.json.encode(self.new), unique=True)
         except OSError:
             pass
 
@@ -262,6 +267,10 @@ def build_list(
     if tc is not None and tc not in TC_CLASSES:
         raise RatingInputError(f"--tc must be one of {', '.join(TC_CLASSES)}, got {tc!r}")
     cdir = default_cache_dir(roots) if cache_dir is True else (cache_dir or None)
+    if cdir is not None:  # a link planted in a received folder: refused, not followed
+        refuse_link(cdir, folder=True)
+        refuse_link(cdir / CACHE_NAME)
+        refuse_link(cdir / FITS_NAME)
     notes: list[str] = []
     stores = _read_all(roots, cdir, skip_bad, notes)
     if not stores:
@@ -365,7 +374,10 @@ def build_list(
     if not anchor_used:
         raise RatingInputError(f"--anchor: no player named {anchor[0]!r} in any list")  # type: ignore[index]
     return RatingList(
-        tables=tables, notes=notes, stores=len(stores), games=sum(x.games for x in tables)
+        tables=tables,
+        notes=[visible(n) for n in notes],  # they quote stores: shown, never obeyed
+        stores=len(stores),
+        games=sum(x.games for x in tables),
     )
 
 

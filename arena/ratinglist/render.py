@@ -22,8 +22,10 @@ from rich.console import Console
 
 from arena.ratinglist.fit import RatingList, RatingTable, Row
 from arena.report import fmt
+from arena.report.markdown import md_text
 from arena.report.plots import rating_plot_svg
 from arena.report.terminal import RIGHT, plain_table, rated_table, text_console
+from arena.storage.safefile import write_atomic
 
 __all__ = [
     "HEADERS",
@@ -299,7 +301,8 @@ def page_context(data: RatingList, link: str | None = None) -> dict[str, Any]:
 
 def _markdown(data: RatingList) -> str:
     out = ["# Rating list", ""]
-    out += [f"- {n}" for n in data.notes] + ([""] if data.notes else [])
+    # Names, notes and titles come from stores (their senders'): shown literally.
+    out += [f"- {md_text(n)}" for n in data.notes] + ([""] if data.notes else [])
     out.append(
         "Joint Bradley–Terry fit with a first-move advantage per game and match kind "
         "(the tournament report's model); ± is the 95 % interval, LOS the likelihood "
@@ -308,27 +311,27 @@ def _markdown(data: RatingList) -> str:
     for t in data.tables:
         out += [
             "",
-            f"## {_title(t)}",
+            f"## {md_text(_title(t))}",
             "",
             "| " + " | ".join(HEADERS) + " |",
             "|" + "|".join("---:" if h in _RIGHT else "---" for h in HEADERS) + "|",
         ]
-        out += ["| " + " | ".join(c.replace("|", "\\|") for c in cells(r)) + " |" for r in t.rows]
+        out += ["| " + " | ".join(md_text(c) for c in cells(r)) + " |" for r in t.rows]
         out += ["", _first_move(t), "", "### History", ""]
         heads = ["player", *(f"{i + 1}. {name}" for i, (name, _) in enumerate(t.history_points))]
         out += [
-            "| " + " | ".join(h.replace("|", "\\|") for h in heads) + " |",
+            "| " + " | ".join(md_text(h) for h in heads) + " |",
             "|" + "|".join(["---"] + ["---:"] * len(t.history_points)) + "|",
         ]
         for r in t.rows:
             vals = [fmt.DASH if v is None else fmt.elo(v[0]) for v in t.history.get(r.player, [])]
-            out.append("| " + " | ".join([r.player.replace("|", "\\|"), *vals]) + " |")
+            out.append("| " + " | ".join([md_text(r.player), *vals]) + " |")
         players = crosstable_players(t)
         out += [
             "",
             "### Head to head",
             "",
-            "| | " + " | ".join(p.replace("|", "\\|") for p in players) + " |",
+            "| | " + " | ".join(md_text(p) for p in players) + " |",
             "|---|" + "---:|" * len(players),
         ]
         for a in players:
@@ -338,14 +341,12 @@ def _markdown(data: RatingList) -> str:
                 row.append(
                     "·" if a == b else "" if cell is None else f"{fmt.points(cell[0])}/{cell[1]}"
                 )
-            out.append(f"| {a.replace('|', chr(92) + '|')} | " + " | ".join(row) + " |")
+            out.append(f"| {md_text(a)} | " + " | ".join(row) + " |")
     return "\n".join(out) + "\n"
 
 
 def _atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    write_atomic(path, text)
 
 
 def write_files(data: RatingList, out_dir: str | os.PathLike[str]) -> tuple[Path, Path]:

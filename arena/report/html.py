@@ -28,6 +28,7 @@ from arena.report.markdown import omitted_note
 from arena.report.plots import rating_plot_svg
 from arena.report.replay import replay_json
 from arena.report.summary import GameRow, ReportData
+from arena.storage.safefile import atomic_file
 
 __all__ = [
     "asset",
@@ -146,8 +147,6 @@ def write_html(
         css=asset("report.css") + pictures["picture_css"],
         script=asset("replay.js"),
     )
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("w", encoding="utf-8") as f:
+    with atomic_file(path) as f:
         stream.dump(f)
-    os.replace(tmp, path)
     return path

@@ -8,14 +8,18 @@ and live in the HTML report only.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from pathlib import Path
 
 from arena.report import fmt
 from arena.report.rounds_text import markdown_rounds
 from arena.report.summary import GameRow, ReportData
+from arena.storage.safefile import write_atomic
 
 __all__ = [
+    "md_code",
+    "md_text",
     "analysis_section",
     "fault_details_section",
     "games_section",
@@ -26,9 +30,37 @@ __all__ = [
 ]
 
 
+_MD_SPECIAL = re.compile(r"([`*\[\]<>&!|@])")
+_MD_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+"""A backslash that would escape the punctuation after it (``\\x1b`` shows as it is)."""
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp):|\b(www)\.")
+
+
+def md_text(text: str) -> str:
+    """``text`` as Markdown shows it literally, on one line: a name, a detail or an
+    info line from a bot or a store, which must bring no HTML, image, link or
+    code span into ``report.md`` or ``ratings.md``, nor split a table row or
+    start a line of its own. Every character that could start such a thing is
+    backslash-escaped (CommonMark shows the character itself), as is the colon
+    or dot that would make an address a link; line breaks become spaces."""
+    text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    text = _MD_SPECIAL.sub(r"\\\1", _MD_BACKSLASH.sub(r"\\\\", text))
+    return _AUTOLINK.sub(lambda m: f"{m[1]}\\:" if m[1] else f"{m[2]}\\.", text)
+
+
+def md_code(text: str) -> str:
+    """``text`` as an inline code span (shown literally), whatever backticks it holds."""
+    text = " ".join(text.splitlines())
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
 def _cell(text: str) -> str:
-    """A table cell: a ``|`` in a bot's name must not split the row."""
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A table cell, shown literally: a ``|`` in a bot's name must not split the row,
+    nor its ``<`` start HTML."""
+    return md_text(text)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
@@ -41,17 +73,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = ""
 
 def markdown_report(data: ReportData) -> str:
     """The whole report as one Markdown document."""
-    out = [f"# {data.tournament}", ""]
-    games = ", ".join(data.game_names) or "no games"
+    out = [f"# {md_text(data.tournament)}", ""]
+    games = md_text(", ".join(data.game_names)) or "no games"
     out += [
-        f"{data.games} games ({games}); tournament created {data.created_at}, "
-        f"report generated {data.generated_at} by arena {data.arena_version}.",
+        f"{data.games} games ({games}); tournament created {md_text(data.created_at)}, "
+        f"report generated {data.generated_at} by arena {md_text(data.arena_version)}.",
         "",
         "## Standings",
         "",
     ]
     anchor = (
-        f"{data.anchor[0]} is fixed at {data.anchor[1]:g}"
+        f"{md_text(data.anchor[0])} is fixed at {data.anchor[1]:g}"
         if data.anchor
         else "the pool average is 0"
     )
@@ -167,7 +199,7 @@ def analysis_section(data: ReportData) -> list[str]:
     )
     if a.mistakes:
         lines += ["", f"Latest mistakes ({len(a.mistakes)} of {a.missed}):", ""]
-        lines += [f"- {fmt.mistake_text(m)}" for m in a.mistakes]
+        lines += [f"- {md_text(fmt.mistake_text(m))}" for m in a.mistakes]
     return lines
 
 
@@ -226,13 +258,14 @@ def fault_details_section(data: ReportData) -> list[str]:
         return ["No game ended by a fault."]
     lines: list[str] = []
     for g in faulted:
+        detail = ": " + md_text(g.detail) if g.detail else ""
         lines.append(
-            f"- game {g.index} `{g.key}`, {g.players[0]} vs {g.players[1]}: "
-            f"{fmt.reason(g)}{': ' + g.detail if g.detail else ''}"
+            f"- game {g.index} {md_code(g.key)}, {md_text(g.players[0])} vs "
+            f"{md_text(g.players[1])}: {md_text(fmt.reason(g))}{detail}"
         )
         for name, tail in zip(g.players, g.stderr, strict=True):
             if tail:
-                said = f"  output of {name} (first and last lines):"
+                said = f"  output of {md_text(name)} (first and last lines):"
                 lines += ["", said, "", "  ```text"]
                 lines += ["  " + line.replace("```", "` ` `") for line in _tail(tail)]
                 lines += ["  ```"]
@@ -249,8 +282,4 @@ def _tail(text: str) -> list[str]:
 
 def write_markdown(data: ReportData, path: str | os.PathLike[str]) -> Path:
     """Write ``report.md`` beside its final name and rename it into place."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(markdown_report(data), encoding="utf-8")
-    os.replace(tmp, path)
-    return path
+    return write_atomic(path, markdown_report(data))

@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from arena.analysis.store import AnalysisStore
 from arena.analysis.summary import AnalysisSection, build_analysis
 from arena.games import GameError, get_game
@@ -262,7 +264,8 @@ def build_report(
     count = store.count()
 
     def items() -> Iterator[tuple[str, GameRecord]]:
-        return itertools.islice(store.items(), count)
+        for key, r in itertools.islice(store.items(), count):
+            yield visible(key), _shown_record(r)
 
     results: list[tuple[str, str, float]] = []
     faults: Counter[tuple[str, str]] = Counter()
@@ -358,10 +361,10 @@ def build_report(
     )
     info = store.tournament
     return ReportData(
-        tournament=info.name,
-        created_at=info.created_at,
+        tournament=visible(info.name),
+        created_at=visible(info.created_at),
         generated_at=_dt.datetime.now(_dt.UTC).isoformat(timespec="seconds"),
-        arena_version=info.arena_version,
+        arena_version=visible(info.arena_version),
         games=len(results),
         players=tuple(order),
         standings=tuple(standings),
@@ -510,6 +513,20 @@ def _role_stats(order: list[str], rows: Iterable[GameRow]) -> tuple[RoleStats, .
         )
         for p in order
     )
+
+
+def _shown_record(r: GameRecord) -> GameRecord:
+    """``r`` with the names, reason and variant a reader is shown made visible (a
+    store from elsewhere holds what its sender wrote); unchanged when clean."""
+    fields = {"players": r.players, "reason": r.reason, "variant": r.variant}
+    shown = {
+        "players": [visible(p) if isinstance(p, str) else p for p in r.players],
+        "reason": visible(r.reason),
+        "variant": visible(r.variant),
+    }
+    if shown == fields:
+        return r
+    return msgspec.structs.replace(r, **shown)
 
 
 def _info(a: ActionRecord) -> dict[str, object]:

@@ -16,6 +16,7 @@ from typing import Any, BinaryIO
 
 import msgspec
 
+from arena.storage.safefile import atomic_file
 from arena.storage.store import Store
 
 __all__ = ["EXPORT_SCHEMA", "export_jsonl", "export_lines", "write_jsonl"]
@@ -53,8 +54,6 @@ def export_jsonl(store: Store, path: str | os.PathLike[str]) -> int:
     """Write every game to ``path``, beside its final name then renamed into place,
     so a reader never sees half an export; the count."""
     path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with tmp.open("wb") as f:
+    with atomic_file(path, binary=True) as f:
         n = write_jsonl(store, f)
-    os.replace(tmp, path)
     return n

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import msgspec
 
+from arena.storage.safefile import write_atomic
+
 __all__ = ["ROUNDS_FILE", "Board", "DrawnRound", "RoundsRecord", "read_rounds", "write_rounds"]
 
 ROUNDS_FILE = "rounds.json"
@@ -57,11 +59,8 @@ class RoundsRecord(msgspec.Struct, frozen=True, kw_only=True):
 
 
 def write_rounds(directory: str | os.PathLike[str], record: RoundsRecord) -> Path:
-    path = Path(directory) / ROUNDS_FILE
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_bytes(msgspec.json.encode(record))
-    os.replace(tmp, path)
-    return path
+    # Never through a link a received results folder may hold (safefile).
+    return write_atomic(Path(directory) / ROUNDS_FILE, msgspec.json.encode(record))
 
 
 def read_rounds(directory: str | os.PathLike[str]) -> RoundsRecord | None:

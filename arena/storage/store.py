@@ -54,6 +54,7 @@ import functools
 import os
 import sqlite3
 import threading
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,9 +75,15 @@ __all__ = [
     "ConfigMismatchError",
     "DatabaseMovedError",
     "LOCK_NAME",
+    "READ_SECONDS",
+    "ReadConnection",
+    "STORE_TABLES",
     "Store",
     "StoreError",
     "TournamentInfo",
+    "check_tables",
+    "refuse_linked",
+    "sql_error_text",
     "default_directory",
     "game_row",
     "insert_game",
@@ -210,6 +217,86 @@ class DatabaseMovedError(StoreError):
     written again (the message says where) and the run must stop."""
 
 
+READ_SECONDS = 30.0
+"""Longest a reader's single query may run: a store from elsewhere is data, and
+no report, rating list or page waits on it for ever (SQLite's progress handler
+stops the query; a real store's queries take milliseconds to a few seconds)."""
+STORE_TABLES = ("meta", "tournament", "games", "game_counts")
+"""What the arena reads of a store: each must be a plain table, never a view
+(an endless recursive view would hang every reader) or a virtual table."""
+
+
+class ReadConnection(sqlite3.Connection):
+    """A connection whose every ``execute`` (with the fetching that follows) must
+    finish within ``seconds``; past that SQLite stops it ("interrupted")."""
+
+    seconds = READ_SECONDS
+
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._deadline = time.monotonic() + self.seconds
+        self.set_progress_handler(self._past_deadline, 10_000)
+
+    def _past_deadline(self) -> int:
+        return time.monotonic() > self._deadline
+
+    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+        self._deadline = time.monotonic() + self.seconds
+        return super().execute(sql, parameters)  # type: ignore[arg-type]
+
+
+def sql_error_text(exc: sqlite3.Error) -> str:
+    """SQLite's message, with what "interrupted" means here."""
+    text = str(exc)
+    if text == "interrupted":
+        return (
+            f"a query ran longer than {ReadConnection.seconds:g} s and was stopped "
+            "(a store from elsewhere?)"
+        )
+    return text
+
+
+def refuse_linked(path: Path) -> None:
+    """A store or analysis reached through a symbolic link is refused, not read: a
+    link in a results folder from elsewhere points where its sender chose, and
+    SQLite would make its ``-wal`` and ``-shm`` files beside the target."""
+    if os.path.islink(path):
+        raise StoreError(
+            f"{path} is a symbolic link; the arena reads no results database through "
+            "one (a results folder from elsewhere is data): copy the file itself there"
+        )
+
+
+def check_tables(
+    conn: sqlite3.Connection,
+    path: object,
+    names: tuple[str, ...] = STORE_TABLES,
+    schema: str = "main",
+) -> None:
+    """Refuse a store whose tables the arena reads are views or virtual tables, or
+    that holds a trigger (the arena makes none; one would run on the arena's
+    writes when a received folder is resumed or analysed)."""
+    marks = ", ".join("?" * len(names))
+    rows = conn.execute(
+        f"SELECT name, type, sql FROM {schema}.sqlite_master"
+        f" WHERE lower(name) IN ({marks}) OR type = 'trigger'",
+        names,
+    ).fetchall()
+    for name, kind, sql in rows:
+        if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
+            continue
+        if kind == "trigger":
+            raise StoreError(
+                f"{path} holds a trigger ({name!r}), which no arena makes; the arena "
+                "uses no store built so (a results folder from elsewhere?)"
+            )
+        what = "a virtual table" if kind == "table" else f"a {kind}"
+        raise StoreError(
+            f"{path}: {name!r} is {what}, not a plain table; the arena reads no store "
+            "built so (a results folder from elsewhere?)"
+        )
+
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -224,7 +311,7 @@ def _sql_errors(method: Callable[P, R]) -> Callable[P, R]:
         except sqlite3.Error as exc:
             store = args[0]
             path = getattr(store, "path", "results database")
-            raise StoreError(f"{path}: {exc}") from None
+            raise StoreError(f"{path}: {sql_error_text(exc)}") from None
 
     return wrapper
 
@@ -237,8 +324,13 @@ def _take_lock(directory: Path) -> int:
     """
     path = directory / LOCK_NAME
     try:
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
     except OSError as exc:
+        if os.path.islink(path):
+            raise StoreError(
+                f"{path} is a symbolic link; the arena writes no file through one: "
+                "remove it and run again"
+            ) from None
         raise StoreError(
             f"cannot write the results folder {directory}: {exc.strerror or exc}"
         ) from None
@@ -350,6 +442,11 @@ class Store:
             ) from None
         lock_fd = _take_lock(directory)
         try:
+            if os.path.islink(directory / DB_NAME):  # SQLite would write where it points
+                raise StoreError(
+                    f"{directory / DB_NAME} is a symbolic link; the arena writes no file "
+                    "through one: remove it and run again"
+                )
             store = cls._connect(directory / DB_NAME)
         except BaseException:
             os.close(lock_fd)
@@ -370,17 +467,24 @@ class Store:
         one (only ``Store.open``, which resumes a run, migrates it).
         """
         path = Path(directory) / DB_NAME
+        refuse_linked(path)
         if not path.is_file():
             raise StoreError(f"no results database at {path}")
         uri = f"file:{quote(str(path.resolve()))}?mode=ro"
         try:
             conn = sqlite3.connect(
-                uri, uri=True, timeout=30.0, isolation_level=None, check_same_thread=False
+                uri,
+                uri=True,
+                timeout=30.0,
+                isolation_level=None,
+                check_same_thread=False,
+                factory=ReadConnection,
             )
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database ({e})") from None
         store = cls(path, conn)
         try:
+            check_tables(conn, path)
             version = _schema_version(conn, path)
             if version not in READABLE_VERSIONS:
                 raise StoreError(
@@ -390,7 +494,9 @@ class Store:
                 raise StoreError(f"{path} holds no tournament")
         except sqlite3.DatabaseError as e:
             store.close()
-            raise StoreError(f"{path}: not a usable results database ({e})") from None
+            raise StoreError(
+                f"{path}: not a usable results database ({sql_error_text(e)})"
+            ) from None
         except BaseException:
             store.close()
             raise
@@ -408,6 +514,7 @@ class Store:
         except sqlite3.Error as e:
             raise StoreError(f"{path}: cannot open the results database ({e})") from None
         try:
+            check_tables(conn, path)  # a received folder resumed: no view runs here
             conn.execute("PRAGMA journal_mode=WAL")
             conn.execute("PRAGMA synchronous=FULL")
             conn.execute(
@@ -556,6 +663,8 @@ class Store:
                 os.close(self._lock_fd)
                 self._lock_fd = None
                 self._lock_fd = _take_lock(path.parent)
+            if os.path.islink(target):
+                raise StoreError(f"{target} is a symbolic link; nothing is written through one")
             copy = sqlite3.connect(target, isolation_level=None, check_same_thread=False)
             self._conn.backup(copy)
             copy.execute("PRAGMA journal_mode=WAL")

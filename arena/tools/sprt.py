@@ -30,6 +30,7 @@ from arena.stats.rating import (
     sprt_bounds,
     sprt_decision,
 )
+from arena.storage.safefile import write_atomic
 from arena.storage.store import Store
 from arena.tournament import Observer, Tournament
 
@@ -207,7 +208,7 @@ def sprt_tournament(
     directory = Path(results_root) / name
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "sprt.toml"
-    path.write_text(text, encoding="utf-8")
+    write_atomic(path, text)  # in the results folder: never through a link there
     config = parse_config(text, path)
     state.resume(directory)
 

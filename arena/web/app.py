@@ -12,13 +12,15 @@ security policy allows none); who may ask and what they may ask is
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
+import threading
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import jinja2
 import trio
@@ -47,12 +49,14 @@ from arena.web.guard import (
     guarded,
     parse_query,
 )
-from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber
+from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber, TooManyPages
 from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
 from arena.web.rounds import rounds_payload
 from arena.web.store_view import GameFilter, StoreView, SummaryView
 
 __all__ = ["Site", "build_app", "find_tournaments", "refresh_results"]
+
+T = TypeVar("T")
 
 BATCH_SECONDS = 0.02
 """After each send a page's stream waits this long, so moves arriving meanwhile
@@ -60,6 +64,14 @@ go out together (at most ~50 messages a second per page, however fast bots move)
 RESULTS_INTERVAL = 1.0
 """Standings and results are re-read from the store at most once a second."""
 HEARTBEAT_SECONDS = 15.0
+STORE_THREADS = 4
+"""Threads that may read one store at once. Each store has a limiter of its own,
+so a store from elsewhere that makes its readers wait (until their queries'
+deadline) holds at most these, never trio's shared thread limiter: other
+stores' pages, and pages that read no store, still answer."""
+INDEX_WAIT = 2.0
+"""Seconds the list of tournaments waits for one store's game count before
+showing it without one."""
 RECENT = 12
 
 
@@ -91,12 +103,33 @@ class Summaries:
         self._views: dict[Path, StoreView] = {}
         self._cache: dict[tuple[Path, bool], tuple[tuple[int, ...], ReportData]] = {}
         self._locks: dict[Path, trio.Lock] = {}
+        self._limiters: dict[Path, trio.CapacityLimiter] = {}
+        self._opening: dict[Path, threading.Lock] = {}
+        self._opening_lock = threading.Lock()
 
     def view(self, directory: Path) -> StoreView:
+        """The store's view, opened on first use (in a thread: :meth:`opened`); one
+        store's slow opening holds no other store's."""
+        with self._opening_lock:
+            opening = self._opening.setdefault(directory, threading.Lock())
+        with opening:
+            view = self._views.get(directory)
+            if view is None:
+                view = self._views[directory] = StoreView(directory)
+            return view
+
+    async def opened(self, directory: Path) -> StoreView:
+        """:meth:`view`, opened in one of the store's own threads if it is not yet."""
         view = self._views.get(directory)
-        if view is None:
-            view = self._views[directory] = StoreView(directory)
-        return view
+        return view if view is not None else await self.read(directory, self.view, directory)
+
+    async def read(
+        self, directory: Path, fn: Callable[..., T], *args: object, abandon: bool = False
+    ) -> T:
+        """``fn(*args)`` in a thread of ``directory``'s own limiter (``STORE_THREADS``);
+        with ``abandon``, a cancelled wait leaves the thread to finish on its own."""
+        limiter = self._limiters.setdefault(directory, trio.CapacityLimiter(STORE_THREADS))
+        return await trio.to_thread.run_sync(fn, *args, limiter=limiter, abandon_on_cancel=abandon)
 
     async def get(self, directory: Path, *, full: bool = False) -> ReportData:
         """The report's tables for ``directory``, recomputed only when games were added.
@@ -106,16 +139,17 @@ class Summaries:
         (or new analysis), for the tables that need the moves: search statistics,
         by-role figures and the solver's analysis.
         """
-        view = self.view(directory)
+        view = await self.opened(directory)
         lock = self._locks.setdefault(directory, trio.Lock())
         async with lock:
-            count = await trio.to_thread.run_sync(view.count)
+            count = await self.read(directory, view.count)
             stamp = (count, *(_analysis_stamp(directory) if full else ()))
             cached = self._cache.get((directory, full))
             if cached is None or cached[0] != stamp:
                 source = view if full else SummaryView(view)
-                data = await trio.to_thread.run_sync(
-                    lambda: _report(source, directory, full)  # type: ignore[arg-type]
+                data = await self.read(
+                    directory,
+                    lambda: _report(source, directory, full),  # type: ignore[arg-type]
                 )
                 cached = self._cache[(directory, full)] = (stamp, data)
             return cached[1]
@@ -273,10 +307,11 @@ def build_app(
     async def index(request: Request) -> Response:
         rows = []
         for name, directory in site.tournaments.items():
-            try:
-                count = await trio.to_thread.run_sync(site.summaries.view(directory).count)
-            except StoreError:
-                count = None
+            count = None  # unreadable, or not answering: the list still shows
+            with trio.move_on_after(INDEX_WAIT), contextlib.suppress(StoreError):
+                count = await site.summaries.read(
+                    directory, lambda d=directory: site.summaries.view(d).count(), abandon=True
+                )
             rows.append({"name": name, "directory": str(directory), "games": count})
         return page("index.html.j2", rows=rows)
 
@@ -290,7 +325,10 @@ def build_app(
         if hub is None or site.live_name is None:
             raise _NotFound("no tournament is running in this server")
         directory = site.tournaments[site.live_name]
-        sub = hub.subscribe()
+        try:
+            sub = hub.subscribe()
+        except TooManyPages as exc:
+            return Response(str(exc), status_code=503, media_type="text/plain")
         return StreamingResponse(
             _live_events(hub, sub, lambda: results_payload(site, directory)),
             media_type="text/event-stream",
@@ -322,22 +360,22 @@ def build_app(
             blunder=q.blunder,
         )
         offset, limit = q.offset, q.limit
-        view = site.summaries.view(directory)
-        total, rows = await trio.to_thread.run_sync(
-            lambda: view.games(where, offset=offset, limit=limit)
+        view = await site.summaries.opened(directory)
+        total, rows = await site.summaries.read(
+            directory, lambda: view.games(where, offset=offset, limit=limit)
         )
         return JSONResponse({"total": total, "offset": offset, "games": rows})
 
     async def replay(request: Request) -> Response:
         directory = directory_of(request)
         key = parse_query(request, ReplayQuery).key
-        view = site.summaries.view(directory)
-        record = await trio.to_thread.run_sync(view.record, key)
+        view = await site.summaries.opened(directory)
+        record = await site.summaries.read(directory, view.record, key)
         if record is None:
             raise _NotFound(f"no game {key!r} in {request.path_params['name']}")
         out = await trio.to_thread.run_sync(replay_json, record)
         try:
-            an = await trio.to_thread.run_sync(replay_analysis, directory, key, record)
+            an = await site.summaries.read(directory, replay_analysis, directory, key, record)
         except StoreError:
             an = None  # an unreadable analysis: the replay without it
         if an is not None:
@@ -380,6 +418,10 @@ def build_app(
     async def bad_request(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": str(exc)}, status_code=400)
 
+    async def store_error(request: Request, exc: Exception) -> Response:
+        """A store that cannot be read (refused, or a query past its deadline): one line."""
+        return Response(str(exc), status_code=500, media_type="text/plain")
+
     app = Starlette(
         routes=[
             Route("/", index),
@@ -393,7 +435,7 @@ def build_app(
             Route("/ratings/player/{player:path}", player),
             Route("/static/{file}", static.serve),
         ],
-        exception_handlers={_NotFound: not_found, BadRequest: bad_request},
+        exception_handlers={_NotFound: not_found, BadRequest: bad_request, StoreError: store_error},
     )
     return guarded(app, token=token, hosts=hosts)
 
@@ -470,12 +512,12 @@ async def refresh_results(site: Site, *, once: bool = False) -> None:
 
 async def results_payload(site: Site, directory: Path) -> dict[str, Any]:
     data = await site.summaries.get(directory)
-    view = site.summaries.view(directory)
-    _, recent = await trio.to_thread.run_sync(
-        lambda: view.games(GameFilter(), limit=RECENT, newest_first=True)
+    view = await site.summaries.opened(directory)
+    _, recent = await site.summaries.read(
+        directory, lambda: view.games(GameFilter(), limit=RECENT, newest_first=True)
     )
-    _, faults = await trio.to_thread.run_sync(
-        lambda: view.games(GameFilter(faulted=True), limit=RECENT, newest_first=True)
+    _, faults = await site.summaries.read(
+        directory, lambda: view.games(GameFilter(faulted=True), limit=RECENT, newest_first=True)
     )
     return {
         "games": data.games,

@@ -33,12 +33,29 @@ from arena.plan.config import TournamentConfig
 from arena.report.replay import game_view, show_of
 from arena.tournament import Observer, Progress, Tally
 
-__all__ = ["LiveHub", "Subscriber", "PROGRESS", "RESULTS", "game_topic"]
+__all__ = [
+    "MAX_SUBSCRIBERS",
+    "LiveHub",
+    "Subscriber",
+    "PROGRESS",
+    "RESULTS",
+    "TooManyPages",
+    "game_topic",
+]
 
 PROGRESS = "progress"
 RESULTS = "results"
 MAX_PENDING = 256
 """Topics one page may have waiting; past that it gets a fresh snapshot instead."""
+MAX_SUBSCRIBERS = 64
+"""Pages that may follow the run at once: one more is refused (each holds a
+connection and a task until the run ends; a page that stops reading is dropped
+by the server's send timeout, ``arena.web.server.SEND_TIMEOUT``)."""
+
+
+class TooManyPages(Exception):
+    """The live view already streams to ``MAX_SUBSCRIBERS`` pages."""
+
 
 _encoder = msgspec.json.Encoder()
 
@@ -220,6 +237,10 @@ class LiveHub(Observer):
     # -- pages ------------------------------------------------------------------------
 
     def subscribe(self) -> Subscriber:
+        if len(self.subscribers) >= MAX_SUBSCRIBERS:
+            raise TooManyPages(
+                f"the live view already streams to {MAX_SUBSCRIBERS} pages; try again later"
+            )
         sub = Subscriber()
         self.subscribers.add(sub)
         return sub

@@ -40,9 +40,9 @@ class RatingsCache:
         async with self._lock:
             counts = []
             for directory in site.tournaments.values():
-                view = site.summaries.view(directory)
                 try:
-                    counts.append(await trio.to_thread.run_sync(view.count))
+                    view = await site.summaries.opened(directory)
+                    counts.append(await site.summaries.read(directory, view.count))
                 except StoreError:
                     counts.append(-1)
             key = tuple(counts)

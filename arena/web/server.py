@@ -13,6 +13,7 @@ from __future__ import annotations
 import ipaddress
 import logging
 import secrets
+import socket
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -30,6 +31,13 @@ if TYPE_CHECKING:
 __all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
 
 DEFAULT_HOST = "127.0.0.1"
+SEND_TIMEOUT = 10.0
+"""Seconds a connection's sent data may stay unacknowledged (a page that stopped
+reading: its window closed) before the kernel drops it. Hypercorn shields its
+sends from cancellation, so without this one stalled ``/live/events`` client
+would keep ``arena run --web`` from ending for as long as it stayed; set as
+``TCP_USER_TIMEOUT`` on the listening socket, which every connection inherits
+(Linux honours it for zero-window probes too)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -87,8 +95,7 @@ async def serve(
     """Serve ``site`` until cancelled; ``task_status.started`` gets the bound URL
     (with the real port when ``listen.port`` is 0)."""
     config = Config()
-    host = f"[{listen.host}]" if ":" in listen.host else listen.host
-    config.bind = [f"{host}:{listen.port}"]
+    config.bind = [f"fd://{_listening_socket(listen)}"]
     config.accesslog = None
     quiet = logging.getLogger("arena.web")
     quiet.setLevel(logging.ERROR)
@@ -101,6 +108,24 @@ async def serve(
         if site.hub is not None:
             nursery.start_soon(refresh_results, site)
         task_status.started(binds[0])
+
+
+def _listening_socket(listen: Listen) -> int:
+    """A bound TCP socket for ``listen`` (its fd, handed to Hypercorn), made as
+    Hypercorn makes one, plus the send timeout every connection inherits."""
+    family = socket.AF_INET6 if ":" in listen.host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        if hasattr(socket, "TCP_USER_TIMEOUT"):
+            ms = int(SEND_TIMEOUT * 1000)
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_USER_TIMEOUT, ms)
+        sock.bind((listen.host, listen.port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock.detach()
 
 
 async def _hypercorn(

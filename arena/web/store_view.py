@@ -19,9 +19,17 @@ from urllib.parse import quote
 
 import msgspec
 
-from arena.analysis.store import ANALYSIS_NAME
+from arena.analysis.store import ANALYSIS_NAME, ANALYSIS_TABLES
 from arena.match.record import GameRecord
-from arena.storage.store import DB_NAME, StoreError, TournamentInfo
+from arena.storage.store import (
+    DB_NAME,
+    ReadConnection,
+    StoreError,
+    TournamentInfo,
+    check_tables,
+    refuse_linked,
+    sql_error_text,
+)
 
 __all__ = ["GameFilter", "StoreView", "SummaryView"]
 
@@ -68,16 +76,22 @@ class StoreView:
     def __init__(self, directory: str | Path) -> None:
         self.directory = Path(directory)
         self.path = self.directory / DB_NAME
+        refuse_linked(self.path)
         if not self.path.is_file():
             raise StoreError(f"no results database at {self.path}")
         uri = f"file:{quote(str(self.path.resolve()))}?mode=ro"
         try:
-            self._conn = sqlite3.connect(uri, uri=True, timeout=30.0, check_same_thread=False)
+            self._conn = sqlite3.connect(
+                uri, uri=True, timeout=30.0, check_same_thread=False, factory=ReadConnection
+            )
+            check_tables(self._conn, self.path)
             row = self._conn.execute(
                 "SELECT name, config_toml, fingerprint, arena_version, created_at FROM tournament"
             ).fetchone()
         except sqlite3.DatabaseError as exc:
-            raise StoreError(f"{self.path}: not a usable results database ({exc})") from None
+            raise StoreError(
+                f"{self.path}: not a usable results database ({sql_error_text(exc)})"
+            ) from None
         if row is None:
             raise StoreError(f"{self.path} holds no tournament")
         self.tournament = TournamentInfo(*row)
@@ -92,13 +106,14 @@ class StoreView:
             if self._analysis:
                 return True
             path = self.directory / ANALYSIS_NAME
-            if not path.is_file():
+            if not path.is_file() or path.is_symlink():
                 return False
             uri = f"file:{quote(str(path.resolve()))}?mode=ro"
             try:
                 self._conn.execute("ATTACH DATABASE ? AS an", (uri,))
+                check_tables(self._conn, path, ANALYSIS_TABLES, schema="an")
                 self._conn.execute("SELECT count(*) FROM an.games").fetchone()
-            except sqlite3.DatabaseError:
+            except (sqlite3.DatabaseError, StoreError):
                 with contextlib.suppress(sqlite3.DatabaseError):
                     self._conn.execute("DETACH DATABASE an")
                 return False
@@ -109,8 +124,11 @@ class StoreView:
         self._conn.close()
 
     def _all(self, sql: str, args: list[object] | tuple[object, ...] = ()) -> list[tuple]:
-        with self._lock:
-            return self._conn.execute(sql, args).fetchall()
+        try:
+            with self._lock:
+                return self._conn.execute(sql, args).fetchall()
+        except sqlite3.Error as exc:  # stopped at its deadline, say
+            raise StoreError(f"{self.path}: {sql_error_text(exc)}") from None
 
     def count(self) -> int:
         return self._all("SELECT count(*) FROM games")[0][0]
