@@ -158,6 +158,9 @@ class GameActor:
         self.node = _node_name()
         self._config: TournamentConfig | None = None
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
+        """Notified when a pair task's route is removed: a batch holding the same pair
+        task again (handed out twice) waits for the first to finish."""
         self._routes: dict[str, queue.SimpleQueue[tuple[str, Any]]] = {}
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
@@ -181,14 +184,8 @@ class GameActor:
         if self._config is None:
             self._config = self._load()
         mode = self._check_sandbox(self._config.sandbox.mode)
-        trio.run(self._prepare, self._config)
+        trio.run(_prepare, self._config)
         return mode
-
-    @staticmethod
-    async def _prepare(config: TournamentConfig) -> None:
-        """The built-in bots' preparation on this node (its own cache, built once per node)."""
-        for bot in config.bots:
-            await prepare(bot.argv)
 
     @staticmethod
     def _check_sandbox(mode: str) -> str:
@@ -259,6 +256,8 @@ class GameActor:
         results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         waiting = {item.task.key for item in items}
         with self._lock:
+            while self._failure is None and not waiting.isdisjoint(self._routes):
+                self._freed.wait()
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             for key in waiting:
@@ -328,12 +327,32 @@ class GameActor:
             self._token = trio.lowlevel.current_trio_token()
             self._ready.set()
             on_event = self._event if self._events else None
+
+            # Closures, not methods: one coroutine method would make Ray run the
+            # actor as an asyncio one, whose plain calls take turns on one loop
+            # (the second batch in flight, and a verdict, waiting for the first).
+            async def emit(key: str, pair_key: str, record: GameRecord) -> None:
+                answer = self._gate.expect(key, record)
+                self._put(
+                    pair_key, ("record", _encoder.encode(FinishedGame(key, pair_key, record)))
+                )
+                await self._gate.wait(key, answer)
+
+            async def skipped(key: str, pair_key: str) -> None:
+                self._put(pair_key, ("skipped", (key, pair_key)))
+
+            async def pair_done(item: WorkItem) -> None:
+                with self._lock:
+                    results = self._routes.pop(item.task.key)
+                    self._freed.notify_all()
+                results.put(("done", item.task.key))
+
             await slots.run(
                 receive,
-                self._emit,
-                pair_done=self._pair_done,
+                emit,
+                pair_done=pair_done,
                 skip=self._gate.out,
-                skipped=self._skipped,
+                skipped=skipped,
                 on_event=on_event,
             )
 
@@ -347,22 +366,16 @@ class GameActor:
             self._failure = failure
             waiting = {id(q): q for q in self._routes.values()}
             self._routes.clear()
+            self._freed.notify_all()
         for results in waiting.values():
             results.put(("error", failure))
         self._ready.set()
 
-    async def _emit(self, key: str, pair_key: str, record: GameRecord) -> None:
-        data = _encoder.encode(FinishedGame(key, pair_key, record))
-        answer = self._gate.expect(key, record)
+    def _put(self, pair_key: str, message: tuple[str, Any]) -> None:
+        """Hand ``message`` to the batch waiting for pair task ``pair_key``."""
         with self._lock:
             results = self._routes[pair_key]
-        results.put(("record", data))
-        await self._gate.wait(key, answer)
-
-    async def _skipped(self, key: str, pair_key: str) -> None:
-        with self._lock:
-            results = self._routes[pair_key]
-        results.put(("skipped", (key, pair_key)))
+        results.put(message)
 
     def _event(self, event: LiveEvent) -> None:
         with self._lock:
@@ -370,10 +383,11 @@ class GameActor:
         if results is not None and results.qsize() < EVENT_BACKLOG:
             results.put(("event", _encoder.encode(event)))
 
-    async def _pair_done(self, item: WorkItem) -> None:
-        with self._lock:
-            results = self._routes.pop(item.task.key)
-        results.put(("done", item.task.key))
+
+async def _prepare(config: TournamentConfig) -> None:
+    """The built-in bots' preparation on this node (its own cache, built once per node)."""
+    for bot in config.bots:
+        await prepare(bot.argv)
 
 
 def _node_name() -> str:
@@ -762,9 +776,8 @@ class RayPool:
     def _new_actor(self, node: Node) -> Any:
         ray = self.ray
         if self._actor_class is None:
-            # A verdict must not wait behind the batch that waits for it: its own
-            # group, its own thread (the actor counts as an asyncio one, as it has
-            # coroutine methods, so its other calls take turns on one loop).
+            # A verdict must not wait behind the batch that waits for it: a thread
+            # of its own, whatever the batches in flight hold.
             self._actor_class = ray.remote(concurrency_groups={"verdicts": 1})(GameActor)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
