@@ -38,7 +38,14 @@ run(choose, name="thinker")
 """
 
 
-def _tournament(tmp_path: Path) -> Path:
+POLICIES = {
+    # [faults] table -> the game of crashy after which it is out
+    "no-restart": ("restart = false", 1),
+    "share": ("disqualify_after = 0.5\nmin_games = 3", 3),
+}
+
+
+def _tournament(tmp_path: Path, faults: str) -> Path:
     # 3 pairings x 3 pair tasks, in this order: r1:a:b, r1:crashy:b, r1:crashy:a, r2:...
     # Two games at once: crashy's first game runs beside the first game of a and b.
     bot = tmp_path / "thinker.py"
@@ -46,7 +53,7 @@ def _tournament(tmp_path: Path) -> Path:
     toml = tmp_path / "t.toml"
     toml.write_text(
         'name = "policy"\nvariant = "single"\ntc = "5+0.1"\ngames_per_pairing = 6\n'
-        "concurrency = 2\nseed = 5\n[faults]\nrestart = false\n"
+        f"concurrency = 2\nseed = 5\n[faults]\n{faults}\n"
         '[[bots]]\nname = "crashy"\ncommand = ["/bin/false"]\n'
         f'[[bots]]\nname = "a"\ncommand = ["{sys.executable}", "{bot}", "1"]\n'
         f'[[bots]]\nname = "b"\ncommand = ["{sys.executable}", "{bot}", "2"]\n'
@@ -54,17 +61,21 @@ def _tournament(tmp_path: Path) -> Path:
     return toml
 
 
+@pytest.mark.parametrize("policy", list(POLICIES))
 @pytest.mark.parametrize("backend", list(BACKENDS))
-def test_no_restart_stops_a_crashing_bot_after_its_first_fault_on_every_backend(
-    tmp_path: Path, backend: str
+def test_a_crashing_bot_is_out_after_the_same_games_on_every_backend(
+    tmp_path: Path, backend: str, policy: str
 ) -> None:
-    """``restart = false``: the bot that exits at once plays the games it started
-    before its first fault (one, or two when both slots happen to start one at
-    once: Ray's actors take their batches in no fixed order) and no other; the
-    rest are skipped and counted as such, wherever the games run. (Worker
-    processes and actors used to play every game of the pair tasks they held, 4
-    here, and only the arena's dispatch counted skipped games, never its own
-    slots.) A second run resumes: the bot is still out and its games skipped."""
+    """``restart = false`` puts the bot that exits at once out with its first fault;
+    ``disqualify_after = 0.5`` with ``min_games = 3`` with its third game. It plays
+    the games started before that game ended (the game beside it in the other
+    slot, when both slots happen to start one at once: Ray's actors take their
+    batches in no fixed order) and no other; the rest are skipped and counted as
+    such, wherever the games run. (Worker processes and actors used to play every
+    game of the pair tasks they held, and only the arena's dispatch counted
+    skipped games, never its own slots.) A second run resumes: the bot is still
+    out and its games skipped."""
+    faults, out_after = POLICIES[policy]
     env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
     ray_tmp: Path | None = None
     if backend == "ray":
@@ -72,7 +83,7 @@ def test_no_restart_stops_a_crashing_bot_after_its_first_fault_on_every_backend(
         # Short: Ray's socket paths under it must fit in a Unix socket address.
         ray_tmp = Path(tempfile.mkdtemp(prefix="rt", dir="/tmp"))
         env["RAY_TMPDIR"] = str(ray_tmp)
-    toml = _tournament(tmp_path)
+    toml = _tournament(tmp_path, faults)
     results = tmp_path / "results"
     try:
         for _ in range(2):
@@ -89,13 +100,14 @@ def test_no_restart_stops_a_crashing_bot_after_its_first_fault_on_every_backend(
                 records = list(store.records())
             crashy = [r for r in records if "crashy" in r.players]
             assert sum("crashy" not in r.players for r in records) == 6
-            first_fault = min(r.ended_at for r in crashy)
-            # Every game of crashy started before its first fault; the slot beside it
-            # is busy with a game of the two thinkers meanwhile.
-            assert all(r.started_at < first_fault for r in crashy), [
-                (r.players, r.started_at - first_fault) for r in crashy
+            assert out_after <= len(crashy) <= out_after + 1, [r.players for r in crashy]
+            assert {r.reason for r in crashy} == {"crash"}
+            out = sorted(r.ended_at for r in crashy)[out_after - 1]
+            # Every game of crashy started before the game that put it out ended; the
+            # slot beside it is busy with a game of the two thinkers meanwhile.
+            assert all(r.started_at < out for r in crashy), [
+                (r.players, r.started_at - out) for r in crashy
             ]
-            assert 1 <= len(crashy) <= 2 and {r.reason for r in crashy} == {"crash"}
             stored, skipped = len(records), 18 - len(records)
             line = rf"^{stored} of 18 games stored in .* \({skipped} skipped: disqualified bots\)$"
             assert re.search(line, done.stdout, re.MULTILINE), done.stdout
