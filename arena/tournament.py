@@ -35,7 +35,7 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.backends.pool import Pool, split
+from arena.backends.pool import FaultGate, Pool, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
 from arena.backends.slots import InProcessPool, WorkItem
 from arena.backends.workers import WorkerPool, fork_workers, release
@@ -286,6 +286,26 @@ class Tournament:
             self.observer.bot_disqualified(name, row)
         return row.disqualified
 
+    def _may_be_disqualified(self, name: str) -> bool:
+        """A bot with a fault, under a policy that disqualifies: its next game may
+        put it out (worker processes and actors wait for the verdict on it)."""
+        faults = self.config.faults
+        row = self.progress.standings.get(name)
+        policy = not faults.restart or faults.disqualify_after is not None
+        return policy and row is not None and row.faults > 0
+
+    def _skipped(self, games: int) -> None:
+        self.progress.skipped += games
+
+    def _gate(self) -> FaultGate:
+        """The fault policy as every backend applies it (:class:`FaultGate`)."""
+        return FaultGate(
+            [bot.name for bot in self.config.bots],
+            out=self._disqualified,
+            faulted=self._may_be_disqualified,
+            skipped=self._skipped,
+        )
+
     def pending(self) -> list[tuple[PairTask, list[int]]]:
         """Pair tasks with the numbers of their games not stored yet."""
         done = self.store.finished_keys()
@@ -447,7 +467,7 @@ class Tournament:
                 str(self.config_path),
                 processes=self.workers,
                 on_record=self._store_game,
-                dispatchable=self._dispatchable,
+                gate=self._gate(),
                 address=self.address,
                 config=self.config,
                 on_event=on_event,
@@ -464,7 +484,7 @@ class Tournament:
                 self.config,
                 slots,
                 on_record=self._store_game,
-                skip=self._disqualified,
+                gate=self._gate(),
                 on_event=on_event,
             )
         return WorkerPool(
@@ -474,7 +494,7 @@ class Tournament:
             processes=processes,
             slots=slots,
             on_record=self._store_game,
-            dispatchable=self._dispatchable,
+            gate=self._gate(),
             protocol=self.config.protocol,
             on_event=on_event,
             ready=self._forked,
@@ -510,13 +530,6 @@ class Tournament:
                 await self.run()
             nursery.cancel_scope.cancel()
         return run_scope.cancel_called
-
-    def _dispatchable(self, item: WorkItem) -> bool:
-        names = {item.task.a, item.task.b}
-        if any(self._disqualified(n) for n in names):
-            self.progress.skipped += len(item.numbers)
-            return False
-        return True
 
     async def _store_game(self, key: str, pair_key: str, record: GameRecord) -> None:
         # A finished game is stored even if the run is being cancelled: the thread

@@ -84,3 +84,32 @@ def module(name: str, hint: str, *, module_level: bool = False) -> ModuleType:
         return importlib.import_module(name)
     except ImportError as exc:
         missing(f"{name} cannot be imported ({exc}); {hint}", module_level=module_level)
+
+
+def static_c_compiler() -> str:
+    """A C compiler that links statically: the C library's archive (``libc.a``,
+    Debian: libc6-dev) beside the compiler, for a statically linked bot."""
+    import subprocess
+
+    compiler = c_compiler()
+    found = subprocess.run(
+        [compiler, "-print-file-name=libc.a"], capture_output=True, text=True, check=False
+    ).stdout.strip()
+    if not os.path.isabs(found) or not os.path.isfile(found):
+        missing(f"{compiler} has no static C library (libc.a; Debian: libc6-dev)")
+    return compiler
+
+
+def cgroups() -> None:
+    """A cgroup hierarchy the arena can write: every bot bounded by a cgroup of its own."""
+    from arena.engine import cgroups as bot_cgroups
+
+    found = bot_cgroups.hierarchies()
+    if isinstance(found, str):
+        missing(f"bots get no cgroup here: {found}")
+
+
+def root() -> None:
+    """The arena runs as root (bots then run as another user, ``[sandbox] user``)."""
+    if os.geteuid() != 0:
+        missing("the arena does not run as root here")

@@ -4,6 +4,12 @@ Every attempt is a real bot (``tests/escape_bot.py``, copied into each
 entrant's own folder as an entrant would bring it) in a real ``arena run``, in a
 subprocess, with the arena as it runs here and in CI: as root. Each bot reports
 its attempts on stderr, which the game records keep.
+
+What differs between machines is a named test each, which says which branch it
+checks: a root arena (bots run as ``nobody``) or not (bots run as the arena's
+user), bots bounded by a cgroup each or by rlimits. The rlimit fallback runs
+everywhere: the arena is started with the cgroup check answering "none"
+(``ARENA_WITHOUT_CGROUPS``), as on a machine without a writable hierarchy.
 """
 
 from __future__ import annotations
@@ -11,6 +17,7 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import struct
 import subprocess
 import sys
 import sysconfig
@@ -20,16 +27,23 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import msgspec
+import needs
 import pytest
 
-from arena.engine.sandbox import probe
 from arena.match.record import GameRecord
 from arena.storage.store import Store
 
 HERE = Path(__file__).parent
 ESCAPE = HERE / "escape_bot.py"
 ARENA = [sys.executable, "-m", "arena.cli"]
-ROOT = os.geteuid() == 0
+ARENA_WITHOUT_CGROUPS = [
+    sys.executable,
+    "-c",
+    "import sys; from arena.engine import cgroups; cgroups.available = lambda: False; "
+    "sys.argv[0] = 'arena'; from arena.cli import main; main()",
+]
+"""The arena on a machine where bots get no cgroup: the rlimit fallback."""
+BOUNDS = {"cgroup": ARENA, "rlimit": ARENA_WITHOUT_CGROUPS}
 
 
 class Run(msgspec.Struct):
@@ -40,9 +54,14 @@ class Run(msgspec.Struct):
 
 
 def tournament(
-    base: Path, name: str, bots: dict[str, tuple[list[str], dict[str, str]]], extra: str = ""
+    base: Path,
+    name: str,
+    bots: dict[str, tuple[list[str], dict[str, str]]],
+    extra: str = "",
+    arena: list[str] = ARENA,
 ) -> Run:
     """Play ``bots`` (name -> (words after ``python bots/NAME/NAME.py``, env)) in ``base``."""
+    needs.sandbox()
     lines = [f'name = "{name}"', 'variant = "single"', 'tc = "20+0.2"', "concurrency = 1"]
     for bot, (words, env) in bots.items():
         folder = base / "bots" / bot
@@ -62,7 +81,7 @@ def tournament(
     results = base / "results"
     done = subprocess.run(
         [
-            *ARENA,
+            *arena,
             "run",
             str(path),
             "--results",
@@ -100,8 +119,7 @@ def hostile() -> Iterator[tuple[Run, str, socket.socket]]:
     """One tournament of hostile entrants, in a folder outside ``/tmp``: every bot's
     ``/tmp`` is its own, so a folder in the real one would be out of sight anyway,
     and the allow-list (not the private ``/tmp``) must be what hides the others."""
-    if probe() is not None:
-        pytest.fail(f"bubblewrap cannot run here: {probe()}")
+    needs.sandbox()
     base = Path(tempfile.mkdtemp(prefix="arena-hostile-", dir="/var/tmp"))
     base.chmod(0o755)  # the entrants' own folders are in it, for their users to read
     (base / "bots" / "alice").mkdir(parents=True)
@@ -126,14 +144,26 @@ def hostile() -> Iterator[tuple[Run, str, socket.socket]]:
         shutil.rmtree(base, ignore_errors=True)
 
 
-def test_games_finish_and_record_the_user_and_the_bound(hostile) -> None:
+def test_games_finish_sandboxed(hostile) -> None:
     run, _, _ = hostile
     assert len(run.records) == 12, run.output
     assert {r.reason for r in run.records} <= {"home-row", "deadlock"}, run.output
     for record in run.records:
         assert [s.mode for s in record.sandbox] == ["bwrap", "bwrap"]
-        assert {s.user for s in record.sandbox} == {"nobody" if ROOT else ""}
-        assert {s.bound for s in record.sandbox} <= {"cgroup", "rlimit"}
+
+
+def test_a_root_arena_runs_its_bots_as_nobody(hostile) -> None:
+    """Branch: the arena is root, so each bot switches to ``[sandbox] user``."""
+    needs.root()
+    run, _, _ = hostile
+    assert {s.user for r in run.records for s in r.sandbox} == {"nobody"}
+
+
+def test_with_a_writable_cgroup_hierarchy_each_bot_is_bounded_by_a_cgroup(hostile) -> None:
+    """Branch: this machine gives each bot a cgroup (as root with cgroup v1 here)."""
+    needs.cgroups()
+    run, _, _ = hostile
+    assert {s.bound for r in run.records for s in r.sandbox} == {"cgroup"}
 
 
 def test_another_entrants_folder_is_out_of_sight(hostile) -> None:
@@ -165,16 +195,22 @@ def test_a_unix_socket_in_the_tournament_folder_is_unreachable(hostile) -> None:
         server.accept()
 
 
-@pytest.fixture(scope="module")
-def bounded(tmp_path_factory: pytest.TempPathFactory) -> Run:
-    """Processes past ``processes``, memory past ``memory_mb`` through children and a memfd."""
+@pytest.fixture(scope="module", params=list(BOUNDS))
+def bounded(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Run:
+    """Processes past ``processes``, memory past ``memory_mb`` through children and a
+    memfd; bounded by a cgroup each (where the machine has them) or by rlimits."""
+    if request.param == "cgroup":
+        needs.cgroups()
     limits = "[limits]\nprocesses = 20\nmemory_mb = 200\n"
     bots = {
         "forker": (["fork", "60"], {}),
         "hoarder": (["hoard", "90", "3"], {}),
         "waiter": (["fork", "0"], {}),
     }
-    return tournament(tmp_path_factory.mktemp("bounded"), "bounded", bots, extra=limits)
+    base = tmp_path_factory.mktemp(f"bounded-{request.param}")
+    run = tournament(base, "bounded", bots, extra=limits, arena=BOUNDS[request.param])
+    assert {s.bound for r in run.records for s in r.sandbox} == {request.param}
+    return run
 
 
 def test_a_bot_forks_no_further_than_its_processes(bounded: Run) -> None:
@@ -187,16 +223,22 @@ def test_a_bot_forks_no_further_than_its_processes(bounded: Run) -> None:
     assert started and max(started) < 20, forks
 
 
-def test_a_bot_holds_no_more_than_its_memory_through_children_and_memfd(bounded: Run) -> None:
+@pytest.mark.parametrize("bounded", ["cgroup"], indirect=True)
+def test_in_a_cgroup_a_bot_holds_no_more_than_its_memory_with_its_children(bounded: Run) -> None:
+    """Branch: a cgroup each: the whole bot, children and memfd too, within ``memory_mb``
+    (or killed on the way)."""
     hoards = attempts(bounded, "hoarder")
     held = [int(line.split()[3]) for line in hoards if "hoard held" in line]
-    bound = {s.bound for r in bounded.records for s in r.sandbox}
-    if bound == {"rlimit"}:  # per process only, but no memfd: what its children hold themselves
-        memfd = [line for line in hoards if "hoard memfd" in line]
-        assert memfd and all("Operation not permitted" in line for line in memfd), hoards
-    else:  # a cgroup: the whole bot within memory_mb (or killed on the way)
-        assert bound == {"cgroup"} and hoards, (bound, hoards)
-        assert all(mb <= 200 for mb in held), hoards
+    assert hoards and all(mb <= 200 for mb in held), hoards
+
+
+@pytest.mark.parametrize("bounded", ["rlimit"], indirect=True)
+def test_under_rlimits_a_bot_gets_no_memfd(bounded: Run) -> None:
+    """Branch: rlimits bound each process only, and a memfd's pages count against
+    none, so the filter refuses memfd (what children hold themselves is theirs)."""
+    hoards = attempts(bounded, "hoarder")
+    memfd = [line for line in hoards if "hoard memfd" in line]
+    assert memfd and all("Operation not permitted" in line for line in memfd), hoards
 
 
 def check_bot(*command: str) -> subprocess.CompletedProcess[str]:
@@ -211,17 +253,37 @@ def check_bot(*command: str) -> subprocess.CompletedProcess[str]:
     )
 
 
+def statically_linked(path: Path) -> bool:
+    """An ELF executable without a program interpreter (``PT_INTERP``): nothing is
+    loaded beside it at start, as ``file`` says "statically linked"."""
+    data = path.read_bytes()
+    assert data[:4] == b"\x7fELF" and data[4] == 2, "a 64-bit ELF file"  # ELFCLASS64
+    order = "<" if data[5] == 1 else ">"  # EI_DATA
+    (phoff,) = struct.unpack_from(order + "Q", data, 32)
+    phentsize, phnum = struct.unpack_from(order + "HH", data, 54)
+    types = [struct.unpack_from(order + "I", data, phoff + i * phentsize)[0] for i in range(phnum)]
+    return 3 not in types  # PT_INTERP
+
+
+def compile_static(exe: Path, source: Path) -> None:
+    compiler = needs.static_c_compiler()
+    subprocess.run(
+        [compiler, "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True
+    )
+    assert statically_linked(exe)
+
+
 def test_a_statically_linked_bot_passes_check_bot(tmp_path: Path) -> None:
+    needs.sandbox()
     exe = tmp_path / "static" / "cbot"
     exe.parent.mkdir()
-    source = HERE.parent / "bots" / "examples" / "c" / "kamisado_bot.c"
-    subprocess.run(["gcc", "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
-    assert b"statically linked" in subprocess.run(["file", str(exe)], capture_output=True).stdout
+    compile_static(exe, HERE.parent / "bots" / "examples" / "c" / "kamisado_bot.c")
     done = check_bot(str(exe))
     assert done.returncode == 0 and "all 13 checks passed" in done.stdout, done.stdout
 
 
 def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) -> None:
+    needs.sandbox()
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python*/site-packages"))
@@ -236,9 +298,11 @@ def test_a_bot_under_a_virtualenvs_interpreter_passes_check_bot(tmp_path: Path) 
     assert done.returncode == 0 and "FAIL" not in done.stdout, done.stdout
 
 
-def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
+def sandbox_lines(arena: list[str]) -> list[str]:
+    """``arena play``'s line for each bot: who ran it and what bounded it."""
+    bot = f"{sys.executable} {BOTS / 'random_bot.py'}"
     done = subprocess.run(
-        [*ARENA, "play", "random", "greedy", "--sandbox", "bwrap"],
+        [*arena, "play", bot, f"{bot} --seed 2", "--variant", "single", "--sandbox", "bwrap"],
         capture_output=True,
         text=True,
         timeout=120,
@@ -247,19 +311,49 @@ def test_arena_play_says_who_ran_each_bot_and_how_it_was_bounded() -> None:
     assert done.returncode == 0, done.stderr
     lines = [line for line in done.stdout.splitlines() if line.startswith("sandbox of ")]
     assert len(lines) == 2, done.stdout
-    for line in lines:
-        assert ("user nobody" if ROOT else "the arena's user") in line, line
-        assert "bounded by a cgroup" in line or "bounded by rlimits" in line, line
+    return lines
+
+
+def test_arena_play_says_a_root_arena_ran_its_bots_as_nobody_in_a_cgroup() -> None:
+    """Branch: root, with a writable cgroup hierarchy (this machine, CI)."""
+    needs.sandbox()
+    needs.root()
+    needs.cgroups()
+    for line in sandbox_lines(ARENA):
+        assert "user nobody" in line and "bounded by a cgroup" in line, line
+
+
+def test_arena_play_says_bots_without_a_cgroup_were_bounded_by_rlimits() -> None:
+    """Branch: no cgroup for bots (forced here), so rlimits."""
+    needs.sandbox()
+    for line in sandbox_lines(ARENA_WITHOUT_CGROUPS):
+        assert "bounded by rlimits" in line, line
+
+
+def test_arena_play_says_a_non_root_arena_ran_its_bots_as_itself() -> None:
+    """Branch: the arena is not root, so its bots run as its own user and, with no
+    cgroup it may write, are bounded by rlimits. A root test run starts the arena in
+    a user namespace of its own as user 1000 (``unshare``): no privilege outside it,
+    while the interpreter and the tree stay readable wherever they are."""
+    needs.sandbox()
+    prefix = []
+    if os.geteuid() == 0:
+        prefix = [needs.tool("unshare", what="unshare (util-linux)")]
+        prefix += ["--user", "--map-user=1000", "--map-group=1000"]
+    for line in sandbox_lines([*prefix, *ARENA]):
+        assert "the arena's user" in line and "bounded by rlimits" in line, line
 
 
 def test_the_sandbox_user_of_the_tournament_file_runs_its_bots(tmp_path: Path) -> None:
+    """Branch: a root arena (only root switches users)."""
+    needs.root()
     run = tournament(
         tmp_path,
         "daemon",
         {"a": (["fork", "0"], {}), "b": (["fork", "0"], {})},
         extra='[sandbox]\nuser = "daemon"\n',
     )
-    assert {s.user for r in run.records for s in r.sandbox} == {"daemon" if ROOT else ""}
+    assert {s.user for r in run.records for s in r.sandbox} == {"daemon"}
 
 
 def test_no_bot_creates_a_user_namespace(tmp_path: Path) -> None:
@@ -309,7 +403,8 @@ def test_check_bot_takes_commands_relative_to_the_current_folder(tmp_path: Path)
     (tmp_path / "bot.py").write_text((BOTS / "random_bot.py").read_text())
     source = BOTS / "examples" / "c" / "kamisado_bot.c"
     subprocess.run(
-        ["gcc", "-std=c99", "-O2", "-o", str(tmp_path / "cbot"), str(source)], check=True
+        [needs.c_compiler(), "-std=c99", "-O2", "-o", str(tmp_path / "cbot"), str(source)],
+        check=True,
     )
     for command in ([sys.executable, "bot.py"], ["./cbot"]):
         done = subprocess.run(
@@ -361,8 +456,7 @@ def test_a_static_binary_a_virtualenv_and_the_schema_bot_play_the_same_games_san
     issue's other entrants, all deterministic: the sandbox changes no move."""
     exe = tmp_path / "static" / "cbot"
     exe.parent.mkdir()
-    source = BOTS / "examples" / "c" / "kamisado_bot.c"
-    subprocess.run(["gcc", "-static", "-std=c99", "-O2", "-o", str(exe), str(source)], check=True)
+    compile_static(exe, BOTS / "examples" / "c" / "kamisado_bot.c")
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     site = next(venv.glob("lib/python*/site-packages"))

@@ -73,6 +73,15 @@ def test_round_number_must_match_the_promotions() -> None:
     KAMISADO.state_from_text("b+ovpyrgn/8/8/8/8/8/8/NGYPVBOR b - standard 0-1 2 -")
 
 
+def test_a_single_round_match_ends_with_its_first_promotion() -> None:
+    """A score of 0-3 (three promoted towers, "round 3") cannot come from a single
+    round: its first promotion ends the match."""
+    over = "obvp3n/Y4y2/N7/7g/8/8/4V2O/1GR1P1Br+ b - single 0-1 1 #"
+    KAMISADO.state_from_text(over)
+    rejected(over.replace("obvp", "o+b+vp").replace("0-1 1", "0-3 3"), "round")
+    rejected(over.replace("obvp", "o+bvp").replace("0-1 1", "0-2 2"), "round")
+
+
 @pytest.mark.parametrize(
     "board",
     [

@@ -651,7 +651,7 @@ def test_a_game_that_keeps_losing_its_actor_ends_the_run_in_one_line(tmp_path: P
     from arena.backends.raypool import MAX_GAME_LOSSES, GameActor
 
     class DyingActor(GameActor):  # defined here: Ray ships it by value
-        def play(self, batch: bytes) -> Iterator[bytes]:
+        def play(self, batch: bytes, verdict: bytes | None = None) -> Iterator[bytes]:
             os._exit(1)
             yield b""  # a generator, like the real one
 

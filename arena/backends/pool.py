@@ -11,10 +11,12 @@ into processes (or actors) and game slots the same way (:func:`split`).
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from arena.backends.slots import WorkItem
+    from arena.backends.slots import Verdict, WorkItem
+    from arena.match.record import GameRecord
 
 
 @runtime_checkable
@@ -33,6 +35,61 @@ class Pool(Protocol):
         """One line for the end of a run about where games ran and what was lost,
         or ``None`` when there is nothing to say beyond the games stored."""
         ...
+
+
+class FaultGate:
+    """The tournament's fault policy (``[faults]``), the same for every pool.
+
+    The tournament alone decides, from every game stored: ``out(bot)`` says
+    whether a bot is disqualified now (``restart = false`` and a fault, or too
+    many faults), ``faulted(bot)`` whether it has had a fault (a game of it may
+    put it out), and ``skipped(n)`` counts games not played for that. Every pool
+    asks before handing out a pair task (:meth:`admits`) and before each game;
+    pools that play elsewhere pass the answers on as a
+    :class:`~arena.backends.slots.Verdict` (:meth:`verdict`), and a worker
+    process or actor waits for the answer to a game that may change it before
+    its slot takes the next game, as the arena's own slots do.
+    """
+
+    def __init__(
+        self,
+        names: Sequence[str] = (),
+        *,
+        out: Callable[[str], bool] = lambda name: False,
+        faulted: Callable[[str], bool] = lambda name: False,
+        skipped: Callable[[int], None] = lambda count: None,
+    ) -> None:
+        self.names = list(names)
+        self.out = out
+        self.faulted = faulted
+        self.skipped = skipped
+        self.version = 0
+
+    def admits(self, item: WorkItem) -> bool:
+        """Whether a pair task is played; its games are counted skipped if not."""
+        if self.out(item.task.a) or self.out(item.task.b):
+            self.skipped(len(item.numbers))
+            return False
+        return True
+
+    def answers(self, record: GameRecord) -> bool:
+        """Whether a game played elsewhere waits for the verdict on it (as
+        :meth:`~arena.backends.slots.RemoteGate.expect` decides there): a fault in
+        it, or a player with a fault, may put a bot out."""
+        return record.faulty is not None or any(self.faulted(n) for n in record.players)
+
+    def verdict(self, ack: str | None = None) -> Verdict:
+        """The policy's state now, for worker processes and actors (``ack``: the game
+        it answers)."""
+        from arena.backends.slots import Verdict
+
+        self.version += 1
+        return Verdict(
+            self.version,
+            [name for name in self.names if self.out(name)],
+            [name for name in self.names if self.faulted(name)],
+            ack,
+        )
 
 
 def split(concurrency: int, work: int, cpus: int, processes: int | None = None) -> tuple[int, int]:

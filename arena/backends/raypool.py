@@ -55,9 +55,9 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.backends.pool import split
+from arena.backends.pool import FaultGate, split
 from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
-from arena.backends.slots import FinishedGame, GameSlots, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, RemoteGate, Verdict, WorkItem
 from arena.match.events import EVENT_BACKLOG, EventSink, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ConfigError, TournamentConfig, one_line, parse_config
@@ -128,7 +128,10 @@ def require_ray() -> ModuleType:
 
 _encoder = msgspec.msgpack.Encoder()
 _items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
-_stream_decoder = msgspec.msgpack.Decoder(tuple[list[FinishedGame], list[LiveEvent]])
+_stream_decoder = msgspec.msgpack.Decoder(
+    tuple[list[FinishedGame], list[LiveEvent], list[tuple[str, str]]]
+)
+_verdict_decoder = msgspec.msgpack.Decoder(Verdict)
 
 # --------------------------------------------------------------------------- actor side
 
@@ -155,12 +158,16 @@ class GameActor:
         self.node = _node_name()
         self._config: TournamentConfig | None = None
         self._lock = threading.Lock()
+        self._freed = threading.Condition(self._lock)
+        """Notified when a pair task's route is removed: a batch holding the same pair
+        task again (handed out twice) waits for the first to finish."""
         self._routes: dict[str, queue.SimpleQueue[tuple[str, Any]]] = {}
         self._thread: threading.Thread | None = None
         self._ready = threading.Event()
         self._token: trio.lowlevel.TrioToken | None = None
         self._send: trio.MemorySendChannel[WorkItem] | None = None
         self._failure: str | None = None
+        self._gate = RemoteGate()
 
     # -- checks -------------------------------------------------------------------------
 
@@ -177,14 +184,8 @@ class GameActor:
         if self._config is None:
             self._config = self._load()
         mode = self._check_sandbox(self._config.sandbox.mode)
-        trio.run(self._prepare, self._config)
+        trio.run(_prepare, self._config)
         return mode
-
-    @staticmethod
-    async def _prepare(config: TournamentConfig) -> None:
-        """The built-in bots' preparation on this node (its own cache, built once per node)."""
-        for bot in config.bots:
-            await prepare(bot.builtin)
 
     @staticmethod
     def _check_sandbox(mode: str) -> str:
@@ -238,11 +239,14 @@ class GameActor:
 
     # -- playing ------------------------------------------------------------------------
 
-    def play(self, batch: bytes) -> Iterator[bytes]:
+    def play(self, batch: bytes, verdict: bytes | None = None) -> Iterator[bytes]:
         """Play a batch of work items; yield each finished game at once.
 
-        Each item yielded is a msgpack pair: the list of ``FinishedGame`` (the games
-        finished since the last one) and the list of live events since then.
+        ``verdict`` is the fault policy's state when the batch was handed out
+        (:class:`~arena.backends.slots.Verdict`). Each item yielded is a msgpack
+        triple: the list of ``FinishedGame`` (the games finished since the last
+        one), the list of live events since then and the (game key, pair key) of
+        each game skipped since then (a bot out).
         Usually that is one game; when games end faster than Ray streams them,
         bundling keeps Ray's per-item cost from capping the rate, without ever
         holding back a finished game.
@@ -252,16 +256,21 @@ class GameActor:
         results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
         waiting = {item.task.key for item in items}
         with self._lock:
+            while self._failure is None and not waiting.isdisjoint(self._routes):
+                self._freed.wait()
             if self._failure is not None:
                 raise RuntimeError(self._failure)
             for key in waiting:
                 self._routes[key] = results
         assert self._send is not None
+        if verdict is not None:
+            self.verdict(verdict)
         for item in items:
             trio.from_thread.run_sync(self._send.send_nowait, item, trio_token=self._token)
         while waiting:
             ready: list[msgspec.Raw] = []
             events: list[msgspec.Raw] = []
+            skipped: list[tuple[str, str]] = []
             message = results.get()
             while True:
                 kind, payload = message
@@ -269,6 +278,8 @@ class GameActor:
                     ready.append(msgspec.Raw(payload))
                 elif kind == "event":
                     events.append(msgspec.Raw(payload))
+                elif kind == "skipped":
+                    skipped.append(payload)
                 elif kind == "done":
                     waiting.discard(payload)
                 else:
@@ -277,8 +288,15 @@ class GameActor:
                     message = results.get_nowait()
                 except queue.Empty:
                     break
-            if ready or events:
-                yield _encoder.encode([ready, events])
+            if ready or events or skipped:
+                yield _encoder.encode([ready, events, skipped])
+
+    def verdict(self, data: bytes) -> None:
+        """The fault policy's state from the driver, maybe answering a game sent."""
+        verdict = _verdict_decoder.decode(data)
+        self._start_loop()
+        with suppress(trio.RunFinishedError):
+            trio.from_thread.run_sync(self._gate.update, verdict, trio_token=self._token)
 
     def close(self) -> None:
         """No more work: let the slots finish, quit every bot, end the loop."""
@@ -309,7 +327,34 @@ class GameActor:
             self._token = trio.lowlevel.current_trio_token()
             self._ready.set()
             on_event = self._event if self._events else None
-            await slots.run(receive, self._emit, pair_done=self._pair_done, on_event=on_event)
+
+            # Closures, not methods: one coroutine method would make Ray run the
+            # actor as an asyncio one, whose plain calls take turns on one loop
+            # (the second batch in flight, and a verdict, waiting for the first).
+            async def emit(key: str, pair_key: str, record: GameRecord) -> None:
+                answer = self._gate.expect(key, record)
+                self._put(
+                    pair_key, ("record", _encoder.encode(FinishedGame(key, pair_key, record)))
+                )
+                await self._gate.wait(key, answer)
+
+            async def skipped(key: str, pair_key: str) -> None:
+                self._put(pair_key, ("skipped", (key, pair_key)))
+
+            async def pair_done(item: WorkItem) -> None:
+                with self._lock:
+                    results = self._routes.pop(item.task.key)
+                    self._freed.notify_all()
+                results.put(("done", item.task.key))
+
+            await slots.run(
+                receive,
+                emit,
+                pair_done=pair_done,
+                skip=self._gate.out,
+                skipped=skipped,
+                on_event=on_event,
+            )
 
         try:
             trio.run(main)
@@ -321,15 +366,16 @@ class GameActor:
             self._failure = failure
             waiting = {id(q): q for q in self._routes.values()}
             self._routes.clear()
+            self._freed.notify_all()
         for results in waiting.values():
             results.put(("error", failure))
         self._ready.set()
 
-    async def _emit(self, key: str, pair_key: str, record: GameRecord) -> None:
-        data = _encoder.encode(FinishedGame(key, pair_key, record))
+    def _put(self, pair_key: str, message: tuple[str, Any]) -> None:
+        """Hand ``message`` to the batch waiting for pair task ``pair_key``."""
         with self._lock:
             results = self._routes[pair_key]
-        results.put(("record", data))
+        results.put(message)
 
     def _event(self, event: LiveEvent) -> None:
         with self._lock:
@@ -337,10 +383,11 @@ class GameActor:
         if results is not None and results.qsize() < EVENT_BACKLOG:
             results.put(("event", _encoder.encode(event)))
 
-    async def _pair_done(self, item: WorkItem) -> None:
-        with self._lock:
-            results = self._routes.pop(item.task.key)
-        results.put(("done", item.task.key))
+
+async def _prepare(config: TournamentConfig) -> None:
+    """The built-in bots' preparation on this node (its own cache, built once per node)."""
+    for bot in config.bots:
+        await prepare(bot.builtin)
 
 
 def _node_name() -> str:
@@ -525,7 +572,7 @@ class RayPool:
         processes: int | None = None,
         slots: int | None = None,
         on_record: Callable[[str, str, GameRecord], Awaitable[None]],
-        dispatchable: Callable[[WorkItem], bool] = lambda item: True,
+        gate: FaultGate | None = None,
         address: str | None = None,
         working_dir: str | None = None,
         batch: int | None = None,
@@ -549,7 +596,8 @@ class RayPool:
         self.slots = slots
         self.batch = batch
         self.on_record = on_record
-        self.dispatchable = dispatchable
+        self.gate = gate or FaultGate()
+        self._last: tuple[list[str], list[str]] | None = None
         self.address = address or self.config.ray_address or os.environ.get("RAY_ADDRESS")
         self.concurrency = concurrency
         self.connect_timeout = connect_timeout or self.config.ray_connect_timeout
@@ -728,7 +776,9 @@ class RayPool:
     def _new_actor(self, node: Node) -> Any:
         ray = self.ray
         if self._actor_class is None:
-            self._actor_class = ray.remote(GameActor)
+            # A verdict must not wait behind the batch that waits for it: a thread
+            # of its own, whatever the batches in flight hold.
+            self._actor_class = ray.remote(concurrency_groups={"verdicts": 1})(GameActor)
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
         options: dict[str, Any] = {
@@ -864,16 +914,21 @@ class RayPool:
             left = {item.task.key: (item, set(item.numbers)) for item in batch}
             try:
                 generator = actor.play.options(num_returns="streaming").remote(
-                    _encoder.encode(batch)
+                    _encoder.encode(batch), _encoder.encode(self.gate.verdict())
                 )
                 while (data := await self._wait(_next_result, ray, generator)) is not None:
-                    results, events = _stream_decoder.decode(data)
+                    results, events, skipped = _stream_decoder.decode(data)
                     if self.on_event is not None:
                         for event in events:
                             self.on_event(event)
+                    for key, pair_key in skipped:
+                        left[pair_key][1].discard(int(key.rsplit("/", 1)[1]))
+                        self.gate.skipped(1)
                     for result in results:
                         left[result.pair_key][1].discard(int(result.key.rsplit("/", 1)[1]))
                         await self._deliver(result)
+                        if self.gate.answers(result.record):
+                            self._tell(actor, result.key)
             except Exception as exc:  # noqa: BLE001 - every Ray failure is a loss
                 if not isinstance(exc, ray.exceptions.RayError):
                     raise
@@ -892,9 +947,24 @@ class RayPool:
         batch: list[WorkItem] = []
         while self.queue and len(batch) < count:
             item = self.queue.popleft()
-            if self.dispatchable(item):
+            if self.gate.admits(item):
                 batch.append(item)
         return batch
+
+    def _tell(self, actor: Any, ack: str) -> None:
+        """Answer ``actor``'s game ``ack``, and tell every other actor if the verdict
+        changed (a bot out or with a first fault). Not waited for: a lost actor is
+        found by its stream."""
+        verdict = self.gate.verdict(ack)
+        changed = self._last != (verdict.out, verdict.faulted)
+        self._last = (verdict.out, verdict.faulted)
+        for other in list(self.actors):
+            if other is actor or changed:
+                told = verdict if other is actor else msgspec.structs.replace(verdict, ack=None)
+                with suppress(Exception):
+                    other.verdict.options(concurrency_group="verdicts").remote(
+                        _encoder.encode(told)
+                    )
 
     def _requeue(self, lost: list[WorkItem], node: Node, reason: str) -> None:
         """Put a lost actor's unfinished games back at the front of the queue."""

@@ -18,6 +18,7 @@ from typing import Any
 import msgspec
 import trio
 
+from arena.backends.pool import FaultGate
 from arena.engine.bot import Engine, EngineConfig, ResourceLimits
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
@@ -49,6 +50,68 @@ class FinishedGame(msgspec.Struct, tag="record", frozen=True):
 
 Emit = Callable[[str, str, GameRecord], Awaitable[None]]
 """``emit(game_key, pair_key, record)``: called once per finished game."""
+
+Skipped = Callable[[str, str], Awaitable[None]]
+"""``skipped(game_key, pair_key)``: called once per game not played (a bot disqualified)."""
+
+VERDICT_TIMEOUT = 60.0
+"""How long a worker process or actor waits for the arena's verdict on a game it sent
+before it starts its next one on what it knows (the arena is storing a game: seconds at most)."""
+
+
+class Verdict(msgspec.Struct, tag="verdict", frozen=True):
+    """The fault policy's state, from the arena (which alone decides it) to the worker
+    processes and actors that play the games: the bots out (disqualified), the bots
+    with a fault so far (a game of one of them may put it out), and the game key it
+    answers (``ack``), if any. ``version`` orders verdicts that may overtake each other
+    (a Ray actor runs calls in threads)."""
+
+    version: int
+    out: list[str]
+    faulted: list[str]
+    ack: str | None = None
+
+
+class RemoteGate:
+    """Where games are played away from the arena: the last :class:`Verdict` received.
+
+    A game of a bot that is out is skipped. A game that may change the verdict
+    (one with a fault, or of a bot with a fault) is followed by a wait for the
+    arena's answer to it before the slot takes its next game, as the arena's own
+    slots wait for the game to be stored: so a bot plays the same games wherever
+    they run (``[faults] restart = false``: none after its first fault in a slot).
+    """
+
+    def __init__(self) -> None:
+        self.verdict = Verdict(-1, [], [])
+        self._waiting: dict[str, trio.Event] = {}
+
+    def update(self, verdict: Verdict) -> None:
+        """Take a verdict (trio thread): newer than the last one, or answering a game."""
+        if verdict.version > self.verdict.version:
+            self.verdict = msgspec.structs.replace(verdict, ack=None)
+        if verdict.ack is not None and verdict.ack in self._waiting:
+            self._waiting.pop(verdict.ack).set()
+
+    def out(self, name: str) -> bool:
+        return name in self.verdict.out
+
+    def expect(self, key: str, record: GameRecord) -> trio.Event | None:
+        """The event to wait on after sending ``record``, if the arena answers it.
+
+        Made before the record is sent: the answer may come back before the wait.
+        """
+        faulted = self.verdict.faulted
+        if record.faulty is None and not any(name in faulted for name in record.players):
+            return None
+        self._waiting[key] = event = trio.Event()
+        return event
+
+    async def wait(self, key: str, event: trio.Event | None) -> None:
+        if event is not None:
+            with trio.move_on_after(VERDICT_TIMEOUT):
+                await event.wait()
+            self._waiting.pop(key, None)
 
 
 def resource_limits(limits: Limits) -> ResourceLimits:
@@ -143,13 +206,15 @@ class GameSlots:
         *,
         pair_done: Callable[[WorkItem], Awaitable[None]] | None = None,
         skip: Callable[[str], bool] = lambda name: False,
+        skipped: Skipped | None = None,
         on_event: EventSink | None = None,
     ) -> None:
         """Play every work item received until the channel closes.
 
         ``skip(bot)`` is asked before each game: a disqualified bot's games are
-        not played. ``pair_done`` is awaited after each work item. ``on_event``,
-        if given, receives each game's start and every move (for live views).
+        not played, and each is told to ``skipped``. ``pair_done`` is awaited after
+        each work item. ``on_event``, if given, receives each game's start and
+        every move (for live views).
         """
         async with AsyncExitStack() as stack:
             engines: dict[str, list[Engine]] = {}
@@ -161,7 +226,9 @@ class GameSlots:
             self.pool = EnginePool(engines)
             async with trio.open_nursery() as nursery:
                 for _ in range(self.slots):
-                    nursery.start_soon(self._slot, work.clone(), emit, pair_done, skip, on_event)
+                    nursery.start_soon(
+                        self._slot, work.clone(), emit, pair_done, skip, skipped, on_event
+                    )
             await work.aclose()
 
     async def _slot(
@@ -170,6 +237,7 @@ class GameSlots:
         emit: Emit,
         pair_done: Callable[[WorkItem], Awaitable[None]] | None,
         skip: Callable[[str], bool],
+        skipped: Skipped | None,
         on_event: EventSink | None = None,
     ) -> None:
         assert self.pool is not None
@@ -179,9 +247,11 @@ class GameSlots:
                 opening = self.game.state_from_text(task.opening)
                 for number in item.numbers:
                     names = task.players(number)
-                    if any(skip(n) for n in names):
-                        continue
                     key = task.game_key(number)
+                    if any(skip(n) for n in names):
+                        if skipped is not None:
+                            await skipped(key, task.key)
+                        continue
                     if on_event is not None:
                         self._announce(on_event, key, names, task.variant, opening)
                     engines = [self.pool.take(n) for n in names]
@@ -230,20 +300,27 @@ class InProcessPool:
         slots: int,
         *,
         on_record: Emit,
-        skip: Callable[[str], bool] = lambda name: False,
+        gate: FaultGate | None = None,
         on_event: EventSink | None = None,
     ) -> None:
         self.slots = GameSlots(config, slots)
         self.on_record = on_record
-        self.skip = skip
+        self.gate = gate or FaultGate()
         self.on_event = on_event
 
     async def run(self, items: list[WorkItem]) -> None:
         send, receive = trio.open_memory_channel[WorkItem](len(items) + 1)
         async with send:
             for item in items:
-                send.send_nowait(item)
-        await self.slots.run(receive, self.on_record, skip=self.skip, on_event=self.on_event)
+                if self.gate.admits(item):
+                    send.send_nowait(item)
+
+        async def skipped(key: str, pair_key: str) -> None:
+            self.gate.skipped(1)
+
+        await self.slots.run(
+            receive, self.on_record, skip=self.gate.out, skipped=skipped, on_event=self.on_event
+        )
 
     def kill_all(self) -> None:
         if self.slots.pool is not None:

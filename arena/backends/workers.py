@@ -31,7 +31,8 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.backends.slots import FinishedGame, GameSlots, WorkItem
+from arena.backends.pool import FaultGate
+from arena.backends.slots import FinishedGame, GameSlots, RemoteGate, Verdict, WorkItem
 from arena.engine import sandbox as confinement
 from arena.engine.process import ChildProcess, child_preexec, fork, spawn
 from arena.match.events import EVENT_BACKLOG, EventSink, GameMoved, GameStarted, LiveEvent
@@ -73,14 +74,21 @@ class PairDone(msgspec.Struct, tag="pair_done", frozen=True):
     key: str
 
 
+class Skipped(msgspec.Struct, tag="skipped", frozen=True):
+    """A game not played: one of its bots is out (the arena counts it)."""
+
+    key: str
+    pair_key: str
+
+
 class Usage(msgspec.Struct, tag="usage", frozen=True):
     """The worker's own CPU seconds, sent last, so the arena can report its CPU share."""
 
     cpu: float
 
 
-ToWorker = Setup | Work | End
-FromWorker = FinishedGame | PairDone | Usage | GameStarted | GameMoved
+ToWorker = Setup | Work | End | Verdict
+FromWorker = FinishedGame | PairDone | Skipped | Usage | GameStarted | GameMoved
 
 _to_worker = msgspec.json.Decoder(ToWorker)
 _from_worker = msgspec.json.Decoder(FromWorker)
@@ -116,6 +124,7 @@ async def worker_main() -> None:
     if setup.inherited is not None:
         confinement.inherit(*setup.inherited)
     slots = GameSlots(config, setup.slots)
+    gate = RemoteGate()
     lock = trio.Lock()
     send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
 
@@ -124,7 +133,12 @@ async def worker_main() -> None:
             await stdout.send_all(_line(msg))
 
     async def emit(key: str, pair_key: str, record: GameRecord) -> None:
+        answer = gate.expect(key, record)
         await write(FinishedGame(key, pair_key, record))
+        await gate.wait(key, answer)
+
+    async def skipped(key: str, pair_key: str) -> None:
+        await write(Skipped(key, pair_key))
 
     async def pair_done(item: WorkItem) -> None:
         await write(PairDone(item.task.key))
@@ -154,13 +168,22 @@ async def worker_main() -> None:
                         return
                     if isinstance(msg, End):
                         return
-                    if isinstance(msg, Work):
+                    if isinstance(msg, Verdict):
+                        gate.update(msg)
+                    elif isinstance(msg, Work):
                         await send_work.send(msg.item)
 
         nursery.start_soon(feed)
         if on_event is not None:
             nursery.start_soon(forward_events)
-        await slots.run(receive_work, emit, pair_done=pair_done, on_event=on_event)
+        await slots.run(
+            receive_work,
+            emit,
+            pair_done=pair_done,
+            skip=gate.out,
+            skipped=skipped,
+            on_event=on_event,
+        )
         nursery.cancel_scope.cancel()  # the event forwarder
     usage = resource.getrusage(resource.RUSAGE_SELF)
     await write(Usage(usage.ru_utime + usage.ru_stime))
@@ -197,7 +220,7 @@ class WorkerPool:
         processes: int,
         slots: int,
         on_record: Callable[[str, str, GameRecord], Awaitable[None]],
-        dispatchable: Callable[[WorkItem], bool] = lambda item: True,
+        gate: FaultGate | None = None,
         protocol: ProtocolSettings | None = None,
         on_event: EventSink | None = None,
         sandbox: SandboxSettings | None = None,
@@ -217,7 +240,10 @@ class WorkerPool:
         self.on_event = on_event
         self.processes = processes
         self.on_record = on_record
-        self.dispatchable = dispatchable
+        self.gate = gate or FaultGate()
+        self.told: dict[int, Callable[[Verdict], Awaitable[None]]] = {}
+        """Each live worker's way to be told a verdict (by its process id)."""
+        self._last: tuple[list[str], list[str]] | None = None
         self.queue: deque[WorkItem] = deque()
         self.pgids: set[int] = set()
         self.worker_cpu = 0.0
@@ -248,9 +274,21 @@ class WorkerPool:
     def _next(self) -> WorkItem | None:
         while self.queue:
             item = self.queue.popleft()
-            if self.dispatchable(item):
+            if self.gate.admits(item):
                 return item
         return None
+
+    async def _tell(self, pid: int, ack: str | None) -> None:
+        """Answer worker ``pid``'s game ``ack``, and tell every other worker if the
+        verdict changed (a bot out or with a first fault)."""
+        verdict = self.gate.verdict(ack)
+        changed = self._last != (verdict.out, verdict.faulted)
+        self._last = (verdict.out, verdict.faulted)
+        for other, tell in list(self.told.items()):
+            if other == pid:
+                await tell(verdict)
+            elif changed:
+                await tell(msgspec.structs.replace(verdict, ack=None))
 
     async def _drive(self) -> None:
         """Feed one worker process and collect its records; restart on its death.
@@ -290,19 +328,23 @@ class WorkerPool:
             assert stdin is not None
 
             broken = False
+            writing = trio.Lock()  # other workers' games may tell this one a verdict
 
             async def send(msg: msgspec.Struct) -> None:
                 # A worker killed between two messages cannot be written to: stop
                 # writing, and what it held is counted lost once its output ends.
                 nonlocal broken
-                if broken:
-                    return
-                try:
-                    await stdin.send_all(_line(msg))
-                except trio.BrokenResourceError:
-                    broken = True
+                async with writing:
+                    if broken:
+                        return
+                    try:
+                        await stdin.send_all(_line(msg))
+                    except trio.BrokenResourceError:
+                        broken = True
 
             await send(self.setup)
+            await send(self.gate.verdict())
+            self.told[process.pid] = send
 
             async def dispatch() -> None:
                 nonlocal ended
@@ -336,6 +378,13 @@ class WorkerPool:
                         entry[1].discard(int(msg.key.rsplit("/", 1)[1]))
                     progressed = True
                     await self.on_record(msg.key, msg.pair_key, msg.record)
+                    if self.gate.answers(msg.record):
+                        await self._tell(process.pid, msg.key)
+                elif isinstance(msg, Skipped):
+                    entry = outstanding.get(msg.pair_key)
+                    if entry is not None:
+                        entry[1].discard(int(msg.key.rsplit("/", 1)[1]))
+                    self.gate.skipped(1)
                 else:
                     outstanding.pop(msg.key, None)
                     await dispatch()
@@ -350,6 +399,7 @@ class WorkerPool:
                 raise WorkerError(f"a worker exited leaving {len(lost)} pair tasks unfinished")
             return lost, progressed
         finally:
+            self.told.pop(process.pid, None)
             with trio.CancelScope(shield=True):
                 await _finish(process)
             self.pgids.discard(process.pid)

@@ -86,7 +86,7 @@ def sprt(
 
     import trio
 
-    from arena.tools.sprt import SprtState, players, sprt_tournament
+    from arena.tools.sprt import SprtPlan, SprtState, players, sprt_tournament
 
     variant_name = variant or get_game(game_name).default_variant
     bots = players(first, second, seed=seed, game=game_name, variant=variant_name)
@@ -98,9 +98,7 @@ def sprt(
         hint = "; try smaller Elo bounds or --model logistic" if "bracket" in str(exc) else ""
         raise UserError(f"--elo0 {elo0:g} --elo1 {elo1:g} ({model} model): {exc}{hint}") from None
     observer = observer_for(quiet)
-    tournament = sprt_tournament(
-        state,
-        bots,
+    plan = SprtPlan(
         name=name or f"sprt-{a}-{b}",
         game=game_name,
         variant=variant,
@@ -110,11 +108,11 @@ def sprt(
         concurrency=concurrency or os.cpu_count() or 1,
         opening_plies=opening_plies,
         openings_file=str(Path(openings_file).resolve()) if openings_file else None,
-        results_root=results_root,
         comment=f"arena sprt {first} {second} --elo0 {elo0:g} --elo1 {elo1:g} "
         f"--alpha {alpha:g} --beta {beta:g} --model {model}",
-        observer=observer,
-        sandbox=sandbox,
+    )
+    tournament = sprt_tournament(
+        state, bots, plan, results_root=results_root, observer=observer, sandbox=sandbox
     )
     interrupted = False
     try:

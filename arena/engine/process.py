@@ -202,7 +202,7 @@ def fork(main: Callable[[], int]) -> ChildProcess:
         raise RuntimeError("fork() while trio runs: use spawn()")
     to_child, ours_in = os.pipe()
     ours_out, from_child = os.pipe()
-    hook = child_preexec([])
+    hook = child_preexec([], default_signals=False)  # keeps ignoring SIGPIPE, as Python does
     sys.stdout.flush()
     sys.stderr.flush()
     pid = os.fork()
@@ -253,10 +253,42 @@ def _load_prctl() -> Callable[..., int] | None:
 _PRCTL = _load_prctl()
 
 
+def _load_signal() -> Callable[..., int] | None:
+    """libc's ``signal``, which works in a child forked from any thread (Python's
+    ``signal.signal`` refuses outside the main thread: a Ray actor's trio thread)."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function = libc.signal
+    except (OSError, AttributeError):
+        return None
+    function.argtypes = [ctypes.c_int, ctypes.c_void_p]
+    function.restype = ctypes.c_void_p
+    return function
+
+
+_SIGNAL = _load_signal()
+_SIG_DFL = 0
+
+
+def ignored_signals() -> list[int]:
+    """The signals this process ignores now (``SigIgn`` in ``/proc/self/status``;
+    elsewhere, the ones Python knows it ignores)."""
+    try:
+        with open("/proc/self/status", "rb") as status:
+            for line in status:
+                if line.startswith(b"SigIgn:"):
+                    mask = int(line.split()[1], 16)
+                    return [n for n in range(1, 65) if mask >> (n - 1) & 1]
+    except (OSError, ValueError, IndexError):
+        pass
+    return [int(s) for s in signal.valid_signals() if signal.getsignal(s) == signal.SIG_IGN]
+
+
 def child_preexec(
     limits: list[tuple[int, int, int]],
     *,
     cgroup_fds: Sequence[int] = (),
+    default_signals: bool = True,
 ) -> Callable[[], None]:
     """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
 
@@ -274,12 +306,22 @@ def child_preexec(
        ``cgroup.procs`` opened by the parent, while still root, so everything the
        bot starts is counted there.
     3. ``setrlimit`` for the configured resource limits.
+    4. (``default_signals``) Default actions for the signals the arena ignores and an
+       empty signal mask: an ignored signal and the mask survive ``exec``, so an
+       arena started in the background (``cmd &``, ``nohup``, a job runner: SIGINT
+       and SIGQUIT ignored) or by a parent that blocks signals would pass that on
+       to every bot, and to the bwrap and shell that start a sandboxed one.
+       ``subprocess`` restores only SIGPIPE, SIGXFZ and SIGXFSZ. Not for a
+       :func:`fork` that runs the arena's own code on (it writes to bots' pipes and
+       must keep ignoring SIGPIPE, as Python does).
 
     No allocation-heavy work here: the child of a threaded parent must stay trivial.
     """
     prctl = _PRCTL
     parent = os.getpid()
     sigkill = int(signal.SIGKILL)
+    reset = _SIGNAL if default_signals else None
+    ignored = ignored_signals() if reset is not None else []
 
     def apply() -> None:
         if prctl is not None:
@@ -290,5 +332,10 @@ def child_preexec(
             os.write(fd, b"0")
         for res, soft, hard in limits:
             resource.setrlimit(res, (soft, hard))
+        if default_signals:
+            if reset is not None:
+                for number in ignored:
+                    reset(number, _SIG_DFL)
+            signal.pthread_sigmask(signal.SIG_SETMASK, ())
 
     return apply

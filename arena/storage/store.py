@@ -485,11 +485,7 @@ class Store:
         store = cls(path, conn)
         try:
             check_tables(conn, path)
-            version = _schema_version(conn, path)
-            if version not in READABLE_VERSIONS:
-                raise StoreError(
-                    f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}"
-                )
+            _check_version(path, _schema_version(conn, path), READABLE_VERSIONS)
             if store._tournament_row() is None:
                 raise StoreError(f"{path} holds no tournament")
         except sqlite3.DatabaseError as e:
@@ -535,10 +531,8 @@ class Store:
                         f"{path}: cannot bring schema version 1 to {SCHEMA_VERSION} ({e}); "
                         "the store is unchanged"
                     ) from None
-            elif version != SCHEMA_VERSION:
-                raise StoreError(
-                    f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}"
-                )
+            else:
+                _check_version(path, version, (SCHEMA_VERSION,))
         except sqlite3.DatabaseError as e:
             conn.close()
             raise StoreError(f"{path}: not a usable results database ({e})") from None
@@ -773,6 +767,12 @@ class Store:
         with self._lock:
             rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         return "; ".join(row[0] for row in rows)
+
+
+def _check_version(path: Path, version: int | None, taken: tuple[int, ...]) -> None:
+    """Refuse a store of a schema version this arena does not take (a newer arena's)."""
+    if version not in taken:
+        raise StoreError(f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}")
 
 
 def _schema_version(conn: sqlite3.Connection, path: Path) -> int | None:

@@ -119,36 +119,42 @@ class SprtState:
         )
 
 
-def tournament_text(
-    *,
-    name: str,
-    game: str,
-    variant: str | None,
-    tc: str,
-    max_games: int,
-    seed: int,
-    concurrency: int,
-    opening_plies: int,
-    bots: Sequence[tuple[str, list[str]]],
-    comment: str = "",
-    openings_file: str | None = None,
-) -> str:
+@dataclass(frozen=True, slots=True)
+class SprtPlan:
+    """What a test plays, as its tournament file says: two bots in pairs of games,
+    up to ``max_games``, with these settings."""
+
+    name: str
+    game: str
+    variant: str | None
+    tc: str
+    max_games: int
+    seed: int
+    concurrency: int
+    opening_plies: int
+    openings_file: str | None = None
+    comment: str = ""
+
+
+def tournament_text(plan: SprtPlan, bots: Sequence[tuple[str, list[str]]]) -> str:
     """The tournament file an SPRT runs as: two bots, pairs up to ``max_games`` games.
 
     Written into the results folder, so the test is stored, checked on resume and
     reported like any tournament.
     """
-    lines = [f"# {comment}"] if comment else []
+    lines = [f"# {plan.comment}"] if plan.comment else []
     lines += [
-        f"name = {json.dumps(name)}",
-        f"game = {json.dumps(game)}",
-        *([f"variant = {json.dumps(variant)}"] if variant else []),
-        f"tc = {json.dumps(tc)}",
-        f"games_per_pairing = {max_games + max_games % 2}",
-        f"seed = {seed}",
-        f"concurrency = {concurrency}",
+        f"name = {json.dumps(plan.name)}",
+        f"game = {json.dumps(plan.game)}",
+        *([f"variant = {json.dumps(plan.variant)}"] if plan.variant else []),
+        f"tc = {json.dumps(plan.tc)}",
+        f"games_per_pairing = {plan.max_games + plan.max_games % 2}",
+        f"seed = {plan.seed}",
+        f"concurrency = {plan.concurrency}",
         "[openings]",
-        f"file = {json.dumps(openings_file)}" if openings_file else f"plies = {opening_plies}",
+        f"file = {json.dumps(plan.openings_file)}"
+        if plan.openings_file
+        else f"plies = {plan.opening_plies}",
     ]
     for bot, command in bots:
         lines += ["[[bots]]", f"name = {json.dumps(bot)}", f"command = {json.dumps(command)}"]
@@ -174,38 +180,17 @@ def players(
 def sprt_tournament(
     state: SprtState,
     bots: Sequence[tuple[str, list[str]]],
+    plan: SprtPlan,
     *,
-    name: str,
-    game: str,
-    variant: str | None,
-    tc: str,
-    max_games: int,
-    seed: int,
-    concurrency: int,
-    opening_plies: int,
-    openings_file: str | None,
     results_root: str | Path,
-    comment: str,
     observer: Observer,
     sandbox: str | None = None,
 ) -> Tournament:
-    """The test as a tournament in ``results_root/name``: its file written there
+    """The test as a tournament in ``results_root/plan.name``: its file written there
     (:func:`tournament_text`), ``state`` brought up to the pairs already stored, and
     a run that stops as soon as ``state`` decides."""
-    text = tournament_text(
-        name=name,
-        game=game,
-        variant=variant,
-        tc=tc,
-        max_games=max_games,
-        seed=seed,
-        concurrency=concurrency,
-        opening_plies=opening_plies,
-        openings_file=openings_file,
-        bots=bots,
-        comment=comment,
-    )
-    directory = Path(results_root) / name
+    text = tournament_text(plan, bots)
+    directory = Path(results_root) / plan.name
     directory.mkdir(parents=True, exist_ok=True)
     path = directory / "sprt.toml"
     write_atomic(path, text)  # in the results folder: never through a link there

@@ -245,6 +245,11 @@ def _check_round(pos: Position, round_s: str) -> int:
         raise GameError("pending: a single-round match has no regroup (its first round ends it)")
     if pos.phase != PLAY and promotions == 0:
         raise GameError("pending: a round can only have ended with a promoted tower")
+    if pos.kind == 0 and promotions > 1:
+        raise GameError(
+            f"round: a single-round match ends with its first promotion, got {promotions} "
+            "promoted ranks"
+        )
     expected = promotions + (pos.phase == PLAY)
     if round_s != str(expected):
         raise GameError(
