@@ -1,6 +1,6 @@
 """One fault policy on every backend: ``[faults]`` decides which games a bot plays,
 and how many are counted skipped, the same in the arena's own process, in worker
-processes and on Ray actors (the real ``arena run``, a bot that exits at once)."""
+processes and on Ray actors (the real ``arena run``, a bot that exits at its first decision)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,8 @@ from procs import wait_none_with
 
 from arena.storage.store import Store
 
+BAD_BOT = Path(__file__).parent / "bad_bot.py"
+
 BACKENDS = {
     "in-process": ["--workers", "1"],
     "workers": ["--workers", "2"],
@@ -25,7 +27,7 @@ BACKENDS = {
 
 
 # A bot that thinks a little per move: a game of two of them outlasts a game
-# whose bot exits at once, so no slot gets to crashy's next pair task before
+# whose bot exits at its first decision, so no slot gets to crashy's next pair task before
 # crashy's fault is known.
 THINKER = """
 import random, sys, time
@@ -54,7 +56,8 @@ def _tournament(tmp_path: Path, faults: str) -> Path:
     toml.write_text(
         'name = "policy"\nvariant = "single"\ntc = "5+0.1"\ngames_per_pairing = 6\n'
         f"concurrency = 2\nseed = 5\n[faults]\n{faults}\n"
-        '[[bots]]\nname = "crashy"\ncommand = ["/bin/false"]\n'
+        # crashy passes the pre-flight and exits at its first decision.
+        f'[[bots]]\nname = "crashy"\ncommand = ["{sys.executable}", "{BAD_BOT}", "exit"]\n'
         f'[[bots]]\nname = "a"\ncommand = ["{sys.executable}", "{bot}", "1"]\n'
         f'[[bots]]\nname = "b"\ncommand = ["{sys.executable}", "{bot}", "2"]\n'
     )
@@ -66,7 +69,7 @@ def _tournament(tmp_path: Path, faults: str) -> Path:
 def test_a_crashing_bot_is_out_after_the_same_games_on_every_backend(
     tmp_path: Path, backend: str, policy: str
 ) -> None:
-    """``restart = false`` puts the bot that exits at once out with its first fault;
+    """``restart = false`` puts the bot that exits at its first decision out with its first fault;
     ``disqualify_after = 0.5`` with ``min_games = 3`` with its third game. It plays
     the games started before that game ended (the game beside it in the other
     slot, when both slots happen to start one at once: Ray's actors take their
@@ -109,7 +112,9 @@ def test_a_crashing_bot_is_out_after_the_same_games_on_every_backend(
                 (r.players, r.started_at - out) for r in crashy
             ]
             stored, skipped = len(records), 18 - len(records)
-            line = rf"^{stored} of 18 games stored in .* \({skipped} skipped: disqualified bots\)$"
+            line = (
+                rf"^{stored} of 18 games stored in .* \({skipped} not played: disqualified bots\)$"
+            )
             assert re.search(line, done.stdout, re.MULTILINE), done.stdout
     finally:
         if ray_tmp is not None:
