@@ -73,6 +73,7 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
         max_line=config.protocol.max_line,
         handshake_timeout=config.protocol.handshake_timeout,
         limits=resource_limits(config.limits),
+        threads=bot.threads,
         sandbox=Sandbox(
             mode=box.mode,
             ro=list(bot.sandbox_ro),

@@ -244,6 +244,9 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """``info`` lines kept per request (the latest ones); older ones are dropped, counted."""
     info_bytes: int = 65536
     """Bytes of ``info`` lines kept per request: a flood of 1 MiB lines costs no memory."""
+    threads: int = 1
+    """Cores the bot may use at once: its cgroup's CPU quota, told to it in ``hello``
+    (``cores``); it has one CPU share whatever it asks (``arena/engine/cpu.py``)."""
 
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
@@ -502,6 +505,12 @@ class Engine:
         """The bot's process group (its session), the unit that is killed."""
         return None if self._proc is None else self._proc.pgid
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the running bot's processes used so far, from its cgroup (``None``: none)."""
+        group = self._cgroup
+        used = None if group is None or group.cpu is None else group.cpu.usage_ns()
+        return None if used is None else used / 1e9
+
     @property
     def sandbox_record(self) -> SandboxRecord:
         """The confinement the game record keeps for this bot."""
@@ -621,7 +630,7 @@ class Engine:
         self._nursery.start_soon(self._watch_exit, proc)
         self._nursery.start_soon(self._drain_stderr, proc)
 
-        hello = Hello(game=game, variant=variant, max_line=cfg.max_line)
+        hello = Hello(game=game, variant=variant, max_line=cfg.max_line, cores=cfg.threads)
         reply = await self.request(hello, timeout=cfg.handshake_timeout)
         ident = reply.answer
         assert isinstance(ident, Identity)
@@ -681,7 +690,9 @@ class Engine:
                         engine=self.name,
                     )
         if cgroups.available():
-            self._cgroup = cgroups.BotCgroup(cfg.limits.memory_bytes, cfg.limits.processes)
+            self._cgroup = cgroups.BotCgroup(
+                cfg.limits.memory_bytes, cfg.limits.processes, cfg.threads
+            )
             join_fds += self._cgroup.join_fds()
             self.sandbox_bound = "cgroup"
             # pids.max counts this bot alone; RLIMIT_NPROC would count every bot of the user.
