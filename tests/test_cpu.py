@@ -9,6 +9,7 @@ figure, so each comparison is between runs interleaved in the same test.
 from __future__ import annotations
 
 import os
+import statistics
 import sys
 from pathlib import Path
 
@@ -17,6 +18,11 @@ import trio
 
 from arena.engine import cgroups
 from arena.engine.bot import Engine, EngineConfig
+from arena.games import get_game
+from arena.match.clock import TimeControl
+from arena.match.record import GameRecord
+from arena.match.referee import play_game
+from arena.protocol.messages import ClockInfo, Go, NewGame
 
 HERE = Path(__file__).resolve().parent
 CPU_BOT = [sys.executable, str(HERE / "cpu_bot.py")]
@@ -51,7 +57,8 @@ async def cores_used(engine: Engine, seconds: float = MEASURE) -> float:
 
 async def test_eight_busy_processes_with_threads_1_use_at_most_one_core() -> None:
     need_cgroups()
-    async with Engine(bot("hog", 8, threads=1)) as engine:
+    # ponder: the bot is measured between its answers, when it would be frozen otherwise
+    async with Engine(bot("hog", 8, threads=1, ponder=True)) as engine:
         ident = await engine.start("kamisado", "standard")
         assert ident.name == "cpu-bot cores=1"
         await trio.sleep(0.2)  # the helpers start
@@ -101,3 +108,114 @@ command = "builtin:random"
         assert "bots[0] (a).threads" in str(exc) and ">= 1" in str(exc)
     else:
         raise AssertionError("threads = 0 was accepted")
+
+
+WORK = 150_000
+"""Loop iterations of the fixed-work bot per move: about 25 ms of one core."""
+
+
+async def first_go(engine: Engine, *, counted: bool = True) -> None:
+    """A ``newgame`` and one ``go`` of the initial position (the bot answers, then is idle)."""
+    game = get_game("kamisado")
+    state = game.new_state("single")
+    await engine.new_game(
+        NewGame(
+            game="kamisado",
+            variant="single",
+            player=0,
+            players=["a", "b"],
+            position=state.observation_text(0),
+            time_control="60+0",
+        )
+    )
+    control = TimeControl.parse("60+0")
+    from arena.match.clock import Clock
+
+    clocks = [Clock(control), Clock(control)]
+    go = Go(
+        player=0,
+        position=state.observation_text(0),
+        observation=state.observation(0),
+        history=state.history(0),
+        legal=state.legal_actions(),
+        clock=ClockInfo.from_clocks(clocks, 0),
+    )
+    reply = await engine.go(go, timeout=30)
+    assert (reply.cpu_ns is not None) == counted
+
+
+async def test_a_bot_not_on_move_accumulates_no_cpu_time_unless_it_ponders() -> None:
+    """The spinner thinks in a thread from its answer on: frozen, that costs nothing."""
+    need_cgroups()
+    async with Engine(bot("spin")) as frozen, Engine(bot("spin", ponder=True)) as pondering:
+        for engine in (frozen, pondering):
+            await engine.start("kamisado", "single")
+            await first_go(engine)
+        off_move = await cores_used(frozen)
+        pondered = await cores_used(pondering)
+        kinds = (frozen.freeze_kind, pondering.freeze_kind)
+        record = frozen.sandbox_record
+    assert off_move < 0.02, f"a frozen bot used {off_move:.3f} cores off move"
+    assert pondered > 0.2, f"a pondering bot used only {pondered:.3f} cores off move"
+    assert kinds == ("freezer", "ponder")
+    assert (record.freeze, record.cores) == ("freezer", 1)
+
+
+def work_ms(record: GameRecord, player: int = 0) -> list[int]:
+    return [a.ms for a in record.actions if a.player == player and not a.forced]
+
+
+async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
+    """Eight busy processes in sessions of their own, on the opponent's side: the
+    fixed-work bot's time per move stays within 10 % of its time against a quiet
+    opponent (games interleaved), and it loses no game on time at 2+0."""
+    need_cgroups()
+    game = get_game("kamisado")
+    slow = TimeControl.parse("60+0")
+    fast = TimeControl.parse("2+0")
+    async with (
+        Engine(bot("work", WORK)) as worker,
+        Engine(bot("hog", 8)) as hog,
+        Engine(bot("quiet")) as quiet,
+    ):
+        times: dict[str, list[float]] = {"hog": [], "quiet": []}
+        for _ in range(3):
+            for name, other in (("quiet", quiet), ("hog", hog)):
+                record = await play_game(
+                    game, game.new_state("single"), [worker, other], [slow, slow], variant="single"
+                )
+                assert record.faulty is None, record.detail
+                times[name].append(statistics.median(work_ms(record)))
+        blitz = [
+            await play_game(
+                game, game.new_state("single"), [worker, hog], [fast, fast], variant="single"
+            )
+            for _ in range(2)
+        ]
+    ratio = min(times["hog"]) / min(times["quiet"])
+    lost = [f"{r.reason}: {r.detail}" for r in blitz if r.faulty is not None]
+    assert ratio <= 1.10 and not lost, (
+        f"against the hog {times['hog']} ms a move, quiet {times['quiet']}; 2+0: {lost}"
+    )
+
+
+def process_cpu(pid: int) -> float:
+    """CPU seconds of process ``pid`` (every thread of it), from ``/proc``."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+async def test_without_a_cgroup_a_bot_off_move_is_stopped_by_signals() -> None:
+    """An unconfined bot has no cgroup: its process group gets SIGSTOP and SIGCONT."""
+    from arena.engine.sandbox import Sandbox
+
+    async with Engine(bot("spin", sandbox=Sandbox(mode="none"))) as engine:
+        await engine.start("kamisado", "single")
+        await first_go(engine, counted=False)
+        pid = engine.pid
+        assert pid is not None and engine.freeze_kind == "sigstop"
+        before = process_cpu(pid)
+        await trio.sleep(MEASURE)  # a measured interval
+        off_move = process_cpu(pid) - before
+        await first_go(engine, counted=False)  # continued: it answers again
+    assert off_move < 0.05, f"a stopped bot used {off_move:.2f} s of CPU off move"

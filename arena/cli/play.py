@@ -163,4 +163,11 @@ def _confinement_text(box: SandboxRecord) -> str:
         "cgroup": "a cgroup (memory and processes of the whole bot)",
         "rlimit": "rlimits (address space per process, processes per user)",
     }.get(box.bound, "-")
-    return f"bwrap, {user}, bounded by {bound}"
+    cpu = {
+        "freezer": "frozen off move (cgroup freezer)",
+        "cgroup.freeze": "frozen off move (cgroup.freeze)",
+        "sigstop": "stopped off move (SIGSTOP of its process group)",
+        "ponder": "not frozen off move (ponder)",
+    }.get(box.freeze)
+    cores = f", {box.cores} core{'s' if box.cores != 1 else ''}" if box.cores else ""
+    return f"bwrap, {user}, bounded by {bound}{cores}" + (f", {cpu}" if cpu else "")

@@ -16,9 +16,9 @@ bot's cgroup (:mod:`arena.engine.cgroups`):
   ``cgroup.freeze``): it uses no CPU at all while the opponent thinks. The thaw
   comes just before the request is written, inside the interval the clock charges,
   so a bot pays for its own thaw (microseconds). Where no freezer group exists,
-  the bot's process tree is stopped with ``SIGSTOP`` and continued with
-  ``SIGCONT`` (:class:`SignalFreezer`): weaker, since a process that left the tree
-  (a double fork outside a PID namespace) escapes it; the arena says so once.
+  the bot's process group is stopped with ``SIGSTOP`` and continued with
+  ``SIGCONT`` (:class:`SignalFreezer`): weaker, since a helper in a session of its
+  own escapes it; the arena says so once.
   ``ponder = true`` in a tournament file turns freezing off.
 
 The group's CPU time (``cpuacct.usage``, or ``usage_usec`` of ``cpu.stat`` on v2) is
@@ -37,6 +37,7 @@ from __future__ import annotations
 import functools
 import os
 import signal
+import sys
 from contextlib import suppress
 from dataclasses import dataclass
 
@@ -102,6 +103,66 @@ def v2_cpu_controller(folder: str) -> bool:
         return False
 
 
+_GUARD = r"""
+import os, sys
+fd, folder, prefix = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+try:
+    while os.read(fd, 4096):
+        pass
+except OSError:
+    pass
+for name in os.listdir(folder):
+    if name.startswith(prefix):
+        try:
+            with open(os.path.join(folder, name, "freezer.state"), "w") as f:
+                f.write("THAWED")
+        except OSError:
+            pass
+"""
+"""The guard's program: wait for the end of the arena (its pipe closes), then thaw
+every group of that arena, so that its bots die of the signal already sent them."""
+
+_guarded: list[int] = []
+"""The pid of the process whose guard runs (a forked worker needs its own)."""
+_guards: list[object] = []
+
+
+def _guard() -> None:
+    """A process that thaws this arena's frozen bots once the arena is gone.
+
+    On cgroup v1 a frozen process does not die of SIGKILL until it is thawed, so a
+    bot frozen when its arena is killed would outlive it, the kernel's death
+    signal (``PR_SET_PDEATHSIG``) pending. The guard, started once per arena
+    process, holds the read end of a pipe whose write end only the arena holds;
+    when it reads the end of the pipe it thaws the arena's groups, and the
+    pending signal kills the bots. It runs the arena's own interpreter.
+    """
+    import subprocess
+
+    found = hierarchies()
+    if not found.freezer or os.getpid() in _guarded:
+        return
+    prefix = f"arena-{os.getpid()}-"
+    read, write = os.pipe()  # both close on exec: only the guard gets the read end
+    try:
+        _guards.append(
+            subprocess.Popen(
+                [sys.executable, "-I", "-c", _GUARD, str(read), found.freezer, prefix],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                pass_fds=(read,),
+                start_new_session=True,
+            )
+        )
+    except OSError:
+        os.close(write)
+        raise
+    finally:
+        os.close(read)
+    _guards.append(write)  # held open, never written: closed when this process ends
+    _guarded.append(os.getpid())
+
+
 @functools.cache
 def _pin() -> None:
     """Keep the kernel's freezer key on with one empty frozen group (see the module doc)."""
@@ -151,6 +212,7 @@ class CpuGroup:
             if found.cpuacct:
                 self._open_usage(os.path.join(made[found.cpuacct], "cpuacct.usage"), "ns")
             if found.freezer:
+                _guard()
                 _pin()
                 state = os.path.join(made[found.freezer], "freezer.state")
                 self._open_freezer(state, b"FROZEN", b"THAWED")
@@ -235,31 +297,42 @@ class CpuGroup:
 
 
 class SignalFreezer:
-    """Where no freezer group exists: ``SIGSTOP`` and ``SIGCONT`` the bot's process tree.
+    """Where no freezer group exists: ``SIGSTOP`` and ``SIGCONT`` of the bot's process group.
 
-    The tree is found in ``/proc`` (parent links from the first process down), so a
-    helper in a session of its own is stopped too; one that left the tree (a
-    double fork outside a PID namespace, whose orphans go to the machine's init)
-    is not, which is why a freezer group is preferred.
+    One system call each way. Weaker than a freezer group: a helper the bot put in
+    a session of its own (``setsid``) is in another group and keeps running, which
+    is why the arena says once when this is all it has (:func:`warn_sigstop`).
     """
 
     freeze_kind = "sigstop"
 
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self._stopped: list[int] = []
+    def __init__(self, pgid: int) -> None:
+        self.pgid = pgid
 
     def freeze(self) -> None:
-        self._stopped = _tree(self.pid)
-        for pid in self._stopped:
-            with suppress(OSError):
-                os.kill(pid, signal.SIGSTOP)
+        with suppress(OSError):
+            os.killpg(self.pgid, signal.SIGSTOP)
 
     def thaw(self) -> None:
-        for pid in self._stopped or _tree(self.pid):
-            with suppress(OSError):
-                os.kill(pid, signal.SIGCONT)
-        self._stopped = []
+        with suppress(OSError):
+            os.killpg(self.pgid, signal.SIGCONT)
+
+
+_warned: list[str] = []
+
+
+def warn_sigstop(why: str) -> None:
+    """Say once per process that bots off move are only stopped by signals here."""
+    if _warned:
+        return
+    _warned.append(why)
+    print(
+        f"arena: warning: {why}: a bot not on move is stopped with SIGSTOP of its process "
+        "group (its helpers in sessions of their own keep running), and no CPU share or "
+        "quota bounds it",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def remove_stale() -> None:
@@ -295,34 +368,16 @@ def remove_stale() -> None:
                 os.rmdir(folder)
 
 
-def _tree(root: int) -> list[int]:
-    """``root`` and its descendants, parents first."""
-    children: dict[int, list[int]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return [root]
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            stat = cgroups._read(f"/proc/{name}/stat")
-        except OSError:
-            continue
-        fields = stat.rpartition(")")[2].split()
-        if len(fields) > 1 and fields[1].isdigit():
-            children.setdefault(int(fields[1]), []).append(int(name))
-    out, todo = [], [root]
-    while todo:
-        pid = todo.pop(0)
-        out.append(pid)
-        todo.extend(children.get(pid, []))
-    return out
-
-
 def _write(path: str, value: str) -> None:
     with open(path, "w") as f:
         f.write(value)
 
 
-__all__ = ["CpuGroup", "CpuHierarchies", "SignalFreezer", "hierarchies", "remove_stale"]
+__all__ = [
+    "CpuGroup",
+    "CpuHierarchies",
+    "SignalFreezer",
+    "hierarchies",
+    "remove_stale",
+    "warn_sigstop",
+]

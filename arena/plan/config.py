@@ -209,6 +209,9 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     extra_pairs: Annotated[int, Meta(ge=0, le=MAX_EXTRA_PAIRS)] = 2
     """Knockout: pairs added, one at a time, to a tied match before its stated rule decides."""
     max_plies: Annotated[int, Meta(ge=1, le=MAX_PLIES)] = 1000
+    ponder: bool = False
+    """Let bots think on their opponent's time; by default a bot is frozen from its
+    answer to its next request (``arena/engine/cpu.py``)."""
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
