@@ -179,6 +179,7 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
         Engine(bot("quiet")) as quiet,
     ):
         times: dict[str, list[float]] = {"hog": [], "quiet": []}
+        records: list[GameRecord] = []
         for _ in range(3):
             for name, other in (("quiet", quiet), ("hog", hog)):
                 record = await play_game(
@@ -186,6 +187,7 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
                 )
                 assert record.faulty is None, record.detail
                 times[name].append(statistics.median(work_ms(record)))
+                records.append(record)
         blitz = [
             await play_game(
                 game, game.new_state("single"), [worker, hog], [fast, fast], variant="single"
@@ -197,6 +199,13 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
     assert ratio <= 1.10 and not lost, (
         f"against the hog {times['hog']} ms a move, quiet {times['quiet']}; 2+0: {lost}"
     )
+
+    # Time and CPU on record: the fixed-work bot's CPU per move is its work (tens of
+    # ms), never more than the wall time charged (one thread, one core).
+    worker_moves = [a for r in records for a in r.actions if a.player == 0 and not a.forced]
+    assert all(a.cpu_ms is not None for a in worker_moves)
+    assert statistics.median(a.cpu_ms for a in worker_moves) >= 5
+    assert all(a.cpu_ms <= a.ms + 2 for a in worker_moves), worker_moves
 
 
 def process_cpu(pid: int) -> float:
