@@ -228,3 +228,63 @@ async def test_without_a_cgroup_a_bot_off_move_is_stopped_by_signals() -> None:
         off_move = process_cpu(pid) - before
         await first_go(engine, counted=False)  # continued: it answers again
     assert off_move < 0.05, f"a stopped bot used {off_move:.2f} s of CPU off move"
+
+
+def test_the_v2_group_is_written_as_the_kernel_documents(tmp_path: Path) -> None:
+    """cgroup v2 (Documentation/admin-guide/cgroup-v2.rst): ``cpu.weight`` and
+    ``cpu.max`` where the parent delegates the cpu controller, ``cgroup.freeze``
+    ``1``/``0``, and ``usage_usec`` of ``cpu.stat``. This machine is v1, so the files
+    are plain ones here, laid out as the kernel lays them out."""
+    from arena.engine.cpu import CpuGroup
+
+    (tmp_path / "cgroup.subtree_control").write_text("cpu memory pids\n")
+    folder = tmp_path / "arena-1-0"
+    folder.mkdir()
+    for name, text in (
+        ("cpu.weight", "100\n"),
+        ("cpu.max", "max 100000\n"),
+        ("cgroup.freeze", "0\n"),
+        ("cpu.stat", "usage_usec 1234\nuser_usec 1000\nsystem_usec 234\n"),
+    ):
+        (folder / name).write_text(text)
+    group = CpuGroup("arena-1-0", 2, str(folder))
+    assert group.freeze_kind == "cgroup.freeze" and group.folders == []
+    assert (folder / "cpu.max").read_text() == "200000 100000"
+    assert (folder / "cpu.weight").read_text() == "100"
+    assert group.usage_ns() == 1_234_000
+    group.freeze()
+    assert (folder / "cgroup.freeze").read_text()[0] == "1"
+    group.thaw()
+    assert (folder / "cgroup.freeze").read_text()[0] == "0"
+    assert group.try_remove()
+
+
+def test_a_tournament_says_how_bots_are_held_and_ponder_reaches_them(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.storage.store import Store
+
+    need_cgroups()
+    for ponder, said, kind in (
+        ("false", "frozen off move (freezer)", "freezer"),
+        ("true", "not frozen off move (ponder)", "ponder"),
+    ):
+        toml = tmp_path / f"p{ponder}.toml"
+        toml.write_text(
+            f'name = "p{ponder}"\nvariant = "single"\ntc = "10+0.1"\ngames_per_pairing = 2\n'
+            f"concurrency = 1\nponder = {ponder}\n"
+            '[[bots]]\nname = "a"\ncommand = "builtin:random"\nthreads = 2\n'
+            '[[bots]]\nname = "b"\ncommand = "builtin:random"\n'
+        )
+        result = CliRunner().invoke(main, ["run", str(toml), "--results", str(tmp_path)])
+        assert result.exit_code == 0, result.output
+        assert said in result.output and "one CPU share" in result.output, result.output
+        with Store.open_existing(tmp_path / f"p{ponder}") as store:
+            records = [r for _, r in store.items()]
+        assert records
+        for r in records:
+            cores = {"a": 2, "b": 1}
+            assert [(s.freeze, s.cores) for s in r.sandbox] == [
+                (kind, cores[name]) for name in r.players
+            ]

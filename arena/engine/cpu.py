@@ -335,6 +335,19 @@ def warn_sigstop(why: str) -> None:
     )
 
 
+def describe(mode: str, ponder: bool) -> str:
+    """What holds the bots' CPU here, for a tournament's start line (``mode``: the
+    sandbox in force, ``bwrap`` or ``none``)."""
+    if mode == "bwrap" and cgroups.available():
+        found = hierarchies()
+        share = "one CPU share and its threads' cores each" if found.cpu or found.v2 else ""
+        off = "not frozen off move (ponder)" if ponder else f"frozen off move ({found.freeze_kind})"
+        return f"bots: {share}, {off}" if share else f"bots: {off}"
+    if ponder:
+        return "bots: no CPU share (no cgroup), not stopped off move (ponder)"
+    return "bots: no CPU share (no cgroup), stopped off move by SIGSTOP of their process group"
+
+
 def remove_stale() -> None:
     """Thaw and remove the CPU groups of arenas that died without removing theirs.
 
@@ -377,6 +390,7 @@ __all__ = [
     "CpuGroup",
     "CpuHierarchies",
     "SignalFreezer",
+    "describe",
     "hierarchies",
     "remove_stale",
     "warn_sigstop",
