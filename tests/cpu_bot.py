@@ -10,8 +10,8 @@ Every mode answers ``hello`` with the name ``cpu-bot cores=C`` (``C`` from the
   same work every move, so its time per move shows how much CPU it was given).
 * ``hog N``: at start, ``N`` busy processes, each in a session of its own (so each
   gets a scheduler autogroup of its own), which spin until the bot is killed.
-* ``spin``: after each answer, a thread that spins until the next line arrives:
-  a bot that thinks on its opponent's time.
+* ``spin``: after each answer (and after a ``gameover``), a thread that spins until
+  the next line arrives: a bot that thinks on its opponent's time (and between games).
 """
 
 import json
@@ -77,5 +77,7 @@ for line in sys.stdin:
         send({"type": "action", "id": msg["id"], "action": msg["legal"][0]})
         if mode == "spin":
             waiting.set()
+    elif kind == "gameover" and mode == "spin":
+        waiting.set()
     elif kind == "quit":
         break

@@ -288,3 +288,22 @@ def test_a_tournament_says_how_bots_are_held_and_ponder_reaches_them(tmp_path: P
             assert [(s.freeze, s.cores) for s in r.sandbox] == [
                 (kind, cores[name]) for name in r.players
             ]
+
+
+async def test_a_bot_between_games_stays_frozen() -> None:
+    """After ``gameover`` an idle engine (a tournament's, waiting for its next pairing)
+    runs on no one's time: the line waits until its next request."""
+    need_cgroups()
+    game = get_game("kamisado")
+    control = TimeControl.parse("60+0")
+    async with Engine(bot("spin")) as spinner, Engine(bot("quiet")) as quiet:
+        record = await play_game(
+            game, game.new_state("single"), [spinner, quiet], [control, control], variant="single"
+        )
+        assert record.faulty is None, record.detail
+        idle = await cores_used(spinner)
+        again = await play_game(
+            game, game.new_state("single"), [quiet, spinner], [control, control], variant="single"
+        )
+    assert idle < 0.02, f"the bot used {idle:.3f} cores between games"
+    assert again.faulty is None, again.detail  # it read its gameover, then played on

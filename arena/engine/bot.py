@@ -897,10 +897,12 @@ class Engine:
         proc = self._proc
         if proc is None or proc.exited.is_set():
             return
-        self.thaw()  # it runs from now until its next answer (it may act on a gameover)
         with trio.move_on_after(timeout):
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await proc.process.stdin.send_all(encode_line(msg))
+        # Stays frozen: the line waits in the pipe until its next request thaws it. A
+        # bot thawed for its ``gameover`` would run on other games' time until then
+        # (an idle engine of a tournament waits for its next pairing).
 
     async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
         """One request and its answer under a single cancel scope.
