@@ -414,7 +414,9 @@ def freeze_report(
     print(
         f"freezing ({kind}): per decision {on_best:.0f} us frozen vs {off_best:.0f} us "
         f"not (ponder), {on_best / off_best:.2f}x best, {on_med / off_med:.2f}x median "
-        "(target <= 1.2 with instant bots)"
+        "(target <= 1.2 with instant bots); arena's own CPU "
+        f"{statistics.median(b.cpu_us for b in frozen):.0f} us vs "
+        f"{statistics.median(b.cpu_us for b in ponder):.0f} us per decision, median"
     )
     print(
         f"freezing alone: freeze {freeze_us:.1f} us, thaw {thaw_us:.1f} us (the thaw is charged "

@@ -111,13 +111,18 @@ try:
         pass
 except OSError:
     pass
-for name in os.listdir(folder):
-    if name.startswith(prefix):
-        try:
-            with open(os.path.join(folder, name, "freezer.state"), "w") as f:
-                f.write("THAWED")
-        except OSError:
-            pass
+names = [n for n in os.listdir(folder) if n.startswith(prefix)]
+for name in names:
+    try:
+        with open(os.path.join(folder, name, "freezer.state"), "w") as f:
+            f.write("THAWED")
+    except OSError:
+        pass
+for name in names:  # the empty ones (the pin); the next arena sweeps the rest
+    try:
+        os.rmdir(os.path.join(folder, name))
+    except OSError:
+        pass
 """
 """The guard's program: wait for the end of the arena (its pipe closes), then thaw
 every group of that arena, so that its bots die of the signal already sent them."""
