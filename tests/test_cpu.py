@@ -180,7 +180,7 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
     ):
         times: dict[str, list[float]] = {"hog": [], "quiet": []}
         records: list[GameRecord] = []
-        for _ in range(3):
+        for _ in range(5):
             for name, other in (("quiet", quiet), ("hog", hog)):
                 record = await play_game(
                     game, game.new_state("single"), [worker, other], [slow, slow], variant="single"
@@ -188,13 +188,16 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
                 assert record.faulty is None, record.detail
                 times[name].append(statistics.median(work_ms(record)))
                 records.append(record)
+            await hog.stop()  # no hog at all during the next quiet game (restarted after)
         blitz = [
             await play_game(
                 game, game.new_state("single"), [worker, hog], [fast, fast], variant="single"
             )
             for _ in range(2)
         ]
-    ratio = min(times["hog"]) / min(times["quiet"])
+    # Each round's ratio, of two games played one after the other, then their median:
+    # the machine's load (other work on it) swings between rounds more than within one.
+    ratio = statistics.median(h / q for h, q in zip(times["hog"], times["quiet"], strict=True))
     lost = [f"{r.reason}: {r.detail}" for r in blitz if r.faulty is not None]
     assert ratio <= 1.10 and not lost, (
         f"against the hog {times['hog']} ms a move, quiet {times['quiet']}; 2+0: {lost}"
