@@ -35,9 +35,9 @@ start to its ``identity`` answer with and without the sandbox.
 
 Freezing (issue 35): the same sandboxed games with the bot off move frozen (the
 default) and not (``ponder``), interleaved, as a per-decision ratio (target at
-most 1.2 with instant bots), and the freezer alone: one freeze and one thaw of
-an idle bot, whose sum is what a real move pays (printed against a 100 ms move;
-the thaw falls inside the time charged to the bot).
+most 1.2 with instant bots), and the freezer alone: the time of each freeze and
+thaw inside those games, whose sum is what a real move pays (printed against a
+100 ms move; the thaw falls inside the time charged to the bot).
 
     python bench/overhead.py [--decisions 1000] [--rounds 7] [--variant standard]
 """
@@ -333,7 +333,11 @@ async def main_async(args: argparse.Namespace) -> None:
             await sandboxed.batch(1)
             await pondering.batch(1)
             kind = c.freeze_kind
-            freeze_us, thaw_us = freeze_cost(c, 2000)
+            timers = []
+            for engine in (c, d):  # timed in the games themselves
+                if engine._freezer is not None:
+                    timers.append(TimedFreezer(engine._freezer))
+                    engine._freezer = timers[-1]  # type: ignore[assignment]
             size = round(statistics.mean(sizes))
             line = b'{"type":"go","pad":"' + b"x" * max(0, size - 22) + b'"}\n'
             proc = await trio.lowlevel.open_process(
@@ -361,6 +365,8 @@ async def main_async(args: argparse.Namespace) -> None:
                     await proc.wait()
                     await proc.stdout.aclose()
     report(args, arena, arena_batches, raw_batches, sizes, size)
+    freeze_us = TimedFreezer.cost_us(timers, "freeze")
+    thaw_us = TimedFreezer.cost_us(timers, "thaw")
     freeze_report(kind, frozen_batches, ponder_batches, freeze_us, thaw_us)
     if boxed_batches:
         on_best = min(b.wall_us for b in boxed_batches)
@@ -377,26 +383,34 @@ async def main_async(args: argparse.Namespace) -> None:
         )
 
 
-def freeze_cost(engine: Engine, count: int) -> tuple[float, float]:
-    """Microseconds of one freeze and of one thaw of ``engine``'s idle bot (best of
-    three rounds of ``count`` each): the freezer alone, without a game around it."""
-    freezer = engine._freezer
-    if freezer is None:
-        return float("nan"), float("nan")
-    engine.thaw()
-    best_freeze = best_thaw = float("inf")
-    for _ in range(3):
-        spent = [0.0, 0.0]
-        for _ in range(count):
-            t0 = time.perf_counter()
-            freezer.freeze()
-            t1 = time.perf_counter()
-            freezer.thaw()
-            spent[0] += t1 - t0
-            spent[1] += time.perf_counter() - t1
-        best_freeze = min(best_freeze, spent[0] / count * 1e6)
-        best_thaw = min(best_thaw, spent[1] / count * 1e6)
-    return best_freeze, best_thaw
+class TimedFreezer:
+    """Stands in for an engine's freezer and times each freeze and thaw it passes on: the
+    cost inside real games, where the bot has run and slept between the two (the
+    kernel then wakes its tasks to stop them, and again to go on), unlike a freeze
+    and thaw in a tight loop of an idle bot, which costs a fraction of that."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.freeze_kind = getattr(inner, "freeze_kind", "")
+        self.spent = {"freeze": 0.0, "thaw": 0.0}
+        self.calls = {"freeze": 0, "thaw": 0}
+
+    def freeze(self) -> None:
+        t0 = time.perf_counter()
+        self.inner.freeze()  # type: ignore[attr-defined]
+        self.spent["freeze"] += time.perf_counter() - t0
+        self.calls["freeze"] += 1
+
+    def thaw(self) -> None:
+        t0 = time.perf_counter()
+        self.inner.thaw()  # type: ignore[attr-defined]
+        self.spent["thaw"] += time.perf_counter() - t0
+        self.calls["thaw"] += 1
+
+    @staticmethod
+    def cost_us(timers: list[TimedFreezer], what: str) -> float:
+        calls = sum(t.calls[what] for t in timers)
+        return sum(t.spent[what] for t in timers) / calls * 1e6 if calls else float("nan")
 
 
 REAL_MOVE_MS = 100
@@ -419,7 +433,8 @@ def freeze_report(
         f"{statistics.median(b.cpu_us for b in ponder):.0f} us per decision, median"
     )
     print(
-        f"freezing alone: freeze {freeze_us:.1f} us, thaw {thaw_us:.1f} us (the thaw is charged "
+        f"freezing alone, in these games: freeze {freeze_us:.1f} us, thaw {thaw_us:.1f} us of "
+        "the arena's time each (the thaw is charged "
         f"to the bot's clock); per real move of {REAL_MOVE_MS} ms: "
         f"{max(extra, freeze_us + thaw_us):.0f} us, "
         f"{max(extra, freeze_us + thaw_us) / (REAL_MOVE_MS * 10):.3f} % of the move"
