@@ -28,8 +28,10 @@ beside the wall time it was charged.
 A v1 freeze costs about 180 us when it is the machine's only frozen group: the
 kernel turns a static key on for the first freezing group and off after the last
 thaw, patching its own code each time. The arena keeps one empty group of its own
-frozen (``arena-PID-pin``) so the key stays on, and a freeze and thaw together
-cost about 9 us.
+frozen (``arena-PID-pin``) so the key stays on: a freeze and thaw of an idle bot
+in a tight loop then cost about 9 us together, and 20-70 us each inside real games
+(the kernel wakes the bot's tasks to stop them, and again to go on), which is what
+``bench/overhead.py`` prints.
 """
 
 from __future__ import annotations
