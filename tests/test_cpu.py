@@ -310,3 +310,20 @@ async def test_a_bot_between_games_stays_frozen() -> None:
         )
     assert idle < 0.02, f"the bot used {idle:.3f} cores between games"
     assert again.faulty is None, again.detail  # it read its gameover, then played on
+
+
+def test_arena_play_takes_threads_and_ponder() -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    need_cgroups()
+    base = ["play", "random", "random", "--seed", "1", "--variant", "single"]
+    for extra, said in (
+        (["--threads", "2"], "2 cores, frozen off move (cgroup freezer)"),
+        (["--ponder"], "1 core, not frozen off move (ponder)"),
+    ):
+        result = CliRunner().invoke(main, [*base, *extra])
+        assert result.exit_code == 0, result.output
+        lines = [line for line in result.output.splitlines() if line.startswith("sandbox of")]
+        assert len(lines) == 2 and all(line.endswith(said) for line in lines), result.output

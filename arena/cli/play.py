@@ -44,6 +44,14 @@ from arena.report import fmt
 @protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 @confinement_options
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="Cores each bot may use at once (its cgroup's quota; sent in hello as cores).",
+)
+@click.option("--ponder", is_flag=True, help="Let bots think on the opponent's time (no freezing).")
 @friendly_errors
 def play(
     first: str,
@@ -63,6 +71,8 @@ def play(
     cpu_seconds: int,
     file_size_mb: int,
     processes: int,
+    threads: int,
+    ponder: bool,
 ) -> None:
     """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command.
 
@@ -108,6 +118,8 @@ def play(
             handshake_timeout=settings.handshake_timeout,
             limits=limits,
             sandbox=box,
+            threads=threads,
+            ponder=ponder,
         )
 
     def show_action(event: GameMoved) -> None:
