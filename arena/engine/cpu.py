@@ -11,6 +11,9 @@ bot's cgroup (:mod:`arena.engine.cgroups`):
   v2), so the scheduler sees one entity however many processes it holds, and a
   quota of ``threads`` cores (``cpu.cfs_quota_us`` over ``cpu.cfs_period_us``, or
   ``cpu.max``): a bot with eight busy processes and ``threads = 1`` gets one core.
+  The quota is per period (100 ms): within one, a burst may spread over every core
+  until it is spent (a hog's instant answer measured 9 ms of wall and 18 ms of CPU
+  on two cores), which only cpusets per game (``affinity``, not built yet) prevent.
 * **Frozen off move.** From the moment its answer is read until its next request
   is written, the bot's group is frozen (v1 ``freezer.state``, v2
   ``cgroup.freeze``): it uses no CPU at all while the opponent thinks. The thaw
