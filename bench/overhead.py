@@ -33,6 +33,12 @@ on/off compares like with like), and the start-up cost per bot process: a
 sandboxed ``/bin/true`` against a plain one (bwrap's own cost), and a bot's
 start to its ``identity`` answer with and without the sandbox.
 
+Freezing (issue 35): the same sandboxed games with the bot off move frozen (the
+default) and not (``ponder``), interleaved, as a per-decision ratio (target at
+most 1.2 with instant bots), and the freezer alone: the time of each freeze and
+thaw inside those games, whose sum is what a real move pays (printed against a
+100 ms move; the thaw falls inside the time charged to the bot).
+
     python bench/overhead.py [--decisions 1000] [--rounds 7] [--variant standard]
 """
 
@@ -297,29 +303,41 @@ async def main_async(args: argparse.Namespace) -> None:
         await startup_report(bot, args.variant, args.starts)
         boxed = probe() is None
 
-        def configs(mode: str) -> list[EngineConfig]:
+        def configs(mode: str, ponder: bool = False) -> list[EngineConfig]:
             return [
                 EngineConfig(
                     name=f"first-legal-{i}",
                     command=[sys.executable, str(bot)],
                     sandbox=Sandbox(mode=mode),
+                    ponder=ponder,
                 )  # type: ignore[arg-type]
                 for i in (0, 1)
             ]
 
-        on, off = configs("bwrap" if boxed else "none"), configs("none")
+        mode = "bwrap" if boxed else "none"
+        on, off, unfrozen = configs(mode), configs("none", True), configs(mode, True)
         async with (
             Engine(off[0]) as a,
             Engine(off[1]) as b,
             Engine(on[0]) as c,
             Engine(on[1]) as d,
+            Engine(unfrozen[0]) as e,
+            Engine(unfrozen[1]) as f,
         ):
-            for engine in (a, b, c, d):
+            for engine in (a, b, c, d, e, f):
                 await engine.start("kamisado", args.variant)
             arena = ArenaRun([a, b], args.variant)
             sandboxed = ArenaRun([c, d], args.variant)
+            pondering = ArenaRun([e, f], args.variant)
             _, sizes = await arena.batch(1)  # warm-up, and the size of a go line
             await sandboxed.batch(1)
+            await pondering.batch(1)
+            kind = c.freeze_kind
+            timers = []
+            for engine in (c, d):  # timed in the games themselves
+                if engine._freezer is not None:
+                    timers.append(TimedFreezer(engine._freezer))
+                    engine._freezer = timers[-1]  # type: ignore[assignment]
             size = round(statistics.mean(sizes))
             line = b'{"type":"go","pad":"' + b"x" * max(0, size - 22) + b'"}\n'
             proc = await trio.lowlevel.open_process(
@@ -329,11 +347,15 @@ async def main_async(args: argparse.Namespace) -> None:
             try:
                 await raw_batch(proc, reader, line, 100)  # warm-up
                 arena_batches, raw_batches, boxed_batches = [], [], []
+                frozen_batches, ponder_batches = [], []
                 for _ in range(args.rounds):  # interleaved: all see the same machine load
                     arena_batches.append((await arena.batch(args.decisions))[0])
                     raw_batches.append(await raw_batch(proc, reader, line, args.decisions))
+                    frozen = (await sandboxed.batch(args.decisions))[0]
+                    frozen_batches.append(frozen)
                     if boxed:
-                        boxed_batches.append((await sandboxed.batch(args.decisions))[0])
+                        boxed_batches.append(frozen)
+                    ponder_batches.append((await pondering.batch(args.decisions))[0])
             finally:
                 with trio.CancelScope(shield=True):
                     await proc.stdin.aclose()
@@ -343,6 +365,9 @@ async def main_async(args: argparse.Namespace) -> None:
                     await proc.wait()
                     await proc.stdout.aclose()
     report(args, arena, arena_batches, raw_batches, sizes, size)
+    freeze_us = TimedFreezer.cost_us(timers, "freeze")
+    thaw_us = TimedFreezer.cost_us(timers, "thaw")
+    freeze_report(kind, frozen_batches, ponder_batches, freeze_us, thaw_us)
     if boxed_batches:
         on_best = min(b.wall_us for b in boxed_batches)
         off_best = min(b.wall_us for b in arena_batches)
@@ -356,6 +381,64 @@ async def main_async(args: argparse.Namespace) -> None:
             f"{on_med / off_med:.2f}x median (target: 1 within noise); arena's own CPU "
             f"{statistics.median(b.cpu_us for b in boxed_batches):.0f} us per decision, median"
         )
+
+
+class TimedFreezer:
+    """Stands in for an engine's freezer and times each freeze and thaw it passes on: the
+    cost inside real games, where the bot has run and slept between the two (the
+    kernel then wakes its tasks to stop them, and again to go on), unlike a freeze
+    and thaw in a tight loop of an idle bot, which costs a fraction of that."""
+
+    def __init__(self, inner: object) -> None:
+        self.inner = inner
+        self.freeze_kind = getattr(inner, "freeze_kind", "")
+        self.spent = {"freeze": 0.0, "thaw": 0.0}
+        self.calls = {"freeze": 0, "thaw": 0}
+
+    def freeze(self) -> None:
+        t0 = time.perf_counter()
+        self.inner.freeze()  # type: ignore[attr-defined]
+        self.spent["freeze"] += time.perf_counter() - t0
+        self.calls["freeze"] += 1
+
+    def thaw(self) -> None:
+        t0 = time.perf_counter()
+        self.inner.thaw()  # type: ignore[attr-defined]
+        self.spent["thaw"] += time.perf_counter() - t0
+        self.calls["thaw"] += 1
+
+    @staticmethod
+    def cost_us(timers: list[TimedFreezer], what: str) -> float:
+        calls = sum(t.calls[what] for t in timers)
+        return sum(t.spent[what] for t in timers) / calls * 1e6 if calls else float("nan")
+
+
+REAL_MOVE_MS = 100
+"""A real move's thinking time for the per-move figure (``10+0.1`` leaves about this)."""
+
+
+def freeze_report(
+    kind: str, frozen: list[Batch], ponder: list[Batch], freeze_us: float, thaw_us: float
+) -> None:
+    """Issue 35's figure: the same games with the bot off move frozen and without."""
+    on_best, off_best = min(b.wall_us for b in frozen), min(b.wall_us for b in ponder)
+    on_med = statistics.median(b.wall_us for b in frozen)
+    off_med = statistics.median(b.wall_us for b in ponder)
+    extra = on_best - off_best
+    print(
+        f"freezing ({kind}): per decision {on_best:.0f} us frozen vs {off_best:.0f} us "
+        f"not (ponder), {on_best / off_best:.2f}x best, {on_med / off_med:.2f}x median "
+        "(target <= 1.2 with instant bots); arena's own CPU "
+        f"{statistics.median(b.cpu_us for b in frozen):.0f} us vs "
+        f"{statistics.median(b.cpu_us for b in ponder):.0f} us per decision, median"
+    )
+    print(
+        f"freezing alone, in these games: freeze {freeze_us:.1f} us, thaw {thaw_us:.1f} us of "
+        "the arena's time each (the thaw is charged "
+        f"to the bot's clock); per real move of {REAL_MOVE_MS} ms: "
+        f"{max(extra, freeze_us + thaw_us):.0f} us, "
+        f"{max(extra, freeze_us + thaw_us) / (REAL_MOVE_MS * 10):.3f} % of the move"
+    )
 
 
 def report(

@@ -118,6 +118,7 @@ def test_hello_defaults_to_this_protocol_version():
         "game": "kamisado",
         "variant": "standard",
         "max_line": MAX_LINE,
+        "cores": 1,
     }
 
 

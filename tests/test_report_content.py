@@ -77,16 +77,19 @@ def test_info_figures_appear_in_markdown_and_html(info_cup: Path) -> None:
     text = (info_cup / MARKDOWN_NAME).read_text(encoding="utf-8")
     rows = {row[0]: row for row in markdown_table(text, "Search")}
     assert rows["info"][1] == str(len(moves))
-    assert rows["info"][3] == str(len(moves))
-    assert rows["info"][4] == f"{depth:.1f}"
+    # CPU/move beside time/move: the mean of the CPU time each action's record holds
+    cpu = [a.cpu_ms for a in moves if a.cpu_ms is not None]
+    assert rows["info"][3] == (fmt.millis(sum(cpu) / len(cpu)) if cpu else "–")
+    assert rows["info"][4] == str(len(moves))
+    assert rows["info"][5] == f"{depth:.1f}"
     thinking = sum(a.ms for a in moves)
     speed = 1000 * sum(a.info["nodes"] for a in moves) / thinking if thinking else None
-    assert rows["info"][5] == fmt.count(speed)
-    assert rows["info"][6] == "–"  # no playouts: not a Monte-Carlo bot
-    assert f"depth {last['depth']}" in rows["info"][7]
-    assert f"score {last['score']:+g}" in rows["info"][7]
-    assert "pv " + " ".join(last["pv"]) in rows["info"][7]
-    assert rows["random"][3] == "0" and rows["random"][4] == "–"
+    assert rows["info"][6] == fmt.count(speed)
+    assert rows["info"][7] == "–"  # no playouts: not a Monte-Carlo bot
+    assert f"depth {last['depth']}" in rows["info"][8]
+    assert f"score {last['score']:+g}" in rows["info"][8]
+    assert "pv " + " ".join(last["pv"]) in rows["info"][8]
+    assert rows["random"][4] == "0" and rows["random"][5] == "–"
     # The terminal: the search figures under the standings, plain through a pipe.
     out = io.StringIO()
     print_standings(build_report_for(info_cup), Console(file=out, width=60))
@@ -140,8 +143,8 @@ def test_a_monte_carlo_bots_playouts_get_their_own_column(tmp_path: Path) -> Non
     assert "| avg depth | nodes/s | playouts/s | last info |" in header
     assert "playouts per second" in text
     rows = {row[0]: row for row in markdown_table(text, "Search")}
-    assert rows["mc"][5:7] == ["–", fmt.count(speed["mc"])]
-    assert rows["ab"][5:7] == [fmt.count(speed["ab"]), "–"]
+    assert rows["mc"][6:8] == ["–", fmt.count(speed["mc"])]
+    assert rows["ab"][6:8] == [fmt.count(speed["ab"]), "–"]
     out = io.StringIO()
     print_standings(build_report_for(tmp_path), Console(file=out, width=60))
     lines = out.getvalue().splitlines()

@@ -192,6 +192,7 @@ def test_export_jsonl(tmp_path: Path) -> None:
         "ms": 30,
         "forced": False,
         "info": {"depth": 3},
+        "cpu_ms": None,  # no cgroup counted this test's CPU
     }
     assert first["figures"] == {}  # no final position: nothing to figure
     assert json.loads(lines[1])["score"] == 0.5

@@ -136,6 +136,8 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
         max_line=config.protocol.max_line,
         handshake_timeout=config.protocol.handshake_timeout,
         limits=resource_limits(config.limits),
+        threads=bot.threads,
+        ponder=config.ponder,
         sandbox=Sandbox(
             mode=box.mode,
             ro=list(bot.sandbox_ro),
@@ -173,6 +175,7 @@ class EnginePool:
     def kill_all(self) -> None:
         """Last resort (second Ctrl-C): SIGKILL every bot process group now."""
         for engine in self.all:
+            engine.thaw()  # a bot frozen on cgroup v1 ignores SIGKILL until thawed
             pgid = engine.pgid
             if pgid is not None:
                 with suppress(ProcessLookupError, PermissionError):

@@ -82,7 +82,7 @@ class LogObserver(Observer):
         self._start = time.monotonic()
         self._say(
             f"tournament {config.name}: {progress.total} games, {progress.done} already stored, "
-            f"results in {directory}"
+            f"results in {directory}; {_cpu_line(config)}"
         )
 
     def game_finished(self, progress: Progress, key: str, record: GameRecord) -> None:
@@ -355,7 +355,7 @@ class LiveObserver(Observer):
                 "tournament ",
                 (config.name, "bold"),
                 f": {progress.total} games ({progress.done} already stored), "
-                f"results in {directory}",
+                f"results in {directory}; {_cpu_line(config)}",
             )
         )
         self.bar.update(self.task, total=progress.total, completed=progress.done)
@@ -393,3 +393,10 @@ class LiveObserver(Observer):
             self.live = None
             if not self.console.is_terminal:
                 self.console.line()  # rich leaves the last frame unended off a terminal
+
+
+def _cpu_line(config: TournamentConfig) -> str:
+    """How the bots' CPU is held (share, cores, frozen off move): said once, at the start."""
+    from arena.engine.cpu import describe
+
+    return describe(config.sandbox.mode, config.ponder)

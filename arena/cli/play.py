@@ -44,6 +44,14 @@ from arena.report import fmt
 @protocol_options
 @click.option("--quiet", "-q", is_flag=True, help="Print only the result.")
 @confinement_options
+@click.option(
+    "--threads",
+    type=click.IntRange(1, 1024),
+    default=1,
+    show_default=True,
+    help="Cores each bot may use at once (its cgroup's quota; sent in hello as cores).",
+)
+@click.option("--ponder", is_flag=True, help="Let bots think on the opponent's time (no freezing).")
 @friendly_errors
 def play(
     first: str,
@@ -63,6 +71,8 @@ def play(
     cpu_seconds: int,
     file_size_mb: int,
     processes: int,
+    threads: int,
+    ponder: bool,
 ) -> None:
     """Play one game: FIRST (player 0) against SECOND; each a built-in bot name or a command.
 
@@ -108,6 +118,8 @@ def play(
             handshake_timeout=settings.handshake_timeout,
             limits=limits,
             sandbox=box,
+            threads=threads,
+            ponder=ponder,
         )
 
     def show_action(event: GameMoved) -> None:
@@ -164,4 +176,11 @@ def _confinement_text(box: SandboxRecord) -> str:
         "cgroup": "a cgroup (memory and processes of the whole bot)",
         "rlimit": "rlimits (address space per process, processes per user)",
     }.get(box.bound, "-")
-    return f"bwrap, {user}, bounded by {bound}"
+    cpu = {
+        "freezer": "frozen off move (cgroup freezer)",
+        "cgroup.freeze": "frozen off move (cgroup.freeze)",
+        "sigstop": "stopped off move (SIGSTOP of its process group)",
+        "ponder": "not frozen off move (ponder)",
+    }.get(box.freeze)
+    cores = f", {box.cores} core{'s' if box.cores != 1 else ''}" if box.cores else ""
+    return f"bwrap, {user}, bounded by {bound}{cores}" + (f", {cpu}" if cpu else "")

@@ -43,7 +43,7 @@ from typing import ClassVar, NoReturn
 import msgspec
 import trio
 
-from arena.engine import cgroups
+from arena.engine import cgroups, cpu
 from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp_fd
 from arena.engine.output import StderrTail, shown_line
 from arena.engine.process import ChildProcess, child_preexec, spawn
@@ -254,6 +254,12 @@ class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fie
     """``info`` lines kept per request (the latest ones); older ones are dropped, counted."""
     info_bytes: int = 65536
     """Bytes of ``info`` lines kept per request: a flood of 1 MiB lines costs no memory."""
+    threads: int = 1
+    """Cores the bot may use at once: its cgroup's CPU quota, told to it in ``hello``
+    (``cores``); it has one CPU share whatever it asks (``arena/engine/cpu.py``)."""
+    ponder: bool = False
+    """Let the bot run between its answer and its next request; by default it is
+    frozen then, so nothing it does runs on its opponent's time."""
 
     def environment(self) -> dict[str, str]:
         env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
@@ -275,6 +281,8 @@ class Reply:
     received_at: float
     infos_dropped: int = 0
     """``info`` lines read but not kept (beyond ``info_lines``/``info_bytes``)."""
+    cpu_ns: int | None = None
+    """CPU time the bot's cgroup used from the request to its answer (``None``: not counted)."""
 
     @property
     def elapsed(self) -> float:
@@ -369,6 +377,10 @@ class Engine:
         self.sandbox_bound = ""
         """``cgroup`` or ``rlimit``: how the last sandboxed process was bounded as a whole."""
         self._cgroup: cgroups.BotCgroup | None = None
+        self._freezer: cpu.CpuGroup | cpu.SignalFreezer | None = None
+        """What freezes the bot between its answer and its next request (``None``: ponder)."""
+        self._frozen = False
+        self._last_freeze = ""
         self._oom_killed = False
         self._tail = StderrTail(
             config.stderr_lines,
@@ -428,11 +440,19 @@ class Engine:
         """The bot's process group (its session), the unit that is killed."""
         return None if self._proc is None else self._proc.pgid
 
+    def cpu_seconds(self) -> float | None:
+        """CPU time the running bot's processes used so far, from its cgroup (``None``: none)."""
+        group = self._cgroup
+        used = None if group is None or group.cpu is None else group.cpu.usage_ns()
+        return None if used is None else used / 1e9
+
     @property
     def sandbox_record(self) -> SandboxRecord:
         """The confinement the game record keeps for this bot."""
         mode = self.sandbox_mode or resolve(self.config.sandbox.mode)
-        return self.config.sandbox.record(mode, self.sandbox_user, self.sandbox_bound)
+        record = self.config.sandbox.record(mode, self.sandbox_user, self.sandbox_bound)
+        freeze = self.freeze_kind or self._last_freeze
+        return msgspec.structs.replace(record, freeze=freeze, cores=self.config.threads)
 
     def stderr_tail(self, *, clear: bool = False) -> str:
         """The bounded tail of the bot's stderr; ``clear`` starts a fresh one (per game).
@@ -545,10 +565,11 @@ class Engine:
             watch=watch,
         )
         self._proc = proc
+        self._freezer, self._frozen = self._pick_freezer(proc.pgid), False
         self._nursery.start_soon(self._watch_exit, proc)
         self._nursery.start_soon(self._drain_stderr, proc)
 
-        hello = Hello(game=game, variant=variant, max_line=cfg.max_line)
+        hello = Hello(game=game, variant=variant, max_line=cfg.max_line, cores=cfg.threads)
         reply = await self.request(hello, timeout=cfg.handshake_timeout)
         ident = reply.answer
         assert isinstance(ident, Identity)
@@ -608,7 +629,9 @@ class Engine:
                         engine=self.name,
                     )
         if cgroups.available():
-            self._cgroup = cgroups.BotCgroup(cfg.limits.memory_bytes, cfg.limits.processes)
+            self._cgroup = cgroups.BotCgroup(
+                cfg.limits.memory_bytes, cfg.limits.processes, cfg.threads
+            )
             join_fds += self._cgroup.join_fds()
             self.sandbox_bound = "cgroup"
             # pids.max counts this bot alone; RLIMIT_NPROC would count every bot of the user.
@@ -621,6 +644,37 @@ class Engine:
             self.sandbox_bound = "rlimit"
         pass_fds.append(seccomp_fd(refuse_memfd=self._cgroup is None))
         return limits, identity
+
+    def _pick_freezer(self, pgid: int) -> cpu.CpuGroup | cpu.SignalFreezer | None:
+        """The bot's freezer group, else signals to its process group; none when it ponders."""
+        if self.config.ponder:
+            return None
+        group = self._cgroup
+        if group is not None and group.cpu is not None and group.cpu.can_freeze:
+            return group.cpu
+        if self.sandbox_mode == "bwrap":  # unconfined bots were told so already
+            cpu.warn_sigstop("no freezer cgroup for bots here")
+        return cpu.SignalFreezer(pgid)
+
+    @property
+    def freeze_kind(self) -> str:
+        """How the bot is kept off its opponent's time: ``freezer``, ``cgroup.freeze``,
+        ``sigstop``, or ``ponder`` (not at all)."""
+        if self.config.ponder:
+            return "ponder"
+        freezer = self._freezer
+        return "" if freezer is None else freezer.freeze_kind
+
+    def thaw(self) -> None:
+        """Let the bot run again (before it is killed: on cgroup v1 a frozen one would not die)."""
+        if self._frozen and self._freezer is not None:
+            self._freezer.thaw()
+            self._frozen = False
+
+    def _freeze(self) -> None:
+        if self._freezer is not None and not self._frozen:
+            self._freezer.freeze()
+            self._frozen = True
 
     def _remove_cgroup(self) -> None:
         """At a failed start: nothing ran in the group yet."""
@@ -651,6 +705,9 @@ class Engine:
         if proc is None:
             return
         cfg = self.config
+        self.thaw()  # a frozen process reads no quit, and on cgroup v1 ignores SIGKILL
+        self._last_freeze = self.freeze_kind
+        self._freezer = None
         try:
             if graceful and not proc.exited.is_set():
                 with trio.move_on_after(cfg.quit_timeout):
@@ -770,6 +827,9 @@ class Engine:
         with trio.move_on_after(timeout):
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
                 await proc.process.stdin.send_all(encode_line(msg))
+        # Stays frozen: the line waits in the pipe until its next request thaws it. A
+        # bot thawed for its ``gameover`` would run on other games' time until then
+        # (an idle engine of a tournament waits for its next pairing).
 
     async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
         """One request and its answer under a single cancel scope.
@@ -795,7 +855,11 @@ class Engine:
         # thinking as soon as the write begins, and on a loaded machine the
         # arena can lose the CPU for milliseconds right after it; a clock read
         # after the write would then charge less than the bot thought.
+        group = self._cgroup.cpu if self._cgroup is not None else None
+        used = None if group is None else group.usage_ns()
         writing_at = trio.current_time()
+        # Thawed inside the charged interval: the bot pays for its own thaw (microseconds).
+        self.thaw()
         with trio.CancelScope(deadline=writing_at + timeout) as scope:
             try:
                 await _write(proc.process.stdin, line)
@@ -830,7 +894,10 @@ class Engine:
                                 dropped += 1
                             continue
                         kept = tuple(info for info, _ in infos)
-                        return Reply(answer, kept, sent_at, received_at, dropped)
+                        now = None if group is None or used is None else group.usage_ns()
+                        self._freeze()  # nothing of it runs until its next request
+                        cpu_ns = None if now is None or used is None else now - used
+                        return Reply(answer, kept, sent_at, received_at, dropped, cpu_ns)
                 finally:
                     proc.read_scope = None
         if stdin_closed:

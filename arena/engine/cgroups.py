@@ -137,14 +137,19 @@ def available() -> bool:
     """Whether bots get a cgroup each here; the first call also sweeps stale groups."""
     if isinstance(hierarchies(), str):
         return False
+    from arena.engine import cpu
+
     remove_stale()
+    cpu.remove_stale()
     return True
 
 
 class BotCgroup:
     """One bot process's cgroup (in each hierarchy): made, joined from the child, removed."""
 
-    def __init__(self, memory_bytes: int | None, processes: int | None) -> None:
+    def __init__(self, memory_bytes: int | None, processes: int | None, threads: int = 1) -> None:
+        from arena.engine.cpu import CpuGroup
+
         processes = DEFAULT_PROCESSES if processes is None else processes
         found = hierarchies()
         assert not isinstance(found, str), found
@@ -164,6 +169,9 @@ class BotCgroup:
                     _limit(folder, "memory.memsw.limit_in_bytes", memory_bytes, optional=True)
                 else:
                     _limit(folder, "pids.max", processes)
+            v2 = self.folders[0] if found[0].version == 2 else None
+            self.cpu: CpuGroup | None = CpuGroup(name, threads, v2)
+            """One CPU share, ``threads`` cores, usage and freezer (``arena/engine/cpu.py``)."""
         except OSError:
             self.try_remove()
             raise
@@ -175,6 +183,8 @@ class BotCgroup:
             for folder in self.folders:
                 path = os.path.join(folder, "cgroup.procs")
                 fds.append(os.open(path, os.O_WRONLY | os.O_CLOEXEC))
+            if self.cpu is not None:
+                fds += self.cpu.join_fds()
         except OSError:
             for fd in fds:
                 os.close(fd)
@@ -199,7 +209,11 @@ class BotCgroup:
         """Kill whatever is left in the group and remove it; ``False`` while it still has members.
 
         The bot's last processes may take a moment to leave once bwrap is reaped.
+        The CPU group goes first: it thaws the bot, which a kill needs on v1.
         """
+        cpu = getattr(self, "cpu", None)
+        if cpu is not None and not cpu.try_remove():
+            return False
         left = []
         for folder in self.folders:
             try:

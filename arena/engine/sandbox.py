@@ -79,6 +79,12 @@ class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
     net: bool = False
     user: str = ""
     bound: str = ""
+    freeze: str = ""
+    """How the bot was kept off its opponent's time (``arena/engine/cpu.py``):
+    ``freezer``, ``cgroup.freeze``, ``sigstop``, ``ponder`` (not at all) or empty
+    (an older record)."""
+    cores: int = 0
+    """Its ``threads``: the cores it was given (0: an older record)."""
 
 
 class SandboxSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):

@@ -27,13 +27,17 @@ FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START)
 
 
 class ActionRecord(msgspec.Struct, frozen=True):
-    """One decision: who made it, what it was, how long it took on their clock."""
+    """One decision: who made it, what it was, how long it took on their clock (``ms``,
+    wall time) and of the CPU (``cpu_ms``)."""
 
     player: int
     action: str
     ms: int = 0
     forced: bool = False
     info: dict[str, Any] | None = None
+    cpu_ms: float | None = None
+    """CPU time the bot's cgroup used from the request to the answer, in milliseconds
+    (all its processes; ``None``: no cgroup counted it, or a forced action)."""
 
 
 class GameRecord(msgspec.Struct, kw_only=True):

@@ -248,7 +248,8 @@ async def _one_decision(
     if reply.infos_dropped:  # beyond the engine's bound: counted, not kept
         info = {**(info or {}), "dropped": reply.infos_dropped}
     info = budget.keep(player, info)  # bounded per action and per game (arena/match/info.py)
-    actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None))
+    cpu_ms = None if reply.cpu_ns is None else round(reply.cpu_ns / 1e6, 3)
+    actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None, cpu_ms))
 
 
 def _identity(engine: Engine) -> dict[str, Any]:

@@ -62,6 +62,7 @@ MAX_MEMORY_MB = 1 << 20  # 1 TiB
 MAX_CPU_SECONDS = 10**7
 MAX_PROCESSES = 1 << 22  # Linux's pid_max ceiling
 MAX_FILE_SIZE_MB = 1 << 20
+MAX_THREADS = 1024
 
 Positive = Annotated[int, Meta(ge=1)]
 Seed = Annotated[int, Meta(ge=SEED_RANGE[0], le=SEED_RANGE[1])]
@@ -104,6 +105,9 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     sandbox_ro: list[str] = []
     sandbox_rw: list[str] = []
     sandbox_net: bool = False
+    threads: Annotated[int, Meta(ge=1, le=MAX_THREADS)] = 1
+    """Cores the bot may use at once: its CPU quota, told to it in ``hello``
+    (``cores``). Every bot has one CPU share, whatever its ``threads``."""
     builtin: str | None = None
     """The built-in bot's name when ``command`` says ``builtin:NAME``: set at load,
     never by the file (unknown there). The one sign that a bot is the arena's own
@@ -208,6 +212,9 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     extra_pairs: Annotated[int, Meta(ge=0, le=MAX_EXTRA_PAIRS)] = 2
     """Knockout: pairs added, one at a time, to a tied match before its stated rule decides."""
     max_plies: Annotated[int, Meta(ge=1, le=MAX_PLIES)] = 1000
+    ponder: bool = False
+    """Let bots think on their opponent's time; by default a bot is frozen from its
+    answer to its next request (``arena/engine/cpu.py``)."""
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()

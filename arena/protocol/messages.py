@@ -96,6 +96,9 @@ class Hello(_ArenaBase, kw_only=True, tag="hello"):
     game: str
     variant: str
     max_line: int = MAX_LINE
+    cores: int = 1
+    """Cores the bot may use at once (its entry's ``threads``); more threads than
+    this only share them (protocol.md, section 6)."""
 
 
 class NewGame(_ArenaBase, kw_only=True, tag="newgame"):

@@ -183,7 +183,7 @@ def search_section(data: ReportData) -> list[str]:
         "",
     ]
     return lines + _table(
-        fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrrl"
+        fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrrrl"
     )
 
 

@@ -163,6 +163,10 @@ class BotStats:
     depth: float | None
     nodes_per_s: float | None
     playouts_per_s: float | None = None
+    cpu_ms_per_move: float | None = None
+    """Mean CPU time its cgroup used per move, over the moves that counted it (records
+    without it, or a bot without a cgroup: ``None``). Beside ``ms_per_move``, the wall
+    time charged, it shows a bot that waited (less CPU) or ran many threads (more)."""
     last_info: dict[str, object] | None = None
     """The last ``info`` it sent in the tournament: a sample of what it reports."""
 
@@ -435,6 +439,8 @@ def _roles(game: str, variant: str) -> tuple[str, str]:
 def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStats, ...]:
     moves: Counter[str] = Counter()
     ms: Counter[str] = Counter()
+    cpu_ms: dict[str, float] = {}
+    cpu_moves: Counter[str] = Counter()
     infos: Counter[str] = Counter()
     depths: dict[str, list[int]] = {p: [] for p in order}
     counts = {key: Counter[str]() for key in ("nodes", "playouts")}
@@ -447,6 +453,9 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             name = r.players[a.player]
             moves[name] += 1
             ms[name] += a.ms
+            if isinstance(a.cpu_ms, (int, float)) and a.cpu_ms >= 0:
+                cpu_ms[name] = cpu_ms.get(name, 0.0) + a.cpu_ms
+                cpu_moves[name] += 1
             info = _info(a)
             if not info:
                 continue
@@ -473,6 +482,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 nodes_per_s=_per_second(counts["nodes"][p], count_ms["nodes"][p]),
                 playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
                 last_info=_shown_info(last.get(p)),
+                cpu_ms_per_move=cpu_ms[p] / cpu_moves[p] if cpu_moves[p] else None,
             )
         )
     return tuple(out)
