@@ -327,3 +327,86 @@ def test_arena_play_takes_threads_and_ponder() -> None:
         assert result.exit_code == 0, result.output
         lines = [line for line in result.output.splitlines() if line.startswith("sandbox of")]
         assert len(lines) == 2 and all(line.endswith(said) for line in lines), result.output
+
+
+ARENA_KILLED_WITH_ITS_CHILDREN = r"""
+import sys, trio
+sys.path.insert(0, sys.argv[1])
+from test_cpu import bot, first_go
+from arena.engine.bot import Engine
+
+async def main():
+    config = bot("spin", sys.argv[2])  # the marker, a count the spinner ignores
+    async with Engine(config) as engine:
+        await engine.start("kamisado", "single")
+        await first_go(engine)  # answered: frozen now
+        print(engine.freeze_kind, flush=True)
+        await trio.sleep_forever()
+
+trio.run(main)
+"""
+
+
+def test_a_frozen_bot_dies_when_its_arena_is_killed_with_its_children(tmp_path: Path) -> None:
+    """A Ray worker that is killed has its raylet SIGKILL its direct children as well
+    (``kill_child_processes_on_worker_exit``). A frozen v1 process ignores SIGKILL
+    until thawed, and the guard that thaws a dead arena's bots was such a child:
+    killed with the arena, it left the frozen bot alive for good."""
+    import signal
+    import subprocess
+
+    from procs import described, live_with, wait_none_with
+
+    need_cgroups()
+    marker = str(900_000_000 + os.getpid())
+    script = tmp_path / "killed_arena.py"
+    script.write_text(ARENA_KILLED_WITH_ITS_CHILDREN)
+    arena = subprocess.Popen(
+        [sys.executable, str(script), str(HERE), marker], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert arena.stdout is not None
+        assert arena.stdout.readline().strip() == "freezer"
+        assert live_with(marker), "the bot is not running"
+        children = [
+            pid
+            for pid in (int(p) for p in os.listdir("/proc") if p.isdigit())
+            if _parent(pid) == arena.pid
+        ]
+        for pid in [*children, arena.pid]:  # as the raylet may: its children, then it
+            os.kill(pid, signal.SIGKILL)
+    finally:
+        arena.kill()
+        arena.wait()
+    try:
+        wait_none_with(marker, limit=10)
+    except AssertionError:
+        left = live_with(marker)
+        for pid in left:  # leave no frozen process behind for the rest of the suite
+            cgroups_thaw_all()
+            os.kill(pid, signal.SIGKILL)
+        raise AssertionError(f"left alive: {described(left)}") from None
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return int(f.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def cgroups_thaw_all() -> None:
+    """Thaw every bot group of every arena (a failed test's cleanup)."""
+    from arena.engine.cpu import hierarchies
+
+    freezer = hierarchies().freezer
+    if not freezer:
+        return
+    for name in os.listdir(freezer):
+        if name.startswith("arena-"):
+            try:
+                with open(os.path.join(freezer, name, "freezer.state"), "w") as f:
+                    f.write("THAWED")
+            except OSError:
+                pass

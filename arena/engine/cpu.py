@@ -111,6 +111,8 @@ def v2_cpu_controller(folder: str) -> bool:
 _GUARD = r"""
 import os, sys
 fd, folder, prefix = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+if os.fork():  # the guard is the grandchild: no process manager's kill of children reaches it
+    os._exit(0)
 try:
     while os.read(fd, 4096):
         pass
@@ -155,14 +157,16 @@ def _guard() -> None:
     prefix = f"arena-{os.getpid()}-"
     read, write = os.pipe()  # both close on exec: only the guard gets the read end
     try:
-        _guards.append(
-            subprocess.Popen(
-                [sys.executable, "-I", "-c", _GUARD, str(read), found.freezer, prefix],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                pass_fds=(read,),
-                start_new_session=True,
-            )
+        # The guard forks once more and its parent exits here: a Ray worker that is
+        # killed has its raylet kill its direct children too, and a guard killed so
+        # would leave that actor's frozen bots alive for good.
+        subprocess.run(
+            [sys.executable, "-I", "-c", _GUARD, str(read), found.freezer, prefix],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            pass_fds=(read,),
+            start_new_session=True,
+            check=False,
         )
     except OSError:
         os.close(write)
