@@ -3,13 +3,15 @@
     python cpu_bot.py MODE [N]
 
 Every mode answers ``hello`` with the name ``cpu-bot cores=C`` (``C`` from the
-``hello``'s ``cores``) and each ``go`` with the first legal action.
+``hello``'s ``cores``) and the version ``cpus=0,1`` (the cores it may run on), and
+each ``go`` with the first legal action.
 
 * ``quiet``: nothing more.
 * ``work N``: ``N`` loop iterations of pure Python work before each answer (the
   same work every move, so its time per move shows how much CPU it was given).
-* ``hog N``: at start, ``N`` busy processes, each in a session of its own (so each
-  gets a scheduler autogroup of its own), which spin until the bot is killed.
+* ``hog N [W]``: at start, ``N`` busy processes, each in a session of its own (so each
+  gets a scheduler autogroup of its own), which spin until the bot is killed; and
+  ``W`` loop iterations of work before each answer (default none).
 * ``spin``: after each answer (and after a ``gameover``), a thread that spins until
   the next line arrives: a bot that thinks on its opponent's time (and between games).
 """
@@ -64,15 +66,16 @@ for line in sys.stdin:
                 "id": msg["id"],
                 "protocol": 1,
                 "name": name,
+                "version": "cpus=" + ",".join(map(str, sorted(os.sched_getaffinity(0)))),
                 "games": ["kamisado"],
             }
         )
     elif kind == "newgame":
         send({"type": "ready", "id": msg["id"]})
     elif kind == "go":
-        if mode == "work":
+        if mode == "work" or (mode == "hog" and len(sys.argv) > 3):
             x = 0
-            for i in range(count):
+            for i in range(count if mode == "work" else int(sys.argv[3])):
                 x += i * i % 7
         send({"type": "action", "id": msg["id"], "action": msg["legal"][0]})
         if mode == "spin":
