@@ -12,6 +12,7 @@ each ``go`` with the first legal action.
 * ``hog N [W]``: at start, ``N`` busy processes, each in a session of its own (so each
   gets a scheduler autogroup of its own), which spin until the bot is killed; and
   ``W`` loop iterations of work before each answer (default none).
+* ``sleep S``: sleeps ``S`` seconds (using no CPU) before its first answer of each game.
 * ``spin``: after each answer (and after a ``gameover``), a thread that spins until
   the next line arrives: a bot that thinks on its opponent's time (and between games).
 """
@@ -20,9 +21,11 @@ import json
 import os
 import sys
 import threading
+import time
 
 mode = sys.argv[1]
-count = int(sys.argv[2]) if len(sys.argv) > 2 else 0
+count = int(sys.argv[2]) if len(sys.argv) > 2 and mode != "sleep" else 0
+first = True
 
 
 def send(obj: dict) -> None:
@@ -71,8 +74,12 @@ for line in sys.stdin:
             }
         )
     elif kind == "newgame":
+        first = True
         send({"type": "ready", "id": msg["id"]})
     elif kind == "go":
+        if mode == "sleep" and first:
+            time.sleep(float(sys.argv[2]))
+        first = False
         if mode == "work" or (mode == "hog" and len(sys.argv) > 3):
             x = 0
             for i in range(count if mode == "work" else int(sys.argv[3])):

@@ -269,6 +269,84 @@ async def test_a_hog_in_one_game_does_not_slow_the_game_beside_it() -> None:
     assert ratio <= 1.10, f"beside the hog {times['hog']} ms a move, beside quiet {times['quiet']}"
 
 
+async def test_a_cpu_clock_charges_cpu_time_and_a_sleeper_loses_by_the_ceiling() -> None:
+    """``clock = "cpu"``: a move is charged the CPU time of the bot's cgroup (the
+    clocks the bots are shown fall by each action's ``cpu_ms``), not its wall time
+    (a hog pondering beside it slows the wall time, hardly the charge); a sleeping bot
+    is charged nothing but loses at three times its budget in wall time, and the
+    record says both figures; on the wall clock the same sleep loses at the budget."""
+    from arena.match.events import GameMoved
+    from arena.match.referee import RefereeSettings
+
+    need_cgroups()
+    game = get_game("kamisado")
+    cpu = RefereeSettings(clock="cpu")
+    short = TimeControl.parse("0.3+0")  # 0.35 s with the margin, 1.05 s of wall
+
+    async def sleepy(pause: float, settings: RefereeSettings) -> tuple[GameRecord, float]:
+        async with Engine(bot("sleep", pause)) as sleeper, Engine(bot("quiet")) as quiet:
+            await sleeper.start("kamisado", "single")
+            started = trio.current_time()
+            record = await play_game(
+                game,
+                game.new_state("single"),
+                [sleeper, quiet],
+                [short, short],
+                variant="single",
+                settings=settings,
+            )
+            return record, trio.current_time() - started
+
+    record, _ = await sleepy(0.6, cpu)  # asleep 0.6 s: within the ceiling, charged nothing
+    assert record.faulty is None, record.detail
+    first = record.actions[0]
+    assert first.ms >= 600 and first.cpu_ms is not None and first.cpu_ms < 50, first
+    record, _ = await sleepy(0.6, RefereeSettings())  # the wall clock: lost at the budget
+    assert (record.reason, record.faulty) == ("time", 0), record.detail
+    assert "no answer within 0.350 s" in record.detail and "ms of CPU" in record.detail
+    record, took = await sleepy(5, cpu)
+    assert (record.reason, record.faulty) == ("time", 0), record.detail
+    assert "no answer within 1.050 s" in record.detail, record.detail
+    assert 1.0 <= took < 2.5, took
+
+    slow = TimeControl.parse("60+0")
+    charged: dict[str, list[float]] = {"hog": [], "quiet": []}
+    walls: dict[str, list[float]] = {"hog": [], "quiet": []}
+    async with Engine(bot("work", WORK)) as worker, Engine(bot("quiet")) as partner:
+        for _ in range(3):
+            for name in ("quiet", "hog"):
+                shown: list[int] = []
+
+                def seen(event: GameMoved, shown: list[int] = shown) -> None:
+                    if event.player == 0 and not event.forced:
+                        shown.append(event.clocks[0])
+
+                async with (
+                    Engine(bot("hog", 8, ponder=True)) if name == "hog" else Engine(bot("quiet"))
+                ) as beside:
+                    await beside.start("kamisado", "single")  # the hog spins from its start
+                    record = await play_game(
+                        game,
+                        game.new_state("single"),
+                        [worker, partner],
+                        [slow, slow],
+                        variant="single",
+                        settings=cpu,
+                        on_action=seen,
+                    )
+                assert record.faulty is None, record.detail
+                moves = [a for a in record.actions if a.player == 0 and not a.forced]
+                assert all(a.cpu_ms is not None for a in moves)
+                # The clock shown after each move fell by that move's CPU time (whole ms).
+                left = [60_000, *shown]
+                for before, after, move in zip(left, left[1:], moves, strict=False):
+                    assert abs((before - after) - move.cpu_ms) <= 2, (before, after, move)
+                charged[name].append(statistics.median(a.cpu_ms for a in moves))
+                walls[name].append(statistics.median(a.ms for a in moves))
+    ratio = statistics.median(h / q for h, q in zip(charged["hog"], charged["quiet"], strict=True))
+    assert ratio <= 1.15, f"charged with a hog beside {charged['hog']}, without {charged['quiet']}"
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds of process ``pid`` (every thread of it), from ``/proc``."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -317,6 +395,18 @@ def test_the_v2_group_is_written_as_the_kernel_documents(tmp_path: Path) -> None
     assert (folder / "cgroup.freeze").read_text()[0] == "1"
     group.thaw()
     assert (folder / "cgroup.freeze").read_text()[0] == "0"
+    assert group.try_remove()
+
+    # A slot's cores: ``cpuset.cpus`` in the bot's group, the controller enabled for the
+    # arena's children first (``+cpuset`` written to its ``cgroup.subtree_control``).
+    (folder / "cpuset.cpus").write_text("\n")
+    token = cpuset.SLOT_CPUS.set("1")
+    try:
+        group = CpuGroup("arena-1-0", 1, str(folder))
+    finally:
+        cpuset.SLOT_CPUS.reset(token)
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+cpuset"
+    assert (folder / "cpuset.cpus").read_text() == "1" and group.cpus == "1"
     assert group.try_remove()
 
 
@@ -374,7 +464,7 @@ def test_each_game_slot_runs_on_cores_of_its_own(tmp_path: Path) -> None:
     for name, affinity, workers, said in (
         ("in", "", "1", "each game on 1 core of its own (affinity)"),
         ("wk", "", "2", "each game on 1 core of its own (affinity)"),
-        ("off", "affinity = false\n", "1", "games on every core (affinity = false)"),
+        ("off", 'affinity = false\nclock = "cpu"\n', "1", "games on every core (affinity = false)"),
     ):
         toml = tmp_path / f"{name}.toml"
         toml.write_text(
@@ -386,6 +476,8 @@ def test_each_game_slot_runs_on_cores_of_its_own(tmp_path: Path) -> None:
         )
         assert result.exit_code == 0, result.output
         assert said in result.output, result.output
+        charged = "CPU time charged (wall-clock ceiling 3x" if affinity else "wall time charged"
+        assert charged in result.output, result.output
         with Store.open_existing(tmp_path / name) as store:
             records = [r for _, r in store.items()]
         assert len(records) == 12 and all(r.faulty is None for r in records)

@@ -23,7 +23,7 @@ from arena.engine import cpuset
 from arena.engine.bot import Engine, EngineConfig, ResourceLimits
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.match.clock import TimeControl
+from arena.match.clock import CPU_CEILING, TimeControl
 from arena.match.events import EventSink, GameStarted
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
@@ -182,6 +182,17 @@ def describe_affinity(config: TournamentConfig) -> str:
     return f"each game on {size} core{'s' if size > 1 else ''} of its own (affinity)"
 
 
+def describe_clock(config: TournamentConfig) -> str:
+    """What a move is charged, for the tournament's start line."""
+    if config.clock == "wall":
+        return "wall time charged"
+    from arena.engine import cgroups
+
+    if config.sandbox.mode != "bwrap" or not cgroups.available():
+        return "clock = cpu, but no cgroup counts the bots' CPU here: wall time charged"
+    return f"CPU time charged (wall-clock ceiling {CPU_CEILING:g}x the budget)"
+
+
 class EnginePool:
     """Idle engines per bot; a game borrows one of each of its two bots.
 
@@ -240,7 +251,9 @@ class GameSlots:
             bot.name: TimeControl.parse(config.time_control(bot.name)) for bot in config.bots
         }
         self.settings = RefereeSettings(
-            max_plies=config.max_plies, newgame_timeout=config.protocol.newgame_timeout
+            max_plies=config.max_plies,
+            newgame_timeout=config.protocol.newgame_timeout,
+            clock=config.clock,
         )
         self.pool: EnginePool | None = None
 

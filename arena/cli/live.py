@@ -397,7 +397,8 @@ class LiveObserver(Observer):
 
 def _cpu_line(config: TournamentConfig) -> str:
     """How the bots' CPU is held (share, cores, frozen off move): said once, at the start."""
-    from arena.backends.slots import describe_affinity
+    from arena.backends.slots import describe_affinity, describe_clock
     from arena.engine.cpu import describe
 
-    return f"{describe(config.sandbox.mode, config.ponder)}; {describe_affinity(config)}"
+    held = describe(config.sandbox.mode, config.ponder)
+    return f"{held}; {describe_affinity(config)}; {describe_clock(config)}"
