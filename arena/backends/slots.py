@@ -151,6 +151,13 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
     )
 
 
+def affinity_in_force(config: TournamentConfig) -> bool:
+    """Whether games get cores of their own: as the file says, else where they fit."""
+    if config.affinity is not None:
+        return config.affinity
+    return cpuset.fits(config.concurrency, config.game_cores())
+
+
 def slot_cores(config: TournamentConfig, slots: int) -> list[str] | None:
     """The cores of each of the machine's ``slots`` game slots, where affinity is in
     force (``arena/engine/cpuset.py``); ``None``: games run on every core.
@@ -158,7 +165,7 @@ def slot_cores(config: TournamentConfig, slots: int) -> list[str] | None:
     More slots than fit (``--workers`` rounds the slots per worker up) share cores
     from the first slot's again.
     """
-    if not config.uses_affinity() or config.sandbox.mode != "bwrap" or cpuset.missing():
+    if not affinity_in_force(config) or config.sandbox.mode != "bwrap" or cpuset.missing():
         return None
     size = config.game_cores()
     room = max(1, len(cpuset.machine_cores()) // size)
@@ -172,7 +179,7 @@ def describe_affinity(config: TournamentConfig) -> str:
         return "games on every core (no sandbox)"
     if config.backend == "ray":
         return "games on every core of their node (affinity: not on ray)"
-    if not config.uses_affinity():
+    if not affinity_in_force(config):
         cores = len(cpuset.machine_cores())
         why = "affinity = false" if config.affinity is False else f"only {cores} cores"
         return f"games on every core ({why})"

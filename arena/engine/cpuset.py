@@ -7,10 +7,11 @@ was measured to make the fixed-work bot of the game beside it 15-20 % slower wit
 ``concurrency = 2``; ``tests/test_cpu.py`` later measured 0.94 without cpusets and
 0.97 with them, on a machine loaded by other work, so the share and quota do most of
 it). Cores of one's own also keep caches and the scheduler's placement to the
-game, as fastchess's affinity does. With ``affinity`` each slot ``i`` of the machine gets cores of its own,
-``size`` of them from the arena's allowed cores in order (``size`` is the largest
-``threads`` of the tournament's bots, twice that with ``ponder``, when both bots of
-a game run at once); both bots of a game share them, taking turns while frozen.
+game, as fastchess's affinity does. With ``affinity`` each slot ``i`` of the
+machine gets cores of its own, ``size`` of them from the arena's allowed cores in
+order (``size`` is the largest ``threads`` of the tournament's bots, twice that
+with ``ponder``, when both bots of a game run at once: ``TournamentConfig.game_cores``);
+both bots of a game share them, taking turns while frozen.
 
 The bot's group joins them before the bot starts: on v1 a folder of the ``cpuset``
 hierarchy (``cpuset.mems`` copied from the arena's, then ``cpuset.cpus``), on v2
@@ -37,11 +38,6 @@ SLOT_CPUS: ContextVar[str | None] = ContextVar("SLOT_CPUS", default=None)
 def machine_cores() -> list[int]:
     """The cores the arena may run on (its affinity mask, which a container may narrow)."""
     return sorted(os.sched_getaffinity(0))
-
-
-def slot_size(threads: int, ponder: bool) -> int:
-    """Cores one game needs: its bots take turns, unless they ponder (both at once)."""
-    return threads * (2 if ponder else 1)
 
 
 def fits(concurrency: int, size: int, cores: int | None = None) -> bool:
@@ -138,7 +134,6 @@ __all__ = [
     "missing",
     "set_v2",
     "slot_cpus",
-    "slot_size",
     "v1_folder",
     "warn_once",
 ]

@@ -241,19 +241,9 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
         raise KeyError(name)
 
     def game_cores(self) -> int:
-        """Cores one game needs: the most ``threads`` of a bot, twice that with ``ponder``
-        (both bots of a game run at once then)."""
-        from arena.engine.cpuset import slot_size
-
-        return slot_size(max((b.threads for b in self.bots), default=1), self.ponder)
-
-    def uses_affinity(self, cores: int | None = None) -> bool:
-        """Whether games get cores of their own: as set, else where they fit."""
-        if self.affinity is not None:
-            return self.affinity
-        from arena.engine.cpuset import fits
-
-        return fits(self.concurrency, self.game_cores(), cores)
+        """Cores one game needs (``arena/engine/cpuset.py``): the most ``threads`` of a bot,
+        twice that with ``ponder`` (both bots of a game run at once then)."""
+        return max((b.threads for b in self.bots), default=1) * (2 if self.ponder else 1)
 
     def time_control(self, bot: str) -> str:
         """The time control string that applies to ``bot``."""
@@ -367,15 +357,12 @@ def _check_time_control(text: str) -> str | None:
 
 def check_affinity(config: TournamentConfig, where: object) -> None:
     """Refuse ``affinity = true`` when the games do not fit on the machine's cores (one line)."""
-    from arena.engine.cpuset import machine_cores
-
-    cores = len(machine_cores())
-    size = config.game_cores()
-    if config.affinity and config.concurrency * size > cores:
+    cores, need = len(os.sched_getaffinity(0)), config.concurrency * config.game_cores()
+    if config.affinity and need > cores:
         raise ConfigError(
-            f"{where}: affinity: {config.concurrency} games of {size} cores each need "
-            f"{config.concurrency * size} cores, this machine has {cores}; lower concurrency "
-            "(or the bots' threads), or set affinity = false"
+            f"{where}: affinity: {config.concurrency} games of {config.game_cores()} cores "
+            f"each need {need} cores, this machine has {cores}; lower concurrency (or the "
+            "bots' threads), or set affinity = false"
         )
 
 
