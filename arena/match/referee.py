@@ -236,7 +236,9 @@ async def _one_decision(
         clock.flagged = player
         now = engine.cpu_seconds()
         cpu = "" if now is None or used is None else f" ({_ms(now - used)} of CPU)"
-        lost = EngineTimeout(f"no answer within {timeout:.3f} s{cpu}", engine=engine.name)
+        lost = EngineTimeout(
+            f"no answer within {timeout:.3f} s of wall time{cpu}", engine=engine.name
+        )
         engine.faulted = lost
         with trio.CancelScope(shield=True):
             await engine.stop(graceful=False)
