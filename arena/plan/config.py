@@ -360,7 +360,7 @@ def check_affinity(config: TournamentConfig, where: object) -> None:
     cores, need = len(os.sched_getaffinity(0)), config.concurrency * config.game_cores()
     if config.affinity and need > cores:
         raise ConfigError(
-            f"{where}: affinity: {config.concurrency} games of {config.game_cores()} cores "
+            f"{where}: affinity: {config.concurrency} games of {config.game_cores()} core(s) "
             f"each need {need} cores, this machine has {cores}; lower concurrency (or the "
             "bots' threads), or set affinity = false"
         )
