@@ -37,14 +37,14 @@ import trio
 
 from arena.backends.pool import FaultGate, Pool, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
-from arena.backends.slots import InProcessPool, WorkItem
+from arena.backends.slots import InProcessPool, WorkItem, slot_cores
 from arena.backends.workers import WorkerPool, fork_workers, release
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
-from arena.plan.config import ConfigError, TournamentConfig
+from arena.plan.config import ConfigError, TournamentConfig, check_affinity
 from arena.plan.prepare import prepare
 from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
@@ -215,6 +215,7 @@ class Tournament:
         """The last pre-flight of this run (``None`` until it ran, or with nothing to play)."""
         if concurrency is not None:
             config = msgspec.structs.replace(config, concurrency=concurrency)
+            check_affinity(config, f"--concurrency {concurrency}")
         self.concurrency = concurrency
         """``-j``: overrides the file's (on Ray, a file without one uses the cluster's CPUs)."""
         self.config = config
@@ -479,6 +480,7 @@ class Tournament:
                 self._ray_pools.append(ray_pool)
             return ray_pool
         processes, slots = split(self.config.concurrency, work, os.cpu_count() or 1, self.workers)
+        cores = slot_cores(self.config, processes * slots)
         if processes == 1:
             return InProcessPool(
                 self.config,
@@ -498,6 +500,7 @@ class Tournament:
             protocol=self.config.protocol,
             on_event=on_event,
             ready=self._forked,
+            cores=cores,
         )
 
     async def run_until_interrupted(self) -> bool:

@@ -156,3 +156,29 @@ async def test_clock_with_trio_mock_clock():
 
     # A separate run: the mock clock cannot be swapped into the running test loop.
     await trio.to_thread.run_sync(lambda: trio.run(main, clock=mock))
+
+
+def test_cpu_time_charged_with_a_wall_clock_ceiling():
+    """``clock = "cpu"``: the CPU seconds are charged, not the wall time; an answer
+    later than three times the budget in wall time loses whatever its CPU time."""
+    clock = Clock(TimeControl.parse("1+0.1"), "cpu")
+    assert clock.wall_budget(0) == pytest.approx(3 * (1 + DEFAULT_MARGIN))
+    assert clock.start(0, 10.0) == pytest.approx(10.0 + 3 * (1 + DEFAULT_MARGIN))
+    # 2 s of wall (a loaded machine), 0.4 s of CPU: 0.4 s charged, not flagged.
+    assert clock.stop(0, 12.0, cpu=0.4) == (400, False)
+    assert clock.remaining(0) == pytest.approx(1 - 0.4 + 0.1)
+    # Beyond the budget in CPU time: flagged.
+    clock.start(1, 0.0)
+    assert clock.stop(1, 1.2, cpu=1.1) == (1100, True)
+    # Asleep: no CPU at all, but past the ceiling in wall time: flagged.
+    clock = Clock(TimeControl.parse("1+0"), "cpu")
+    clock.start(0, 0.0)
+    assert clock.stop(0, 3.2, cpu=0.0) == (0, True)
+    # Uncounted CPU (no cgroup): the wall time is charged.
+    clock.start(1, 0.0)
+    assert clock.stop(1, 0.3, cpu=None) == (300, False)
+    # The wall clock ignores the CPU figure.
+    wall = Clock(TimeControl.parse("1+0"))
+    assert wall.wall_budget(0) == wall.budget(0)
+    wall.start(0, 0.0)
+    assert wall.stop(0, 1.2, cpu=0.1) == (1200, True)

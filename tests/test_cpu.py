@@ -16,7 +16,7 @@ from pathlib import Path
 import needs
 import trio
 
-from arena.engine import cgroups
+from arena.engine import cgroups, cpuset
 from arena.engine.bot import Engine, EngineConfig
 from arena.games import get_game
 from arena.match.clock import TimeControl
@@ -211,6 +211,142 @@ async def test_a_hog_opponent_does_not_slow_a_fixed_work_bot() -> None:
     assert all(a.cpu_ms <= a.ms + 2 for a in worker_moves), worker_moves
 
 
+async def test_a_hog_in_one_game_does_not_slow_the_game_beside_it() -> None:
+    """``concurrency = 2`` with affinity: game slot 0 on core 0, slot 1 on core 1 (as
+    :class:`~arena.backends.slots.GameSlots` sets them). The fixed-work bot of slot 1
+    takes within 10 % of its time per move beside a quiet game when slot 0 holds a bot
+    with eight busy processes that also works on its moves (rounds interleaved, median
+    of per-round ratios). Each game's bots report the cores they may run on."""
+    need_cgroups()
+    if len(cpuset.machine_cores()) < 2 or cpuset.missing():
+        needs.missing(f"two cores and a cpuset cgroup: {cpuset.missing()}")
+    game = get_game("kamisado")
+    slow = TimeControl.parse("60+0")
+    times: dict[str, list[float]] = {"hog": [], "quiet": []}
+    async with (
+        Engine(bot("work", WORK)) as worker,
+        Engine(bot("quiet")) as partner,
+        Engine(bot("hog", 8, WORK)) as hog,
+        Engine(bot("quiet")) as quiet_a,
+        Engine(bot("quiet")) as quiet_b,
+    ):
+        neighbours = {"hog": [hog, quiet_a], "quiet": [quiet_b, quiet_a]}
+        for _ in range(5):
+            for name in ("quiet", "hog"):
+                pair = neighbours[name]
+                result: list[GameRecord] = []
+
+                async def beside(pair: list[Engine] = pair) -> None:
+                    cpuset.SLOT_CPUS.set(cpuset.slot_cpus(0, 1))  # this task's engines
+                    while True:  # games until the measured one is over
+                        await play_game(
+                            game, game.new_state("single"), pair, [slow, slow], variant="single"
+                        )
+
+                async def measured(result: list[GameRecord] = result) -> None:
+                    cpuset.SLOT_CPUS.set(cpuset.slot_cpus(1, 1))
+                    result.append(
+                        await play_game(
+                            game,
+                            game.new_state("single"),
+                            [worker, partner],
+                            [slow, slow],
+                            variant="single",
+                        )
+                    )
+                    nursery.cancel_scope.cancel()
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(beside)
+                    nursery.start_soon(measured)
+                for engine in pair:  # cut off mid-game: started afresh next time
+                    await engine.stop(graceful=False)
+                (record,) = result
+                assert record.faulty is None, record.detail
+                assert record.identities[0]["version"] == "cpus=1", record.identities
+                times[name].append(statistics.median(work_ms(record)))
+    ratio = statistics.median(h / q for h, q in zip(times["hog"], times["quiet"], strict=True))
+    assert ratio <= 1.10, f"beside the hog {times['hog']} ms a move, beside quiet {times['quiet']}"
+
+
+async def test_a_cpu_clock_charges_cpu_time_and_a_sleeper_loses_by_the_ceiling() -> None:
+    """``clock = "cpu"``: a move is charged the CPU time of the bot's cgroup (the
+    clocks the bots are shown fall by each action's ``cpu_ms``), not its wall time
+    (a hog pondering beside it slows the wall time, hardly the charge); a sleeping bot
+    is charged nothing but loses at three times its budget in wall time, and the
+    record says both figures; on the wall clock the same sleep loses at the budget."""
+    from arena.match.events import GameMoved
+    from arena.match.referee import RefereeSettings
+
+    need_cgroups()
+    game = get_game("kamisado")
+    cpu = RefereeSettings(clock="cpu")
+    short = TimeControl.parse("0.3+0")  # 0.35 s with the margin, 1.05 s of wall
+
+    async def sleepy(pause: float, settings: RefereeSettings) -> tuple[GameRecord, float]:
+        async with Engine(bot("sleep", pause)) as sleeper, Engine(bot("quiet")) as quiet:
+            await sleeper.start("kamisado", "single")
+            started = trio.current_time()
+            record = await play_game(
+                game,
+                game.new_state("single"),
+                [sleeper, quiet],
+                [short, short],
+                variant="single",
+                settings=settings,
+            )
+            return record, trio.current_time() - started
+
+    record, _ = await sleepy(0.6, cpu)  # asleep 0.6 s: within the ceiling, charged nothing
+    assert record.faulty is None, record.detail
+    first = record.actions[0]
+    assert first.ms >= 600 and first.cpu_ms is not None and first.cpu_ms < 50, first
+    record, _ = await sleepy(0.6, RefereeSettings())  # the wall clock: lost at the budget
+    assert (record.reason, record.faulty) == ("time", 0), record.detail
+    assert "no answer within 0.350 s" in record.detail and "ms of CPU" in record.detail
+    record, took = await sleepy(5, cpu)
+    assert (record.reason, record.faulty) == ("time", 0), record.detail
+    assert "no answer within 1.050 s" in record.detail, record.detail
+    assert 1.0 <= took < 2.5, took
+
+    slow = TimeControl.parse("60+0")
+    charged: dict[str, list[float]] = {"hog": [], "quiet": []}
+    walls: dict[str, list[float]] = {"hog": [], "quiet": []}
+    async with Engine(bot("work", WORK)) as worker, Engine(bot("quiet")) as partner:
+        for _ in range(3):
+            for name in ("quiet", "hog"):
+                shown: list[int] = []
+
+                def seen(event: GameMoved, shown: list[int] = shown) -> None:
+                    if event.player == 0 and not event.forced:
+                        shown.append(event.clocks[0])
+
+                async with (
+                    Engine(bot("hog", 8, ponder=True)) if name == "hog" else Engine(bot("quiet"))
+                ) as beside:
+                    await beside.start("kamisado", "single")  # the hog spins from its start
+                    record = await play_game(
+                        game,
+                        game.new_state("single"),
+                        [worker, partner],
+                        [slow, slow],
+                        variant="single",
+                        settings=cpu,
+                        on_action=seen,
+                    )
+                assert record.faulty is None, record.detail
+                moves = [a for a in record.actions if a.player == 0 and not a.forced]
+                assert all(a.cpu_ms is not None for a in moves)
+                # The clock shown after each move fell by that move's CPU time (whole ms).
+                left = [60_000, *shown]
+                for before, after, move in zip(left, left[1:], moves, strict=False):
+                    assert abs((before - after) - move.cpu_ms) <= 2, (before, after, move)
+                charged[name].append(statistics.median(a.cpu_ms for a in moves))
+                walls[name].append(statistics.median(a.ms for a in moves))
+    ratio = statistics.median(h / q for h, q in zip(charged["hog"], charged["quiet"], strict=True))
+    assert ratio <= 1.15, f"charged with a hog beside {charged['hog']}, without {charged['quiet']}"
+
+
 def process_cpu(pid: int) -> float:
     """CPU seconds of process ``pid`` (every thread of it), from ``/proc``."""
     fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
@@ -261,6 +397,18 @@ def test_the_v2_group_is_written_as_the_kernel_documents(tmp_path: Path) -> None
     assert (folder / "cgroup.freeze").read_text()[0] == "0"
     assert group.try_remove()
 
+    # A slot's cores: ``cpuset.cpus`` in the bot's group, the controller enabled for the
+    # arena's children first (``+cpuset`` written to its ``cgroup.subtree_control``).
+    (folder / "cpuset.cpus").write_text("\n")
+    token = cpuset.SLOT_CPUS.set("1")
+    try:
+        group = CpuGroup("arena-1-0", 1, str(folder))
+    finally:
+        cpuset.SLOT_CPUS.reset(token)
+    assert (tmp_path / "cgroup.subtree_control").read_text() == "+cpuset"
+    assert (folder / "cpuset.cpus").read_text() == "1" and group.cpus == "1"
+    assert group.try_remove()
+
 
 def test_a_tournament_says_how_bots_are_held_and_ponder_reaches_them(tmp_path: Path) -> None:
     from click.testing import CliRunner
@@ -291,6 +439,64 @@ def test_a_tournament_says_how_bots_are_held_and_ponder_reaches_them(tmp_path: P
             assert [(s.freeze, s.cores) for s in r.sandbox] == [
                 (kind, cores[name]) for name in r.players
             ]
+
+
+def test_each_game_slot_runs_on_cores_of_its_own(tmp_path: Path) -> None:
+    """``concurrency = 2`` on two cores: each slot's bots run on one core of their own
+    (in this process and in worker processes), both bots of a game on the same one;
+    ``affinity = false`` leaves them every core; asking for more cores than the
+    machine has is refused at load, in one line."""
+    from click.testing import CliRunner
+
+    from arena.cli import main
+    from arena.plan.config import ConfigError, load_config
+    from arena.storage.store import Store
+
+    need_cgroups()
+    cores = cpuset.machine_cores()
+    if len(cores) < 2 or cpuset.missing():
+        needs.missing(f"two cores and a cpuset cgroup: {cpuset.missing()}")
+    bots = "".join(
+        f'[[bots]]\nname = "{n}"\ncommand = "{sys.executable} {HERE / "cpu_bot.py"} quiet"\n'
+        for n in "abc"
+    )
+    everywhere = "cpus=" + ",".join(map(str, cores))
+    for name, affinity, workers, said in (
+        ("in", "", "1", "each game on 1 core of its own (affinity)"),
+        ("wk", "", "2", "each game on 1 core of its own (affinity)"),
+        ("off", 'affinity = false\nclock = "cpu"\n', "1", "games on every core (affinity = false)"),
+    ):
+        toml = tmp_path / f"{name}.toml"
+        toml.write_text(
+            f'name = "{name}"\nvariant = "single"\ntc = "10+0.1"\ngames_per_pairing = 4\n'
+            f"concurrency = 2\n{affinity}{bots}"
+        )
+        result = CliRunner().invoke(
+            main, ["run", str(toml), "--results", str(tmp_path), "--workers", workers]
+        )
+        assert result.exit_code == 0, result.output
+        assert said in result.output, result.output
+        charged = "CPU time charged (wall-clock ceiling 3x" if affinity else "wall time charged"
+        assert charged in result.output, result.output
+        with Store.open_existing(tmp_path / name) as store:
+            records = [r for _, r in store.items()]
+        assert len(records) == 12 and all(r.faulty is None for r in records)
+        pinned = [[ident["version"] for ident in r.identities] for r in records]
+        if affinity:
+            assert all(p == [everywhere] * 2 for p in pinned), pinned
+        else:
+            assert all(p[0] == p[1] for p in pinned), pinned
+            assert {p[0] for p in pinned} == {f"cpus={cores[0]}", f"cpus={cores[1]}"}, pinned
+
+    toml = tmp_path / "big.toml"
+    toml.write_text(f'name = "big"\nconcurrency = {len(cores) + 1}\naffinity = true\n{bots}')
+    try:
+        load_config(toml)
+    except ConfigError as exc:
+        message = str(exc)
+        assert "\n" not in message and "affinity" in message and "cores" in message, message
+    else:
+        raise AssertionError("a file asking for more cores than the machine has was accepted")
 
 
 async def test_a_bot_between_games_stays_frozen() -> None:

@@ -19,10 +19,11 @@ import msgspec
 import trio
 
 from arena.backends.pool import FaultGate
+from arena.engine import cpuset
 from arena.engine.bot import Engine, EngineConfig, ResourceLimits
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
-from arena.match.clock import TimeControl
+from arena.match.clock import CPU_CEILING, TimeControl
 from arena.match.events import EventSink, GameStarted
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
@@ -150,19 +151,74 @@ def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
     )
 
 
+def affinity_in_force(config: TournamentConfig) -> bool:
+    """Whether games get cores of their own: as the file says, else where they fit."""
+    if config.affinity is not None:
+        return config.affinity
+    return cpuset.fits(config.concurrency, config.game_cores())
+
+
+def slot_cores(config: TournamentConfig, slots: int) -> list[str] | None:
+    """The cores of each of the machine's ``slots`` game slots, where affinity is in
+    force (``arena/engine/cpuset.py``); ``None``: games run on every core.
+
+    More slots than fit (``--workers`` rounds the slots per worker up) share cores
+    from the first slot's again.
+    """
+    if not affinity_in_force(config) or config.sandbox.mode != "bwrap" or cpuset.missing():
+        return None
+    size = config.game_cores()
+    room = max(1, len(cpuset.machine_cores()) // size)
+    return [cpuset.slot_cpus(i % room, size) for i in range(slots)]
+
+
+def describe_affinity(config: TournamentConfig) -> str:
+    """The affinity in force, for the tournament's start line."""
+    size = config.game_cores()
+    if config.sandbox.mode != "bwrap":
+        return "games on every core (no sandbox)"
+    if config.backend == "ray":
+        return "games on every core of their node (affinity: not on ray)"
+    if not affinity_in_force(config):
+        cores = len(cpuset.machine_cores())
+        why = "affinity = false" if config.affinity is False else f"only {cores} cores"
+        return f"games on every core ({why})"
+    missing = cpuset.missing()
+    if missing is not None:
+        return f"games on every core: {missing}, affinity not enforced"
+    return f"each game on {size} core{'s' if size > 1 else ''} of its own (affinity)"
+
+
+def describe_clock(config: TournamentConfig) -> str:
+    """What a move is charged, for the tournament's start line."""
+    if config.clock == "wall":
+        return "wall time charged"
+    from arena.engine import cgroups
+
+    if config.sandbox.mode != "bwrap" or not cgroups.available():
+        return "clock = cpu, but no cgroup counts the bots' CPU here: wall time charged"
+    return f"CPU time charged (wall-clock ceiling {CPU_CEILING:g}x the budget)"
+
+
 class EnginePool:
     """Idle engines per bot; a game borrows one of each of its two bots.
 
     At most ``slots`` games run at once and a bot never plays itself, so
     ``slots`` engines per bot always suffice. Running engines are preferred, to
-    reuse processes between games.
+    reuse processes between games, except with ``per_slot``: then slot ``i`` always
+    takes engine ``i`` of a bot, whose group was made on that slot's cores.
     """
 
-    def __init__(self, engines: dict[str, list[Engine]]) -> None:
+    def __init__(self, engines: dict[str, list[Engine]], per_slot: bool = False) -> None:
         self._idle = engines
+        self._own = {name: list(pool) for name, pool in engines.items()} if per_slot else None
         self.all = [e for pool in engines.values() for e in pool]
 
-    def take(self, name: str) -> Engine:
+    def take(self, name: str, slot: int = 0) -> Engine:
+        if self._own is not None:
+            engine = self._own[name][slot]
+            self._idle[name].remove(engine)
+            return engine
         idle = self._idle[name]
         for i, engine in enumerate(idle):
             if engine.running:
@@ -190,15 +246,21 @@ class GameSlots:
     cancellation — kills every bot process group.
     """
 
-    def __init__(self, config: TournamentConfig, slots: int) -> None:
+    def __init__(
+        self, config: TournamentConfig, slots: int, cores: list[str] | None = None
+    ) -> None:
         self.config = config
         self.slots = slots
+        self.cores = cores
+        """Each slot's cores (``cpuset.cpus``), or ``None``: games on every core."""
         self.game = get_game(config.game)
         self.controls = {
             bot.name: TimeControl.parse(config.time_control(bot.name)) for bot in config.bots
         }
         self.settings = RefereeSettings(
-            max_plies=config.max_plies, newgame_timeout=config.protocol.newgame_timeout
+            max_plies=config.max_plies,
+            newgame_timeout=config.protocol.newgame_timeout,
+            clock=config.clock,
         )
         self.pool: EnginePool | None = None
 
@@ -226,16 +288,17 @@ class GameSlots:
                 engines[bot.name] = [
                     await stack.enter_async_context(Engine(cfg)) for _ in range(self.slots)
                 ]
-            self.pool = EnginePool(engines)
+            self.pool = EnginePool(engines, per_slot=self.cores is not None)
             async with trio.open_nursery() as nursery:
-                for _ in range(self.slots):
+                for index in range(self.slots):
                     nursery.start_soon(
-                        self._slot, work.clone(), emit, pair_done, skip, skipped, on_event
+                        self._slot, index, work.clone(), emit, pair_done, skip, skipped, on_event
                     )
             await work.aclose()
 
     async def _slot(
         self,
+        index: int,
         work: trio.MemoryReceiveChannel[WorkItem],
         emit: Emit,
         pair_done: Callable[[WorkItem], Awaitable[None]] | None,
@@ -244,6 +307,9 @@ class GameSlots:
         on_event: EventSink | None = None,
     ) -> None:
         assert self.pool is not None
+        if self.cores is not None:
+            # This task's own context: the engines it starts make their groups on these cores.
+            cpuset.SLOT_CPUS.set(self.cores[index % len(self.cores)])
         async with work:
             async for item in work:
                 task = item.task
@@ -257,7 +323,7 @@ class GameSlots:
                         continue
                     if on_event is not None:
                         self._announce(on_event, key, names, task.variant, opening)
-                    engines = [self.pool.take(n) for n in names]
+                    engines = [self.pool.take(n, index) for n in names]
                     try:
                         record = await play_game(
                             self.game,
@@ -306,7 +372,7 @@ class InProcessPool:
         gate: FaultGate | None = None,
         on_event: EventSink | None = None,
     ) -> None:
-        self.slots = GameSlots(config, slots)
+        self.slots = GameSlots(config, slots, slot_cores(config, slots))
         self.on_record = on_record
         self.gate = gate or FaultGate()
         self.on_event = on_event

@@ -60,6 +60,8 @@ class Setup(msgspec.Struct, tag="setup", frozen=True):
     inherited: tuple[str | None, str | None] | None = None
     """The parent's ``/etc`` view and bwrap probe answer, which the worker takes
     rather than making its own (:func:`arena.engine.sandbox.inherit`)."""
+    cores: list[str] | None = None
+    """The cores of each of this worker's slots (affinity), decided by the parent."""
 
 
 class Work(msgspec.Struct, tag="work", frozen=True):
@@ -123,7 +125,7 @@ async def worker_main() -> None:
         config = msgspec.structs.replace(config, sandbox=setup.sandbox)
     if setup.inherited is not None:
         confinement.inherit(*setup.inherited)
-    slots = GameSlots(config, setup.slots)
+    slots = GameSlots(config, setup.slots, setup.cores)
     gate = RemoteGate()
     lock = trio.Lock()
     send_work, receive_work = trio.open_memory_channel[WorkItem](float("inf"))
@@ -225,8 +227,11 @@ class WorkerPool:
         on_event: EventSink | None = None,
         sandbox: SandboxSettings | None = None,
         ready: list[ChildProcess] | None = None,
+        cores: list[str] | None = None,
     ) -> None:
         self.ready = list(ready or [])
+        self.cores = cores
+        """Every slot's cores (affinity), ``slots`` of them to each worker in turn."""
         """Workers forked ahead (:func:`fork_workers`), used before any is spawned."""
         self.setup = Setup(
             config_text,
@@ -255,8 +260,8 @@ class WorkerPool:
         self.queue.extend(items)
         try:
             async with trio.open_nursery() as nursery:
-                for _ in range(self.processes):
-                    nursery.start_soon(self._drive)
+                for number in range(self.processes):
+                    nursery.start_soon(self._drive, number)
         finally:
             ready, self.ready = self.ready, []
             await release(ready)
@@ -290,7 +295,7 @@ class WorkerPool:
             elif changed:
                 await tell(msgspec.structs.replace(verdict, ack=None))
 
-    async def _drive(self) -> None:
+    async def _drive(self, number: int) -> None:
         """Feed one worker process and collect its records; restart on its death.
 
         A worker that dies three times in a row without finishing a game is a
@@ -298,15 +303,16 @@ class WorkerPool:
         """
         failures = 0
         while self.queue:
-            lost, progressed = await self._one_process()
+            lost, progressed = await self._one_process(number)
             if lost:
                 self.queue.extendleft(reversed(lost))
                 failures = 0 if progressed else failures + 1
                 if failures >= 3:
                     raise WorkerError("a worker process died three times without finishing a game")
 
-    async def _one_process(self) -> tuple[list[WorkItem], bool]:
-        """Run one worker until the queue is empty.
+    async def _one_process(self, number: int) -> tuple[list[WorkItem], bool]:
+        """Run worker ``number`` (its slots' cores are the ``number``-th share) until the
+        queue is empty.
 
         Returns the items it did not finish and whether it finished any game.
         """
@@ -342,7 +348,12 @@ class WorkerPool:
                     except trio.BrokenResourceError:
                         broken = True
 
-            await send(self.setup)
+            setup = self.setup
+            if self.cores is not None:
+                first = number * setup.slots
+                mine = self.cores[first : first + setup.slots]
+                setup = msgspec.structs.replace(setup, cores=mine or None)
+            await send(setup)
             await send(self.gate.verdict())
             self.told[process.pid] = send
 

@@ -397,6 +397,8 @@ class LiveObserver(Observer):
 
 def _cpu_line(config: TournamentConfig) -> str:
     """How the bots' CPU is held (share, cores, frozen off move): said once, at the start."""
+    from arena.backends.slots import describe_affinity, describe_clock
     from arena.engine.cpu import describe
 
-    return describe(config.sandbox.mode, config.ponder)
+    held = describe(config.sandbox.mode, config.ponder)
+    return f"{held}; {describe_affinity(config)}; {describe_clock(config)}"

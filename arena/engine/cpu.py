@@ -13,7 +13,7 @@ bot's cgroup (:mod:`arena.engine.cgroups`):
   ``cpu.max``): a bot with eight busy processes and ``threads = 1`` gets one core.
   The quota is per period (100 ms): within one, a burst may spread over every core
   until it is spent (a hog's instant answer measured 9 ms of wall and 18 ms of CPU
-  on two cores), which only cpusets per game (``affinity``, not built yet) prevent.
+  on two cores), which the cpusets per game prevent (``affinity``, :mod:`arena.engine.cpuset`).
 * **Frozen off move.** From the moment its answer is read until its next request
   is written, the bot's group is frozen (v1 ``freezer.state``, v2
   ``cgroup.freeze``): it uses no CPU at all while the opponent thinks. The thaw
@@ -46,7 +46,7 @@ import sys
 from contextlib import suppress
 from dataclasses import dataclass
 
-from arena.engine import cgroups
+from arena.engine import cgroups, cpuset
 
 SHARES = 1024
 """``cpu.shares`` of every bot on v1 (the kernel's default for a group)."""
@@ -203,11 +203,16 @@ class CpuGroup:
         self._freeze: tuple[int, bytes, bytes] | None = None
         self.freeze_kind = "sigstop"
         quota = threads * PERIOD_US
+        cpus = cpuset.SLOT_CPUS.get()
+        self.cpus: str | None = None
+        """The slot's cores the bot is kept to (``None``: every core, no affinity)."""
         try:
             if v2_folder is not None:
                 if v2_cpu_controller(os.path.dirname(v2_folder)):
                     _write(os.path.join(v2_folder, "cpu.weight"), str(WEIGHT))
                     _write(os.path.join(v2_folder, "cpu.max"), f"{quota} {PERIOD_US}")
+                if cpus is not None:
+                    self._v2_cpuset(v2_folder, cpus)
                 self._open_usage(os.path.join(v2_folder, "cpu.stat"), "usec")
                 self._open_freezer(os.path.join(v2_folder, "cgroup.freeze"), b"1", b"0")
                 self.freeze_kind = "cgroup.freeze"
@@ -231,9 +236,23 @@ class CpuGroup:
                 state = os.path.join(made[found.freezer], "freezer.state")
                 self._open_freezer(state, b"FROZEN", b"THAWED")
                 self.freeze_kind = "freezer"
+            if cpus is not None:
+                if cpuset.v1_folder() is None:
+                    cpuset.warn_once(cpuset.missing() or "no cpuset")
+                else:
+                    self.folders.append(cpuset.make_v1(name, cpus))
+                    self.cpus = cpus
         except OSError:
             self.try_remove()
             raise
+
+    def _v2_cpuset(self, folder: str, cpus: str) -> None:
+        try:
+            cpuset.set_v2(folder, cpus)
+        except OSError as exc:
+            cpuset.warn_once(f"cannot set cpuset.cpus in {folder} ({exc.strerror or exc})")
+        else:
+            self.cpus = cpus
 
     def _open_usage(self, path: str, unit: str) -> None:
         self._usage = (os.open(path, os.O_RDONLY | os.O_CLOEXEC), unit)
@@ -370,7 +389,8 @@ def remove_stale() -> None:
     otherwise sit in their groups for good.
     """
     found = hierarchies()
-    for parent in dict.fromkeys(p for p in (found.cpu, found.cpuacct, found.freezer) if p):
+    kinds = (found.cpu, found.cpuacct, found.freezer, cpuset.v1_folder())
+    for parent in dict.fromkeys(p for p in kinds if p):
         try:
             names = os.listdir(parent)
         except OSError:

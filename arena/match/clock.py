@@ -24,6 +24,15 @@ Text syntax (all numbers are seconds, decimals allowed)::
 The margin is extra time tolerated before a time forfeit: an answer that takes
 up to ``remaining + margin`` is accepted (the clock then shows zero plus the
 increment). It absorbs pipe and scheduling latency, not thinking.
+
+What a move is charged (``clock`` of a tournament): ``wall``, the time from the
+request written to the answer read; or ``cpu``, the CPU time the bot's cgroup used
+over that same interval (every process and core of the bot: two cores busy for a
+second are two seconds), so a result does not depend on the machine's load. A bot
+charged CPU time could sleep for ever, so it also has a wall-clock ceiling: it
+loses on time when its CPU time exceeds the remaining time plus the margin, or when
+its answer takes more than :data:`CPU_CEILING` times that in wall time. Where the
+CPU time is not counted (no cgroup), the wall time is charged.
 """
 
 from __future__ import annotations
@@ -35,6 +44,9 @@ from decimal import Decimal
 
 DEFAULT_MARGIN = 0.05
 """Seconds tolerated beyond the remaining time before a forfeit."""
+
+CPU_CEILING = 3.0
+"""With CPU time charged, the wall time an answer may take, as a multiple of the budget."""
 
 MAX_SECONDS = 1_000_000
 """Largest time in a control (about 11.5 days): beyond it milliseconds on the
@@ -150,8 +162,10 @@ class Clock:
     player has lost on time; the clock keeps its state for the record.
     """
 
-    def __init__(self, control: TimeControl) -> None:
+    def __init__(self, control: TimeControl, charge: str = "wall") -> None:
         self.control = control
+        self.charge = charge
+        """``wall`` or ``cpu``: which time :meth:`stop` charges (the module doc)."""
         initial = control.movetime if control.movetime is not None else control.base
         self._remaining = [initial, initial]
         self._moves_made = [0, 0]
@@ -185,33 +199,42 @@ class Clock:
         """
         return self._remaining[player] + self.control.margin
 
+    def wall_budget(self, player: int) -> float:
+        """Wall seconds the next answer may take: the budget, or with CPU time charged
+        :data:`CPU_CEILING` times it (the engine's timeout)."""
+        budget = self.budget(player)
+        return budget * CPU_CEILING if self.charge == "cpu" else budget
+
     def start(self, player: int, now: float) -> float:
-        """Start ``player``'s clock at ``now``; return the forfeit deadline."""
+        """Start ``player``'s clock at ``now``; return the forfeit deadline (wall time)."""
         if self._running is not None:
             raise RuntimeError(f"clock of player {self._running} is already running")
         self._running = player
         self._started_at = now
-        return now + self.budget(player)
+        return now + self.wall_budget(player)
 
     def deadline(self) -> float | None:
-        """The forfeit deadline of the running request, ``None`` if none runs."""
+        """The forfeit deadline (wall time) of the running request, ``None`` if none runs."""
         if self._running is None:
             return None
-        return self._started_at + self.budget(self._running)
+        return self._started_at + self.wall_budget(self._running)
 
-    def stop(self, player: int, now: float) -> tuple[int, bool]:
+    def stop(self, player: int, now: float, cpu: float | None = None) -> tuple[int, bool]:
         """Stop ``player``'s clock at ``now``: charge the time, add increments.
 
-        Returns ``(elapsed_ms, flagged)``. Flagged means the answer came after
-        remaining time plus margin; within the margin the clock shows zero and
-        the game goes on.
+        ``cpu`` is the CPU seconds the bot used for the answer, charged instead of the
+        wall time when the clock charges CPU time. Returns ``(charged_ms, flagged)``.
+        Flagged means the charged time exceeded remaining time plus margin (or the
+        answer came after the wall-clock ceiling); within the margin the clock shows
+        zero and the game goes on.
         """
         if self._running != player:
             raise RuntimeError(f"clock of player {player} is not running")
         self._running = None
-        elapsed = max(0.0, now - self._started_at)
+        wall = max(0.0, now - self._started_at)
+        elapsed = max(0.0, cpu) if self.charge == "cpu" and cpu is not None else wall
         elapsed_ms = round(elapsed * 1000)
-        flagged = elapsed > self.budget(player)
+        flagged = elapsed > self.budget(player) or wall > self.wall_budget(player)
         if flagged:
             self.flagged = player
         tc = self.control
@@ -225,4 +248,4 @@ class Clock:
         return elapsed_ms, flagged
 
 
-__all__ = ["DEFAULT_MARGIN", "Clock", "TimeControl", "TimeControlError"]
+__all__ = ["CPU_CEILING", "DEFAULT_MARGIN", "Clock", "TimeControl", "TimeControlError"]

@@ -21,7 +21,7 @@ from typing import Any
 
 import trio
 
-from arena.engine.bot import Engine, EngineError
+from arena.engine.bot import Engine, EngineError, EngineTimeout
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
@@ -39,6 +39,8 @@ class RefereeSettings:
     restart: bool = True
     """Start again an engine whose process faulted (a tournament's next game); ``False``:
     it loses this game with that fault (``arena play`` started it for this game)."""
+    clock: str = "wall"
+    """What a move is charged: ``wall`` or ``cpu`` time (``arena/match/clock.py``)."""
 
 
 class _Fault(Exception):
@@ -75,7 +77,7 @@ async def play_game(
     state = opening.clone()
     actions: list[ActionRecord] = []
     budget = InfoBudget(len(engines))  # what the record keeps of the bots' info lines
-    clocks = [Clock(controls[0]), Clock(controls[1])]
+    clocks = [Clock(controls[0], settings.clock), Clock(controls[1], settings.clock)]
     started = time.time()
     for engine in engines:
         if settings.restart or engine.running:  # else a failed start's tail is this game's
@@ -219,18 +221,44 @@ async def _one_decision(
         legal=legal,
         clock=ClockInfo.from_clocks(clocks, player),
     )
-    try:
-        reply = await engine.go(request, timeout=clock.budget(player))
-    except EngineError as exc:
-        if exc.reason == TIME:
-            clock.flagged = player
-        raise _Fault(player, exc.reason, f"{engine.name}: {exc.detail}") from None
+    timeout = clock.wall_budget(player)
+    used = engine.cpu_seconds()
+    # The referee's own deadline, a moment before the engine's (which counts from its
+    # write): at a time loss the bot's group still holds the CPU time it used.
+    with trio.move_on_after(timeout) as waiting:
+        try:
+            reply = await engine.go(request, timeout=timeout + _BACKSTOP)
+        except EngineError as exc:
+            if exc.reason == TIME:
+                clock.flagged = player
+            raise _Fault(player, exc.reason, f"{engine.name}: {exc.detail}") from None
+    if waiting.cancelled_caught:
+        clock.flagged = player
+        now = engine.cpu_seconds()
+        cpu = "" if now is None or used is None else f" ({_ms(now - used)} of CPU)"
+        lost = EngineTimeout(
+            f"no answer within {timeout:.3f} s of wall time{cpu}", engine=engine.name
+        )
+        engine.faulted = lost
+        with trio.CancelScope(shield=True):
+            await engine.stop(graceful=False)
+        raise _Fault(player, TIME, f"{engine.name}: {lost.detail}")
+    allowed = clock.budget(player)
     clock.start(player, reply.sent_at)
-    elapsed_ms, flagged = clock.stop(player, reply.received_at)
+    cpu_s = None if reply.cpu_ns is None else reply.cpu_ns / 1e9
+    _, flagged = clock.stop(player, reply.received_at, cpu_s)
+    elapsed_ms = reply.elapsed_ms
     answer = reply.answer
     assert isinstance(answer, Action)
     if flagged:
-        raise _Fault(player, TIME, f"{engine.name}: answered after {elapsed_ms} ms, out of time")
+        cpu = "" if cpu_s is None else f" ({_ms(cpu_s)} of CPU)"
+        charged = "CPU time" if clock.charge == "cpu" and cpu_s is not None else "wall time"
+        raise _Fault(
+            player,
+            TIME,
+            f"{engine.name}: answered after {elapsed_ms} ms{cpu}, out of time "
+            f"({charged} charged, {_ms(allowed)} allowed)",
+        )
     if answer.action not in legal:
         # A bot that plays an illegal action is out of step with the game: restart it.
         with trio.CancelScope(shield=True):
@@ -250,6 +278,14 @@ async def _one_decision(
     info = budget.keep(player, info)  # bounded per action and per game (arena/match/info.py)
     cpu_ms = None if reply.cpu_ns is None else round(reply.cpu_ns / 1e6, 3)
     actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None, cpu_ms))
+
+
+_BACKSTOP = 0.05
+"""Seconds the engine's own timeout runs past the referee's (its write comes after)."""
+
+
+def _ms(seconds: float) -> str:
+    return f"{round(seconds * 1000)} ms"
 
 
 def _identity(engine: Engine) -> dict[str, Any]:

@@ -71,6 +71,7 @@ SeedFrom = Literal["file", "ratings", "draw"]
 MAX_ROUNDS = 1000
 MAX_EXTRA_PAIRS = 100
 Backend = Literal["local", "ray"]
+ClockKind = Literal["wall", "cpu"]
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
 """Bot and tournament names: they appear in game keys (``r1:alpha:beta/1``), in
@@ -215,6 +216,12 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     ponder: bool = False
     """Let bots think on their opponent's time; by default a bot is frozen from its
     answer to its next request (``arena/engine/cpu.py``)."""
+    affinity: bool | None = None
+    """Each game slot on cores of its own (``arena/engine/cpuset.py``); unset: wherever
+    the cores allow (``concurrency`` games of :meth:`game_cores` cores each)."""
+    clock: ClockKind = "wall"
+    """What a move is charged: ``wall`` time, or the ``cpu`` time of the bot's cgroup
+    (with a wall-clock ceiling of three times the budget; ``arena/match/clock.py``)."""
     limits: Limits = Limits()
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
@@ -232,6 +239,11 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
             if bot.name == name:
                 return bot
         raise KeyError(name)
+
+    def game_cores(self) -> int:
+        """Cores one game needs (``arena/engine/cpuset.py``): the most ``threads`` of a bot,
+        twice that with ``ponder`` (both bots of a game run at once then)."""
+        return max((b.threads for b in self.bots), default=1) * (2 if self.ponder else 1)
 
     def time_control(self, bot: str) -> str:
         """The time control string that applies to ``bot``."""
@@ -291,6 +303,7 @@ _CHOICES = {
     "format": get_args(Format),
     "backend": get_args(Backend),
     "seed_from": get_args(SeedFrom),
+    "clock": get_args(ClockKind),
 }
 """Literal-typed keys, whose msgspec error does not list the allowed values."""
 
@@ -342,6 +355,17 @@ def _check_time_control(text: str) -> str | None:
     return None
 
 
+def check_affinity(config: TournamentConfig, where: object) -> None:
+    """Refuse ``affinity = true`` when the games do not fit on the machine's cores (one line)."""
+    cores, need = len(os.sched_getaffinity(0)), config.concurrency * config.game_cores()
+    if config.affinity and need > cores:
+        raise ConfigError(
+            f"{where}: affinity: {config.concurrency} games of {config.game_cores()} core(s) "
+            f"each need {need} cores, this machine has {cores}; lower concurrency (or the "
+            "bots' threads), or set affinity = false"
+        )
+
+
 class _Validator:
     """Checks that need several fields or the file system, and resolves paths."""
 
@@ -381,6 +405,7 @@ class _Validator:
                 f"same opening, got {c.games_per_pairing}",
             )
         self._check_size()
+        check_affinity(c, self.path)
         variant, openings = self._check_game()
         bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
         hide = [str((self.base / p).resolve()) for p in c.sandbox.hide]
