@@ -241,21 +241,35 @@ def remove_stale() -> None:
     if isinstance(found, str):
         return
     for h in found:
+        for name in dead_arenas(h.folder):
+            with suppress(OSError):
+                os.rmdir(os.path.join(h.folder, name))
+
+
+def dead_arenas(folder: str, kind: tuple[str, ...] = ()) -> list[str]:
+    """The names in ``folder`` of the form ``arena-[KIND-]PID-X`` whose arena process
+    is gone: what an arena killed before its own clean-up left there (its bots'
+    groups, its ``/etc`` view). A name of a live arena, or of one this user may not
+    signal, is not listed."""
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []
+    at = 1 + len(kind)
+    out = []
+    for name in names:
+        parts = name.split("-")
+        if len(parts) != at + 2 or parts[0] != "arena" or tuple(parts[1:at]) != kind:
+            continue
+        if not parts[at].isdigit():
+            continue
         try:
-            names = os.listdir(h.folder)
+            os.kill(int(parts[at]), 0)
+        except ProcessLookupError:
+            out.append(name)
         except OSError:
             continue
-        for name in names:
-            parts = name.split("-")
-            if len(parts) != 3 or parts[0] != "arena" or not parts[1].isdigit():
-                continue
-            try:
-                os.kill(int(parts[1]), 0)
-            except ProcessLookupError:
-                with suppress(OSError):
-                    os.rmdir(os.path.join(h.folder, name))
-            except OSError:
-                continue
+    return out
 
 
 def _kill_members(folder: str) -> None:

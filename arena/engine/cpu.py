@@ -391,21 +391,7 @@ def remove_stale() -> None:
     found = hierarchies()
     kinds = (found.cpu, found.cpuacct, found.freezer, cpuset.v1_folder())
     for parent in dict.fromkeys(p for p in kinds if p):
-        try:
-            names = os.listdir(parent)
-        except OSError:
-            continue
-        for name in names:
-            parts = name.split("-")
-            if len(parts) != 3 or parts[0] != "arena" or not parts[1].isdigit():
-                continue
-            try:
-                os.kill(int(parts[1]), 0)
-                continue
-            except ProcessLookupError:
-                pass
-            except OSError:
-                continue
+        for name in cgroups.dead_arenas(parent):
             folder = os.path.join(parent, name)
             if parent == found.freezer:
                 with suppress(OSError):

@@ -416,19 +416,10 @@ def _copy_file(source: str, target: str, st: os.stat_result) -> None:
 
 def _sweep_views(folder: str) -> None:
     """Remove the ``/etc`` copies of arena processes that ended without removing theirs."""
-    try:
-        names = os.listdir(folder)
-    except OSError:
-        return
-    for name in names:
-        parts = name.split("-")
-        if len(parts) == 4 and parts[:2] == ["arena", "etc"] and parts[2].isdigit():
-            try:
-                os.kill(int(parts[2]), 0)
-            except ProcessLookupError:
-                shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
-            except OSError:
-                continue
+    from arena.engine.cgroups import dead_arenas
+
+    for name in dead_arenas(folder, ("etc",)):
+        shutil.rmtree(os.path.join(folder, name), ignore_errors=True)
 
 
 @functools.cache
