@@ -57,7 +57,8 @@ from pathlib import Path
 
 import trio
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.confine import bot_identity, seccomp_fd
 from arena.engine.sandbox import Sandbox, probe, wrap
 from arena.games import Game, State, get_game

@@ -17,7 +17,8 @@ import needs
 import trio
 
 from arena.engine import cgroups
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord

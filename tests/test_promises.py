@@ -16,7 +16,9 @@ import needs
 import pytest
 import trio
 
-from arena.engine.bot import Engine, EngineConfig, EngineError, EngineTimeout, ResourceLimits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.errors import EngineError, EngineTimeout
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl

@@ -9,7 +9,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.engine.bot import Engine, EngineConfig, StderrTail
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.output import StderrTail
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game

@@ -22,7 +22,8 @@ import trio
 
 from arena.backends.slots import resource_limits
 from arena.engine import sandbox as sandbox_module
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.sandbox import ETC_FILE_MAX, Sandbox
 from arena.plan.config import Limits
 

@@ -110,7 +110,7 @@ def openings_generate(
 
     import trio
 
-    from arena.engine.bot import EngineError
+    from arena.engine.errors import EngineError
     from arena.plan.entrants import entrant
     from arena.tools.openings import Probe, book_text, generate
 

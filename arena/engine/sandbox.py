@@ -28,7 +28,7 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
   init's environment is the scrubbed one the bot gets anyway);
 * **no capabilities**: even an arena running as root gives its bots none.
 
-The rlimits of :class:`arena.engine.bot.ResourceLimits` are set on bwrap before it
+The rlimits of :class:`arena.engine.config.ResourceLimits` are set on bwrap before it
 execs, so they hold for everything inside. Start-up costs a few milliseconds per
 bot process (``bench/overhead.py`` measures it).
 """

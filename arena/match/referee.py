@@ -21,7 +21,8 @@ from typing import Any
 
 import trio
 
-from arena.engine.bot import Engine, EngineError
+from arena.engine.bot import Engine
+from arena.engine.errors import EngineError
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved

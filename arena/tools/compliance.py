@@ -46,7 +46,9 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.errors import EngineError
 from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
 from arena.games import CheckCase, Game, State, game_names, get_game

@@ -27,7 +27,8 @@ from dataclasses import dataclass
 
 import trio
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
