@@ -54,9 +54,9 @@ from arena.engine.exchange import Reply, decode_answer, is_text
 from arena.engine.output import StderrTail
 from arena.engine.pipes import EXIT_DRAIN, Running, close_fd, wait_exit, write_line
 from arena.engine.process import child_preexec, spawn
+from arena.engine.record import SandboxRecord
 from arena.engine.sandbox import (
     SCRATCH,
-    SandboxRecord,
     bound_paths,
     missing_program,
     resolve,
