@@ -27,9 +27,9 @@ from arena.engine.errors import EngineCrashed, EngineError, EngineProtocolError,
 from arena.engine.output import StderrTail
 from arena.engine.sandbox import Sandbox
 from arena.match.clock import Clock, TimeControl
+from arena.match.wire import clock_info
 from arena.protocol.messages import (
     Action,
-    ClockInfo,
     GameOver,
     Go,
     Identity,
@@ -64,7 +64,7 @@ def go_msg(legal=("c1-c5", "c1-c4")) -> Go:
         observation={"board": START.split()[0]},
         history=[],
         legal=list(legal),
-        clock=ClockInfo.from_clocks((clock, clock), 0),
+        clock=clock_info((clock, clock), 0),
     )
 
 

@@ -28,7 +28,8 @@ from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
 from arena.match.info import InfoBudget
 from arena.match.record import ADJUDICATED, ILLEGAL, START, TIME, ActionRecord, GameRecord
-from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
+from arena.match.wire import clock_info
+from arena.protocol.messages import Action, GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -218,7 +219,7 @@ async def _one_decision(
         observation=state.observation(player),
         history=state.history(player),
         legal=legal,
-        clock=ClockInfo.from_clocks(clocks, player),
+        clock=clock_info(clocks, player),
     )
     try:
         reply = await engine.go(request, timeout=clock.budget(player))

@@ -32,8 +32,9 @@ from arena.engine.config import EngineConfig
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
+from arena.match.wire import clock_info
 from arena.plan.prepare import prepare
-from arena.protocol.messages import ClockInfo, GameOver, Go, NewGame
+from arena.protocol.messages import GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -125,7 +126,7 @@ async def bot_score(
             observation=state.observation(player),
             history=state.history(player),
             legal=state.legal_actions(),
-            clock=ClockInfo.from_clocks((clock, clock), player),
+            clock=clock_info((clock, clock), player),
         ),
         timeout=clock.budget(player) + 1.0,
     )
