@@ -226,7 +226,7 @@ class Tournament:
         """A local Ray instance the run starts is kept for what follows in this
         process (``arena run --analyze``) until :meth:`release_ray`."""
         if self.backend == "ray":
-            from arena.backends.raypool import require_ray
+            from arena.backends.rayconnect import require_ray
 
             require_ray()  # fail before the first game: a one-line error if Ray is missing
         elif self.backend != "local":

@@ -27,7 +27,8 @@ from pathlib import Path
 
 import trio
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.games.base import State
 from arena.match.clock import TimeControl

@@ -38,7 +38,7 @@ from ladder import play_pair
 
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import read_openings_file
-from arena.stats.rating import pentanomial_counts, pentanomial_elo
+from arena.stats.elo import pentanomial_counts, pentanomial_elo
 
 
 class Source(msgspec.Struct):

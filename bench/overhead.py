@@ -57,14 +57,16 @@ from pathlib import Path
 
 import trio
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.confine import bot_identity, seccomp_fd
 from arena.engine.sandbox import Sandbox, probe, wrap
 from arena.games import Game, State, get_game
 from arena.match.clock import Clock, TimeControl
 from arena.match.record import ActionRecord
 from arena.match.referee import RefereeSettings, play_game
-from arena.protocol.messages import ClockInfo, Go, LineReader, encode_line
+from arena.match.wire import clock_info
+from arena.protocol.messages import Go, LineReader, encode_line
 
 FIRST_LEGAL = r"""
 # Answers the first legal action without a JSON parser, relying on the compact
@@ -142,7 +144,7 @@ def go_sizes(opening: State, actions: list[ActionRecord], control: TimeControl) 
                 observation=state.observation(x.player),
                 history=state.history(x.player),
                 legal=state.legal_actions(),
-                clock=ClockInfo.from_clocks((clock, clock), x.player),
+                clock=clock_info((clock, clock), x.player),
             )
             sizes.append(len(encode_line(go)))
         state.apply_action(x.action)

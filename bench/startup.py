@@ -90,7 +90,8 @@ def instant_file(file: Path, folder: Path) -> Path:
 def bot_start_seconds(name: str) -> float:
     """One sandboxed start of built-in ``name``, from spawn to its ``identity``."""
     code = (
-        "import time, trio; from arena.engine.bot import Engine, EngineConfig; "
+        "import time, trio; from arena.engine.bot import Engine; "
+        "from arena.engine.config import EngineConfig; "
         "from arena.engine.sandbox import Sandbox; from arena.plan.builtins import "
         f"resolve_builtin\nasync def main():\n"
         f"    async with Engine(EngineConfig(name='b', command=resolve_builtin({name!r}), "

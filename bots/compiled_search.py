@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import sys
+import threading
 import time
 from collections.abc import Callable
 from typing import NoReturn
@@ -35,7 +36,8 @@ jit_cache.prepare()
 with jit_cache.without_blas():  # (after the cache is placed)
     from arena.bots import kamisado_jit as K
 
-    from arena.games.kamisado.solver import Solver, Watchdog
+    from arena.games.kamisado.round_solver import Solver
+    from arena.games.kamisado.solver import C_STOP
 
 ASPIRATION = 60
 """Half-width of the root window around the previous iteration's value."""
@@ -51,6 +53,42 @@ SOLVER_BITS = 20
 
 Iteration = Callable[[int, int, list[int], int], None]
 """``on_iteration(depth, value, pv, nodes)``, called after each finished iteration."""
+
+
+class Watchdog:
+    """Raises the kernels' stop flag at a deadline, from a thread of its own (one per
+    search: a bot searches once per decision).
+
+    The kernels run without the GIL, so the thread gets to run; a timer that
+    fires while its search is being closed must not stop the next search,
+    which reuses the flag: firing and closing take one lock.
+    """
+
+    def __init__(self, ctl: np.ndarray, deadline: float | None) -> None:
+        ctl[C_STOP] = 0
+        self.ctl = ctl
+        self.lock = threading.Lock()
+        self.closed = False
+        self.timer: threading.Timer | None = None
+        if deadline is not None:
+            self.timer = threading.Timer(max(deadline - time.monotonic(), 0.0), self.fire)
+            self.timer.daemon = True
+
+    def fire(self) -> None:
+        with self.lock:
+            if not self.closed:
+                self.ctl[C_STOP] = 1
+
+    def __enter__(self) -> Watchdog:
+        if self.timer is not None:
+            self.timer.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self.lock:
+            self.closed = True
+        if self.timer is not None:
+            self.timer.cancel()
 
 
 class Board:

@@ -18,7 +18,7 @@ import needs
 import pytest
 from arena.bots import aot, jit_cache
 
-from arena.games.kamisado import solver
+from arena.games.kamisado import round_solver, solver
 from arena.games.kamisado.jit import symbol
 
 BOTS = Path(aot.__file__).resolve().parent
@@ -37,7 +37,7 @@ SEARCHES = """
 import json, random, time
 from arena.bots.compiled_search import CompiledSearcher
 from arena.games.kamisado.position import PLAY, Position
-from arena.games.kamisado.solver import Solver
+from arena.games.kamisado.round_solver import Solver
 rng, out = random.Random(7), []
 for plies in (2, 5, 9, 14):
     pos = Position.start(kind=1)
@@ -90,15 +90,16 @@ def test_every_kernel_python_code_calls_is_in_the_module() -> None:
             and kernel(getattr(K, node.func.attr, None))
         ):
             called.add(symbol(getattr(K, node.func.attr).py_func))
-    tree = ast.parse(Path(solver.__file__).read_text())
-    for top in tree.body:  # the solver's Python side: its classes and plain functions
-        if isinstance(top, ast.FunctionDef) and kernel(getattr(solver, top.name, None)):
-            continue
-        for node in ast.walk(top):
-            if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
-                value = getattr(solver, node.func.id, None)
-                if kernel(value):
-                    called.add(symbol(value.py_func))  # type: ignore[union-attr]
+    for module in (solver, round_solver):  # the kernels' module and the solver's Python side
+        tree = ast.parse(Path(module.__file__).read_text())
+        for top in tree.body:  # classes and plain functions, not the kernels themselves
+            if isinstance(top, ast.FunctionDef) and kernel(getattr(module, top.name, None)):
+                continue
+            for node in ast.walk(top):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+                    value = getattr(module, node.func.id, None)
+                    if kernel(value):
+                        called.add(symbol(value.py_func))  # type: ignore[union-attr]
     exported = {
         f"{module.rpartition('.')[2]}_{name}"
         for module, names in aot.ENTRY_POINTS.items()
@@ -148,7 +149,7 @@ def test_a_search_in_the_module_stops_at_its_deadline() -> None:
     _built()
     code = AHEAD + (
         "import time\nfrom arena.games.kamisado.position import Position\n"
-        "from arena.games.kamisado.solver import Solver\n"
+        "from arena.games.kamisado.round_solver import Solver\n"
         "pos = Position.start(kind=1)\n"
         "start = time.monotonic()\n"
         "value = Solver(20).solve(pos.at, pos.square_of, pos.rank, pos.side, pos.required,"

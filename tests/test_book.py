@@ -21,7 +21,8 @@ from pathlib import Path
 import pytest
 from plain_search import wins_within
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.games.kamisado.book import book_key, parse_book
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position

@@ -20,7 +20,8 @@ from arena.bots.compiled_search import CompiledSearcher
 from arena.bots.greedy_bot import choose_move
 from arena.bots.kamisado_eval import WIN_BOUND, winning_move
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position
 from arena.games.kamisado.position import PLAY

@@ -31,7 +31,8 @@ from arena.bots.kamisado_eval import (
 )
 from kamisado_helpers import state
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.sandbox import Sandbox
 from arena.games.kamisado import GAME, KamisadoState
 from arena.games.kamisado.notation import move_to_text, text_to_move, text_to_position

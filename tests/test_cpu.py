@@ -17,12 +17,14 @@ import needs
 import trio
 
 from arena.engine import cgroups, cpuset
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import play_game
-from arena.protocol.messages import ClockInfo, Go, NewGame
+from arena.match.wire import clock_info
+from arena.protocol.messages import Go, NewGame
 
 HERE = Path(__file__).resolve().parent
 CPU_BOT = [sys.executable, str(HERE / "cpu_bot.py")]
@@ -138,7 +140,7 @@ async def first_go(engine: Engine, *, counted: bool = True) -> None:
         observation=state.observation(0),
         history=state.history(0),
         legal=state.legal_actions(),
-        clock=ClockInfo.from_clocks(clocks, 0),
+        clock=clock_info(clocks, 0),
     )
     reply = await engine.go(go, timeout=30)
     assert (reply.cpu_ns is not None) == counted

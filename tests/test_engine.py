@@ -21,21 +21,15 @@ import trio
 from procs import assert_group_dies, group_alive
 from timing import assert_charged
 
-from arena.engine.bot import (
-    Engine,
-    EngineConfig,
-    EngineCrashed,
-    EngineError,
-    EngineProtocolError,
-    EngineTimeout,
-    ResourceLimits,
-    StderrTail,
-)
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.errors import EngineCrashed, EngineError, EngineProtocolError, EngineTimeout
+from arena.engine.output import StderrTail
 from arena.engine.sandbox import Sandbox
 from arena.match.clock import Clock, TimeControl
+from arena.match.wire import clock_info
 from arena.protocol.messages import (
     Action,
-    ClockInfo,
     GameOver,
     Go,
     Identity,
@@ -70,7 +64,7 @@ def go_msg(legal=("c1-c5", "c1-c4")) -> Go:
         observation={"board": START.split()[0]},
         history=[],
         legal=list(legal),
-        clock=ClockInfo.from_clocks((clock, clock), 0),
+        clock=clock_info((clock, clock), 0),
     )
 
 
@@ -443,7 +437,8 @@ def test_stderr_tail_bounds():
 
 ARENA_THAT_DIES = r"""
 import sys, trio
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 
 async def main():
     cfg = EngineConfig(name="orphan", command=[sys.executable, sys.argv[1], "ignore_quit"])
@@ -485,7 +480,8 @@ ARENA_WITH_IDLE_THREADS = r"""
 import sys, trio
 import trio._core._thread_cache as thread_cache
 thread_cache.IDLE_TIMEOUT = 0.1  # trio's idle worker threads exit after this (10 s normally)
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 
 async def main():
     cfg = EngineConfig(name="idle", command=[sys.executable, sys.argv[1], "normal"])

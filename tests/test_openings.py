@@ -7,6 +7,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+import pytest
 import trio
 from click.testing import CliRunner
 
@@ -166,3 +167,54 @@ def test_generate_cli_records_the_probe_in_the_header(tmp_path: Path) -> None:
     assert "no probe pair split (1 in single)" in header[1]
     assert header[2].startswith("# walks: 2 kept,") and "0 split" in header[2]
     assert len(read_openings_file(out)) == 2
+
+
+class _Stop(Exception):
+    pass
+
+
+def _capture_configs(monkeypatch, seen: list) -> None:
+    """Record each engine's config and stop at the first start: what the bots would
+    run under, without running them."""
+    import arena.tools.openings as tool
+
+    class Recording:
+        def __init__(self, config) -> None:
+            seen.append(config)
+
+        async def __aenter__(self):
+            return self
+
+        async def __aexit__(self, *exc: object) -> bool:
+            return False
+
+        async def start(self, *args: object, **kwargs: object) -> None:
+            raise _Stop
+
+    monkeypatch.setattr(tool, "Engine", Recording)
+
+
+def test_generate_runs_its_bots_under_a_tournaments_limits(monkeypatch) -> None:
+    """Not unbounded: by default a tournament file's [limits] and [sandbox]."""
+    from arena.backends.slots import resource_limits
+    from arena.engine.sandbox import Sandbox
+    from arena.plan.config import Limits
+
+    seen: list = []
+    _capture_configs(monkeypatch, seen)
+    with pytest.raises(_Stop):
+        run_generate(Probe(FIRST_LEGAL, FAULTS, "standard"), Counter())
+    assert [c.name for c in seen] == ["scorer", "strong", "weak"]
+    wanted = resource_limits(Limits())
+    assert wanted.memory_bytes is not None  # a tournament bounds memory by default
+    assert all(c.limits == wanted and c.sandbox == Sandbox() for c in seen)
+
+
+def test_generate_cli_passes_its_confinement_options(monkeypatch, tmp_path: Path) -> None:
+    seen: list = []
+    _capture_configs(monkeypatch, seen)
+    out = tmp_path / "book.txt"
+    command = ["openings", "generate", "--bot", shlex.join(FIRST_LEGAL), "-o", str(out)]
+    CliRunner().invoke(main, [*command, "--memory-mb", "300", "--sandbox", "none"])
+    assert seen and all(c.limits.memory_bytes == 300 << 20 for c in seen)
+    assert all(c.sandbox.mode == "none" for c in seen)

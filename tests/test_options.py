@@ -12,7 +12,9 @@ from click.testing import CliRunner
 
 from arena.backends.slots import engine_config
 from arena.cli import main
-from arena.engine.bot import Engine, EngineConfig, EngineProtocolError
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.errors import EngineProtocolError
 from arena.engine.options import OptionError, check_declaration, check_options, sample_values
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game

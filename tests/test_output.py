@@ -14,7 +14,9 @@ import trio
 from click.testing import CliRunner
 
 from arena.cli import main
-from arena.engine.bot import Engine, EngineConfig, EngineError
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.errors import EngineError
 from arena.engine.output import StderrTail, shown_line
 from arena.engine.sandbox import Sandbox
 from arena.match.record import START

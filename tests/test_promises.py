@@ -16,12 +16,15 @@ import needs
 import pytest
 import trio
 
-from arena.engine.bot import Engine, EngineConfig, EngineError, EngineTimeout, ResourceLimits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.errors import EngineError, EngineTimeout
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import RefereeSettings, play_game
-from arena.protocol.messages import ClockInfo, Go, NewGame
+from arena.match.wire import clock_info
+from arena.protocol.messages import Go, NewGame
 from arena.storage.store import Store
 
 START = "obvpyrgn/8/8/8/8/8/8/NGRYPVBO b - single 0-0 1 -"
@@ -107,7 +110,7 @@ async def test_a_bot_that_stops_reading_its_input_cannot_hang_the_arena(bot: Pat
         observation={"board": "x" * (4 << 20)},  # 4 MiB: far more than a pipe holds
         history=[],
         legal=["c1-c5"],
-        clock=ClockInfo.from_clocks((clock, clock), 0),
+        clock=clock_info((clock, clock), 0),
     )
     started = time.monotonic()
     with trio.fail_after(60):

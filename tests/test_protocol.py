@@ -12,12 +12,12 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from arena.match.clock import Clock, TimeControl
+from arena.match.wire import clock_info
 from arena.protocol.messages import (
     EXPECTED_ANSWER,
     MAX_LINE,
     PROTOCOL_VERSION,
     Action,
-    ClockInfo,
     EndOfStream,
     GameOver,
     Go,
@@ -50,7 +50,7 @@ def _go() -> Go:
         observation={"board": ["onvpyrgn"], "to_move": 0},
         history=[],
         legal=["c1-c5", "c1-c2"],
-        clock=ClockInfo.from_clocks((clock, clock), 0),
+        clock=clock_info((clock, clock), 0),
     )
 
 

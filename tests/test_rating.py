@@ -10,24 +10,23 @@ import numpy as np
 import pytest
 from scipy import special
 
-from arena.stats.rating import (
-    NATS_PER_ELO,
+from arena.stats.elo import (
     Estimate,
-    PairCounts,
-    SprtDecision,
-    SprtModel,
     Tally,
     elo_to_score,
-    joint_fit,
-    llr_pentanomial,
-    llr_trinomial,
     pentanomial_counts,
     pentanomial_elo,
     score_to_elo,
+    trinomial_elo,
+)
+from arena.stats.rating import NATS_PER_ELO, PairCounts, joint_fit, tally_games
+from arena.stats.sprt import (
+    SprtDecision,
+    SprtModel,
+    llr_pentanomial,
+    llr_trinomial,
     sprt_bounds,
     sprt_decision,
-    tally_games,
-    trinomial_elo,
 )
 
 # ------------------------------------------------------------- fastchess test vectors

@@ -38,8 +38,13 @@ import trio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from procs import processes, wait_none_with  # noqa: E402
 
-from arena.backends.rayconnect import init_ray  # noqa: E402
-from arena.backends.raypool import EXTRA_HINT, RayBackendError, RayPool, RayUnavailableError  # noqa: E402
+from arena.backends.rayconnect import (  # noqa: E402
+    EXTRA_HINT,
+    RayBackendError,
+    RayUnavailableError,
+    init_ray,
+)
+from arena.backends.raypool import RayPool  # noqa: E402
 from arena.backends.slots import WorkItem  # noqa: E402
 from arena.engine.sandbox import resolve as resolve_sandbox  # noqa: E402
 from arena.match.record import GameRecord  # noqa: E402
@@ -407,7 +412,7 @@ def test_a_shipped_working_dir_runs_the_bots_from_the_nodes_copy(
 def test_a_node_where_bwrap_fails_is_one_line(tmp_path: Path) -> None:
     """The driver chose bwrap; a node without a working bwrap must not play unconfined."""
     needs.sandbox()  # else the driver chooses no sandbox, and no node is asked for one
-    from arena.backends.raypool import GameActor
+    from arena.backends.rayactor import GameActor
 
     class NoBwrapActor(GameActor):  # defined here: Ray ships it by value
         def check(self) -> str:
@@ -648,7 +653,8 @@ def test_a_node_lost_near_the_end_loses_no_game(tmp_path: Path, cluster: Any) ->
 
 def test_a_game_that_keeps_losing_its_actor_ends_the_run_in_one_line(tmp_path: Path) -> None:
     """Actors that die in every game: each game is retried a bounded number of times."""
-    from arena.backends.raypool import MAX_GAME_LOSSES, GameActor
+    from arena.backends.rayactor import GameActor
+    from arena.backends.raypool import MAX_GAME_LOSSES
 
     class DyingActor(GameActor):  # defined here: Ray ships it by value
         def play(self, batch: bytes, verdict: bytes | None = None) -> Iterator[bytes]:

@@ -29,7 +29,8 @@ import pytest
 from procs import assert_group_dies
 from timing import assert_charged
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import TimeControl

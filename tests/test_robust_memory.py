@@ -9,11 +9,14 @@ import subprocess
 import sys
 from pathlib import Path
 
-from arena.engine.bot import Engine, EngineConfig, StderrTail
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.output import StderrTail
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
-from arena.protocol.messages import Action, ClockInfo, Go
+from arena.match.wire import clock_info
+from arena.protocol.messages import Action, Go
 
 HERE = Path(__file__).resolve().parent
 BAD_BOT = [sys.executable, str(HERE / "bad_bot.py")]
@@ -84,7 +87,7 @@ async def test_a_64_kib_stderr_line_is_cut_and_keeps_its_neighbours() -> None:
         await engine.start("kamisado", "standard")
         state = get_game("kamisado").new_state("single")
         ten = Clock(TimeControl.parse("10"))
-        clock = ClockInfo.from_clocks((ten, ten), 0)
+        clock = clock_info((ten, ten), 0)
         go = Go(
             player=0,
             position=state.observation_text(0),

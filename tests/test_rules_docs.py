@@ -17,7 +17,8 @@ from arena.games import State, get_game
 from arena.games.sekigahara import default_scenario, load_toml
 from arena.games.sekigahara.cards import Block, Card, deck, default_army
 from arena.match.clock import Clock, TimeControl
-from arena.protocol.messages import ClockInfo, Go, NewGame, encode_line
+from arena.match.wire import clock_info
+from arena.protocol.messages import Go, NewGame, encode_line
 
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = {
@@ -261,7 +262,7 @@ def test_the_sekigahara_session_of_protocol_section_7_is_what_the_arena_sends() 
             observation=replay.observation(1),
             history=replay.history(1),
             legal=replay.legal_actions(),
-            clock=ClockInfo.from_clocks((clock, clock), 1),
+            clock=clock_info((clock, clock), 1),
         )
         assert json.loads(encode_line(expected_go)) == go
     answers = [json.loads(line[2:]) for line in section.splitlines() if line.startswith("< {")]

@@ -22,7 +22,8 @@ import trio
 
 from arena.backends.slots import resource_limits
 from arena.engine import sandbox as sandbox_module
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.sandbox import ETC_FILE_MAX, Sandbox
 from arena.plan.config import Limits
 
@@ -248,7 +249,7 @@ def test_the_help_the_play_line_and_protocol_md_say_the_same_of_memory() -> None
         assert "its processes together where a cgroup counts them" in shown, verb
         assert "else address space per process" in shown, verb
     from arena.cli.play import _confinement_text
-    from arena.engine.sandbox import SandboxRecord
+    from arena.engine.record import SandboxRecord
 
     line = _confinement_text(SandboxRecord(mode="bwrap", bound="rlimit"))
     assert "bounded by rlimits (address space per process" in line, line

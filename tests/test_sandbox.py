@@ -393,7 +393,9 @@ def test_grants_are_visible_inside_and_recorded(tmp_path: Path) -> None:
 # a job runner) or by such a parent does, whatever started this test.
 SIGNALS_SCRIPT = """
 import sys, trio
-from arena.engine.bot import Engine, EngineConfig, EngineError
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.errors import EngineError
 from arena.engine.sandbox import Sandbox
 with open("/proc/self/status") as status:
     print("".join("parent " + line for line in status if line.startswith(("SigIgn", "SigBlk"))))

@@ -15,8 +15,8 @@ import pytest
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
+from arena.match.wire import clock_info
 from arena.protocol.messages import (
-    ClockInfo,
     GameOver,
     Go,
     Hello,
@@ -85,7 +85,7 @@ def test_real_messages_validate_against_the_schemas(name: str) -> None:
             observation=state.observation(player),
             history=state.history(player),
             legal=state.legal_actions(),
-            clock=ClockInfo.from_clocks((clock, clock), player),
+            clock=clock_info((clock, clock), player),
         )
         arena.validate(json.loads(encode_line(go)))
         seen += 1

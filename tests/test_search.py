@@ -23,7 +23,8 @@ from arena.bots.kamisado_eval import (
     protocol_score,
 )
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.games import get_game
 from arena.games.kamisado.notation import text_to_position
 from arena.games.kamisado.position import PLAY, Position

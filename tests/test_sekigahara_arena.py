@@ -27,7 +27,8 @@ from typing import Any
 import trio
 from arena.bots.battle_greedy_bot import choose_action
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
 from arena.engine.sandbox import Sandbox
 from arena.games.sekigahara import GAME, Scenario, SekigaharaState
 from arena.games.sekigahara.cards import Block, Card, CardKind

@@ -27,7 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from test_sekigahara_arena import twin
 
-from arena.engine.bot import Reply
+from arena.engine.exchange import Reply
 from arena.games.sekigahara import GAME, Scenario, SekigaharaState
 from arena.games.sekigahara.scenario import deal
 from arena.match.clock import TimeControl
@@ -243,7 +243,8 @@ def test_real_bots_answer_the_decisions_forced_by_their_secrets() -> None:
     one before less that time plus the increment (1 ms of rounding either way).
     A forced action costs nothing and asks nothing.
     """
-    from arena.engine.bot import Engine, EngineConfig
+    from arena.engine.bot import Engine
+    from arena.engine.config import EngineConfig
     from arena.plan.builtins import resolve_builtin
 
     def recorded(engine: Engine, log: list[Asked]) -> None:

@@ -24,6 +24,7 @@ from test_compiled_search import DEADLOCKS
 from arena.cli import main
 from arena.games import GameError, get_game
 from arena.games.kamisado import GAME
+from arena.games.kamisado import round_solver as R
 from arena.games.kamisado import solver as S
 from arena.games.kamisado.notation import text_to_move
 from arena.games.kamisado.position import OVER, PLAY, Position
@@ -91,7 +92,7 @@ def late_positions(kind: int, count: int, seed: int, nodes: int) -> list[tuple[P
 
 def test_the_solver_agrees_with_plain_minimax_on_late_positions_of_every_kind() -> None:
     """Value and exact distance on 300 positions (75 per match kind, about half won)."""
-    solver = S.Solver(16)
+    solver = R.Solver(16)
     seen = {"push": 0, "deadlock": 0}
     for kind in range(4):
         for pos, winner, dist in late_positions(kind, 75, 100 + kind, 2000):
@@ -134,7 +135,7 @@ def test_the_solver_and_the_rules_core_agree_move_by_move() -> None:
 def test_a_table_entry_holds_in_any_game() -> None:
     """The table is kept across calls (and games): the same position solved
     again is answered from it, with the same value and distance."""
-    solver = S.Solver(16)
+    solver = R.Solver(16)
     pos, _, _ = late_positions(2, 2, 7, 2000)[0]
     args = (pos.at, pos.square_of, pos.rank, pos.side, pos.required)
     first = solver.solve(*args)
@@ -146,18 +147,18 @@ def test_a_table_entry_holds_in_any_game() -> None:
 def test_a_budget_gives_an_unknown_value_with_the_depth_proven() -> None:
     pos = Position.start(kind=0)
     pos.make(text_to_move("h1-h2"))  # the whole round ahead: no proof in 2,000 nodes
-    v = S.Solver(16).solve(pos.at, pos.square_of, pos.rank, pos.side, pos.required, max_nodes=2000)
+    v = R.Solver(16).solve(pos.at, pos.square_of, pos.rank, pos.side, pos.required, max_nodes=2000)
     assert v.result == S.UNKNOWN and v.move in pos.legal_moves()
     assert 0 < v.distance < 16 and v.nodes < 4000
     start = time.monotonic()
-    v = S.Solver(16).solve(
+    v = R.Solver(16).solve(
         pos.at, pos.square_of, pos.rank, pos.side, pos.required, deadline=start + 0.05
     )
     assert v.result == S.UNKNOWN
     assert time.monotonic() - start < 1.0
     # One alarm thread serves every call of a solver: a deadline already past
     # stops at once, and a later call is not stopped by an earlier deadline.
-    solver = S.Solver(16)
+    solver = R.Solver(16)
     args = (pos.at, pos.square_of, pos.rank, pos.side, pos.required)
     assert solver.solve(*args, deadline=time.monotonic() - 1).result == S.UNKNOWN
     for _ in range(50):

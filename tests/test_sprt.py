@@ -8,7 +8,7 @@ from click.testing import CliRunner
 
 from arena.cli import main
 from arena.match.record import GameRecord
-from arena.stats.rating import llr_pentanomial
+from arena.stats.sprt import llr_pentanomial
 from arena.storage.store import Store
 from arena.tools.sprt import SprtState
 

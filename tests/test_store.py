@@ -16,7 +16,7 @@ import msgspec
 import pytest
 
 import arena
-import arena.storage.store as store_module
+import arena.storage.schema as schema_module
 from arena.match.record import ActionRecord, GameRecord
 from arena.storage.export import EXPORT_SCHEMA, export_jsonl
 from arena.storage.store import (
@@ -351,7 +351,7 @@ def test_a_failed_migration_leaves_the_store_at_version_1(
         for key, rec in GAMES:
             store.add_game(key, key[:-2], rec)
     as_version_1(tmp_path / DB_NAME)
-    monkeypatch.setattr(store_module, "_GAME_COUNTS", "CREATE INDEX broken ON nowhere (x)")
+    monkeypatch.setattr(schema_module, "_GAME_COUNTS", "CREATE INDEX broken ON nowhere (x)")
     with pytest.raises(StoreError, match="cannot bring schema version 1 to 2 .*nowhere.*unchanged"):
         open_store(tmp_path)
     assert _schema(tmp_path / DB_NAME) == ("1", V1_OBJECTS)

@@ -137,7 +137,7 @@ def analyse(
     """
     check_budget(budget_ms)
     if backend == "ray":
-        from arena.backends.raypool import require_ray
+        from arena.backends.rayconnect import require_ray
 
         require_ray()  # before anything is opened: the tournament's one-line error
     elif backend != "local":

@@ -25,7 +25,8 @@ from pathlib import Path
 import trio
 
 from arena.backends.slots import engine_config
-from arena.engine.bot import Engine, EngineError
+from arena.engine.bot import Engine
+from arena.engine.errors import EngineError
 from arena.engine.options import OptionError, check_options
 from arena.plan.config import TournamentConfig
 from arena.protocol.messages import PROTOCOL_VERSION, Identity

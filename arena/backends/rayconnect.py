@@ -12,7 +12,8 @@ checked here, each step bounded by ``timeout`` seconds:
    client preface with a SETTINGS frame at once. Anything else is "not a Ray
    cluster".
 
-Only then does ``ray.init`` run, in a thread the caller abandons after a deadline.
+Only then does ``ray.init`` run, in a thread the caller abandons after a deadline
+(:func:`join`, which the pool and the analysis tasks use).
 A loopback address is kept as given (the driver then joins as a loopback node).
 
 Ray also prints to the driver's stdout from threads of its own (a node that
@@ -30,13 +31,58 @@ import os
 import re
 import threading
 from collections.abc import Iterator
+from functools import partial
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 import trio
 
-__all__ = ["AddressError", "check_address", "init_ray", "is_loopback", "routed_logs"]
+from arena.plan.config import one_line
+
+__all__ = [
+    "EXTRA_HINT",
+    "AddressError",
+    "RayBackendError",
+    "RayUnavailableError",
+    "check_address",
+    "init_ray",
+    "is_loopback",
+    "join",
+    "require_ray",
+    "routed_logs",
+]
+
+EXTRA_HINT = "the ray backend needs the 'ray' extra: pip install -e '.[ray]'"
+
+INIT_TIMEOUT = 60.0
+"""How long ``ray.init`` may take once the address answered (it ships the working
+directory, if any, to the cluster)."""
+
+WORKING_DIR_EXCLUDES = [".git", ".venv", "results", "__pycache__", "*.sqlite*"]
+"""Never shipped with a working directory: large, local, or written during the run."""
+
+
+class RayUnavailableError(ValueError):
+    """``backend = "ray"`` without Ray installed; the message is one line."""
+
+    def __init__(self) -> None:
+        super().__init__(EXTRA_HINT)
+
+
+class RayBackendError(ValueError):
+    """The cluster cannot play the tournament (a bot missing on a node, no cluster
+    at the address, actors that keep dying); the message is one line."""
+
+
+def require_ray() -> ModuleType:
+    """The ``ray`` module, or :class:`RayUnavailableError` with the install hint."""
+    try:
+        import ray
+    except ImportError:
+        raise RayUnavailableError() from None
+    return ray
+
 
 H2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes.fromhex("000000040000000000")
 """An HTTP/2 client preface followed by an empty SETTINGS frame."""
@@ -191,3 +237,79 @@ def routed_logs(ray: ModuleType, path: Path | None) -> Iterator[None]:
         if sink is not None:
             with lock:
                 sink.close()
+
+
+def _no_sigterm_warning(record: logging.LogRecord) -> bool:
+    return "SIGTERM handler is not set" not in record.getMessage()
+
+
+async def join(
+    ray: ModuleType,
+    address: str | None,
+    *,
+    connect_timeout: float,
+    working_dir: str | None = None,
+    local_cpus: int | None = None,
+) -> bool:
+    """Join the cluster at ``address`` (or start a local instance of ``local_cpus``
+    CPUs) without ever hanging; True if a local instance was started (the caller
+    shuts it down). Every failure is a :class:`RayBackendError` of one line.
+
+    The address is checked first (:func:`~arena.backends.rayconnect.check_address`,
+    each step within ``connect_timeout``), then ``ray.init`` runs in a thread
+    abandoned after :data:`INIT_TIMEOUT`: a Ctrl-C meanwhile leaves a local
+    instance to die with this process (Ray's reaper) and a connection to end.
+    """
+    if address:
+        try:
+            await check_address(address, connect_timeout)
+        except AddressError as exc:
+            raise RayBackendError(str(exc)) from None
+    with trio.move_on_after(INIT_TIMEOUT) as init_scope:
+        started = await trio.to_thread.run_sync(
+            partial(_connect, ray, address, working_dir, local_cpus), abandon_on_cancel=True
+        )
+    if init_scope.cancelled_caught:
+        raise RayBackendError(
+            f"joining the Ray cluster at {address} took over {INIT_TIMEOUT:g} s; gave up"
+        )
+    return started
+
+
+def _connect(
+    ray: ModuleType, address: str | None, working_dir: str | None, local_cpus: int | None
+) -> bool:
+    """Join the cluster at ``address`` or start a local instance; True if we started it."""
+    if ray.is_initialized():
+        if working_dir is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
+            raise RayBackendError(
+                "a Ray working directory must be given when connecting to Ray, and this "
+                "process was connected already without one"
+            )
+        return False
+    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
+    if working_dir is not None:
+        # Ray uploads a local folder only for the whole job (ray.init), not per actor.
+        options["runtime_env"] = {"working_dir": working_dir, "excludes": WORKING_DIR_EXCLUDES}
+    # Called in a thread on purpose (Ray's SIGTERM handler would replace the
+    # arena's own); hush Ray's warning that it therefore installs none.
+    logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
+    if address:
+        try:
+            init_ray(ray, address, **options)
+        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line
+            hint = ""
+            if isinstance(exc, ray.exceptions.AuthenticationError) or re.search(
+                r"(?i)unauthenticated|auth(entication)? token", str(exc)
+            ):
+                hint = (
+                    " (this cluster uses token authentication: copy the head's "
+                    "~/.ray/auth_token here and set RAY_AUTH_MODE=token)"
+                )
+            raise RayBackendError(
+                f"cannot connect to the Ray cluster at {address}: {one_line(str(exc))}{hint}"
+            ) from None
+    else:
+        cpus = local_cpus or os.cpu_count() or 1
+        init_ray(ray, None, num_cpus=cpus, include_dashboard=False, **options)
+    return True

@@ -31,20 +31,15 @@ its record never arrived, or did arrive): the driver passes each game key to
 ``on_record`` once, and the store would keep the first record anyway.
 
 Ray is imported lazily: ``import arena`` and the local backend never need it.
+The actor's side is ``rayactor.py``; joining the cluster, ``rayconnect.py``.
 """
 
 from __future__ import annotations
 
-import logging
-import math
 import os
-import queue
-import re
-import socket
-import threading
 import tomllib
 from collections import deque
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable
 from contextlib import suppress
 from dataclasses import dataclass
 from functools import partial
@@ -56,33 +51,18 @@ import msgspec
 import trio
 
 from arena.backends.pool import FaultGate, split
-from arena.backends.rayconnect import AddressError, check_address, init_ray, routed_logs
-from arena.backends.slots import FinishedGame, GameSlots, RemoteGate, Verdict, WorkItem
-from arena.match.events import EVENT_BACKLOG, EventSink, LiveEvent
+from arena.backends.rayactor import CLOSE_TIMEOUT, BotMissingError, GameActor
+from arena.backends.rayconnect import RayBackendError, join, require_ray, routed_logs
+from arena.backends.slots import FinishedGame, WorkItem
+from arena.match.events import EventSink, LiveEvent
 from arena.match.record import GameRecord
-from arena.plan.config import ConfigError, TournamentConfig, one_line, parse_config
-from arena.plan.prepare import prepare
+from arena.plan.config import TournamentConfig, one_line, parse_config
 
-__all__ = [
-    "EXTRA_HINT",
-    "BotMissingError",
-    "GameActor",
-    "RayBackendError",
-    "RayPool",
-    "RayUnavailableError",
-    "join",
-    "require_ray",
-]
-
-EXTRA_HINT = "the ray backend needs the 'ray' extra: pip install -e '.[ray]'"
+__all__ = ["RayPool"]
 
 IN_FLIGHT = 2
 """Batches outstanding per actor: one playing, one queued behind it, so that the
 actor's slots never idle while the driver hands out the next batch."""
-
-INIT_TIMEOUT = 60.0
-"""How long ``ray.init`` may take once the address answered (it ships the working
-directory, if any, to the cluster)."""
 
 CHECK_TIMEOUT = 60.0
 """How long a new actor may take to start and check its node (a first actor on a
@@ -94,318 +74,10 @@ MAX_START_FAILURES = 5
 MAX_GAME_LOSSES = 3
 """Times a game may be lost with its actor before the run gives up."""
 
-CLOSE_TIMEOUT = 10.0
-"""How long an actor may take to quit its bots at the end before it is killed."""
-
-WORKING_DIR_EXCLUDES = [".git", ".venv", "results", "__pycache__", "*.sqlite*"]
-"""Never shipped with a working directory: large, local, or written during the run."""
-
-
-class RayUnavailableError(ValueError):
-    """``backend = "ray"`` without Ray installed; the message is one line."""
-
-    def __init__(self) -> None:
-        super().__init__(EXTRA_HINT)
-
-
-class RayBackendError(ValueError):
-    """The cluster cannot play the tournament (a bot missing on a node, no cluster
-    at the address, actors that keep dying); the message is one line."""
-
-
-class BotMissingError(RuntimeError):
-    """Raised inside an actor whose node cannot start a bot; the message is one line."""
-
-
-def require_ray() -> ModuleType:
-    """The ``ray`` module, or :class:`RayUnavailableError` with the install hint."""
-    try:
-        import ray
-    except ImportError:
-        raise RayUnavailableError() from None
-    return ray
-
-
 _encoder = msgspec.msgpack.Encoder()
-_items_decoder = msgspec.msgpack.Decoder(list[WorkItem])
 _stream_decoder = msgspec.msgpack.Decoder(
     tuple[list[FinishedGame], list[LiveEvent], list[tuple[str, str]]]
 )
-_verdict_decoder = msgspec.msgpack.Decoder(Verdict)
-
-# --------------------------------------------------------------------------- actor side
-
-
-_BOT_KEY_RE = re.compile(r"bots\[\d+\] \((?P<name>[^)]*)\)\.(?:command|cwd): (?P<detail>.*)$")
-
-
-class GameActor:
-    """Game slots in one Ray actor: a trio loop in a thread, fed batches of work items.
-
-    Decorated with ``ray.remote`` by the driver (so that this module imports
-    without Ray). Runs as a threaded actor: each in-flight ``play`` call waits in
-    its own thread on a queue that the trio loop fills.
-    """
-
-    def __init__(
-        self, config: bytes, config_text: str, rebase: str | None, slots: int, events: bool = False
-    ) -> None:
-        self._events = events
-        self._config_bytes = config
-        self._config_text = config_text
-        self._rebase = rebase
-        self._slots = slots
-        self.node = _node_name()
-        self._config: TournamentConfig | None = None
-        self._lock = threading.Lock()
-        self._freed = threading.Condition(self._lock)
-        """Notified when a pair task's route is removed: a batch holding the same pair
-        task again (handed out twice) waits for the first to finish."""
-        self._routes: dict[str, queue.SimpleQueue[tuple[str, Any]]] = {}
-        self._thread: threading.Thread | None = None
-        self._ready = threading.Event()
-        self._token: trio.lowlevel.TrioToken | None = None
-        self._send: trio.MemorySendChannel[WorkItem] | None = None
-        self._failure: str | None = None
-        self._gate = RemoteGate()
-
-    # -- checks -------------------------------------------------------------------------
-
-    def check(self) -> str:
-        """Load the config on this node and make sure every bot can start here.
-
-        Done before the first game so that a node without a bot fails the run at
-        once with one readable line, instead of every game there ending in a
-        "crash" fault charged to an innocent bot; so does a node where the sandbox
-        the driver chose does not work. The built-in bots are prepared here too
-        (``arena/plan/prepare.py``: nothing to do where the node's cache is built).
-        Returns that sandbox mode.
-        """
-        if self._config is None:
-            self._config = self._load()
-        mode = self._check_sandbox(self._config.sandbox.mode)
-        trio.run(_prepare, self._config)
-        return mode
-
-    @staticmethod
-    def _check_sandbox(mode: str) -> str:
-        """The sandbox in force here: the driver's resolved mode, which every node must
-        honour the same way (a node without a working bwrap cannot play)."""
-        if mode == "none":
-            return "none"
-        from arena.engine import sandbox
-
-        reason = sandbox.probe()
-        if reason is not None and mode == "auto":
-            return "none"  # what the engine does with "auto" here (the driver did not decide)
-        if reason is not None:
-            raise BotMissingError(
-                f"cannot sandbox bots: {reason}; {sandbox.INSTALL_HINT} on that node, or run "
-                "with --sandbox none"
-            )
-        return "bwrap"
-
-    def _load(self) -> TournamentConfig:
-        if self._rebase is None:
-            config = msgspec.msgpack.decode(self._config_bytes, type=TournamentConfig)
-        else:
-            # A shipped working directory: resolve the file again in this node's copy.
-            try:
-                config = parse_config(self._config_text, Path.cwd() / self._rebase)
-                shipped = msgspec.msgpack.decode(self._config_bytes, type=TournamentConfig)
-                config = msgspec.structs.replace(config, sandbox=shipped.sandbox)
-            except ConfigError as exc:
-                raise BotMissingError(self._explain(str(exc))) from None
-        for bot in config.bots:
-            program = bot.argv[0]
-            if not os.path.isfile(program):
-                raise BotMissingError(self._cannot(bot.name, f"{program} not found"))
-            if not os.access(program, os.X_OK):
-                raise BotMissingError(self._cannot(bot.name, f"{program} is not executable"))
-            if bot.cwd is not None and not os.path.isdir(bot.cwd):
-                raise BotMissingError(self._cannot(bot.name, f"folder {bot.cwd} not found"))
-        return config
-
-    @staticmethod
-    def _cannot(bot: str, what: str) -> str:
-        """The driver adds "worker on node NODE" (it knows where it placed the actor)."""
-        return f"cannot start bot {bot}: {what}"
-
-    def _explain(self, message: str) -> str:
-        match = _BOT_KEY_RE.search(message)
-        if match:
-            return self._cannot(match["name"], match["detail"])
-        return f"cannot load the tournament file: {message}"
-
-    # -- playing ------------------------------------------------------------------------
-
-    def play(self, batch: bytes, verdict: bytes | None = None) -> Iterator[bytes]:
-        """Play a batch of work items; yield each finished game at once.
-
-        ``verdict`` is the fault policy's state when the batch was handed out
-        (:class:`~arena.backends.slots.Verdict`). Each item yielded is a msgpack
-        triple: the list of ``FinishedGame`` (the games finished since the last
-        one), the list of live events since then and the (game key, pair key) of
-        each game skipped since then (a bot out).
-        Usually that is one game; when games end faster than Ray streams them,
-        bundling keeps Ray's per-item cost from capping the rate, without ever
-        holding back a finished game.
-        """
-        items = _items_decoder.decode(batch)
-        self._start_loop()
-        results: queue.SimpleQueue[tuple[str, Any]] = queue.SimpleQueue()
-        waiting = {item.task.key for item in items}
-        with self._lock:
-            while self._failure is None and not waiting.isdisjoint(self._routes):
-                self._freed.wait()
-            if self._failure is not None:
-                raise RuntimeError(self._failure)
-            for key in waiting:
-                self._routes[key] = results
-        assert self._send is not None
-        if verdict is not None:
-            self.verdict(verdict)
-        for item in items:
-            trio.from_thread.run_sync(self._send.send_nowait, item, trio_token=self._token)
-        while waiting:
-            ready: list[msgspec.Raw] = []
-            events: list[msgspec.Raw] = []
-            skipped: list[tuple[str, str]] = []
-            message = results.get()
-            while True:
-                kind, payload = message
-                if kind == "record":
-                    ready.append(msgspec.Raw(payload))
-                elif kind == "event":
-                    events.append(msgspec.Raw(payload))
-                elif kind == "skipped":
-                    skipped.append(payload)
-                elif kind == "done":
-                    waiting.discard(payload)
-                else:
-                    raise RuntimeError(payload)
-                try:
-                    message = results.get_nowait()
-                except queue.Empty:
-                    break
-            if ready or events or skipped:
-                yield _encoder.encode([ready, events, skipped])
-
-    def verdict(self, data: bytes) -> None:
-        """The fault policy's state from the driver, maybe answering a game sent."""
-        verdict = _verdict_decoder.decode(data)
-        self._start_loop()
-        with suppress(trio.RunFinishedError):
-            trio.from_thread.run_sync(self._gate.update, verdict, trio_token=self._token)
-
-    def close(self) -> None:
-        """No more work: let the slots finish, quit every bot, end the loop."""
-        if self._thread is None:
-            return
-        with suppress(trio.RunFinishedError):
-            assert self._send is not None
-            trio.from_thread.run_sync(self._send.close, trio_token=self._token)
-        self._thread.join(CLOSE_TIMEOUT)
-
-    def _start_loop(self) -> None:
-        with self._lock:
-            if self._thread is None:
-                if self._config is None:
-                    self._config = self._load()
-                self._thread = threading.Thread(target=self._serve, name="arena-trio", daemon=True)
-                self._thread.start()
-        self._ready.wait()
-
-    def _serve(self) -> None:
-        """The actor's trio loop: game slots fed from a channel until it closes."""
-        assert self._config is not None
-        slots = GameSlots(self._config, self._slots)
-
-        async def main() -> None:
-            send, receive = trio.open_memory_channel[WorkItem](math.inf)
-            self._send = send
-            self._token = trio.lowlevel.current_trio_token()
-            self._ready.set()
-            on_event = self._event if self._events else None
-
-            # Closures, not methods: one coroutine method would make Ray run the
-            # actor as an asyncio one, whose plain calls take turns on one loop
-            # (the second batch in flight, and a verdict, waiting for the first).
-            async def emit(key: str, pair_key: str, record: GameRecord) -> None:
-                answer = self._gate.expect(key, record)
-                self._put(
-                    pair_key, ("record", _encoder.encode(FinishedGame(key, pair_key, record)))
-                )
-                await self._gate.wait(key, answer)
-
-            async def skipped(key: str, pair_key: str) -> None:
-                self._put(pair_key, ("skipped", (key, pair_key)))
-
-            async def pair_done(item: WorkItem) -> None:
-                with self._lock:
-                    results = self._routes.pop(item.task.key)
-                    self._freed.notify_all()
-                results.put(("done", item.task.key))
-
-            await slots.run(
-                receive,
-                emit,
-                pair_done=pair_done,
-                skip=self._gate.out,
-                skipped=skipped,
-                on_event=on_event,
-            )
-
-        try:
-            trio.run(main)
-        except BaseException as exc:  # noqa: BLE001 - reported to every waiting batch
-            failure = f"game slots on node {self.node} failed: {one_line(repr(exc))}"
-        else:
-            failure = f"game slots on node {self.node} were closed"
-        with self._lock:
-            self._failure = failure
-            waiting = {id(q): q for q in self._routes.values()}
-            self._routes.clear()
-            self._freed.notify_all()
-        for results in waiting.values():
-            results.put(("error", failure))
-        self._ready.set()
-
-    def _put(self, pair_key: str, message: tuple[str, Any]) -> None:
-        """Hand ``message`` to the batch waiting for pair task ``pair_key``."""
-        with self._lock:
-            results = self._routes[pair_key]
-        results.put(message)
-
-    def _event(self, event: LiveEvent) -> None:
-        with self._lock:
-            results = self._routes.get(event.key.rsplit("/", 1)[0])
-        if results is not None and results.qsize() < EVENT_BACKLOG:
-            results.put(("event", _encoder.encode(event)))
-
-
-async def _prepare(config: TournamentConfig) -> None:
-    """The built-in bots' preparation on this node (its own cache, built once per node)."""
-    for bot in config.bots:
-        await prepare(bot.builtin)
-
-
-def _node_name() -> str:
-    host = socket.gethostname()
-    try:
-        import ray
-
-        ip = ray.util.get_node_ip_address()
-    except Exception:  # best effort: the host name alone still names the node
-        return host
-    return f"{host} ({ip})"
-
-
-# --------------------------------------------------------------------------- driver side
-
-
-def _no_sigterm_warning(record: logging.LogRecord) -> bool:
-    return "SIGTERM handler is not set" not in record.getMessage()
 
 
 def _next_result(ray: ModuleType, generator: Any) -> bytes | None:
@@ -429,78 +101,6 @@ def _first(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseExceptio
         elif isinstance(exc, kind):
             return exc
     return None
-
-
-async def join(
-    ray: ModuleType,
-    address: str | None,
-    *,
-    connect_timeout: float,
-    working_dir: str | None = None,
-    local_cpus: int | None = None,
-) -> bool:
-    """Join the cluster at ``address`` (or start a local instance of ``local_cpus``
-    CPUs) without ever hanging; True if a local instance was started (the caller
-    shuts it down). Every failure is a :class:`RayBackendError` of one line.
-
-    The address is checked first (:func:`~arena.backends.rayconnect.check_address`,
-    each step within ``connect_timeout``), then ``ray.init`` runs in a thread
-    abandoned after :data:`INIT_TIMEOUT`: a Ctrl-C meanwhile leaves a local
-    instance to die with this process (Ray's reaper) and a connection to end.
-    """
-    if address:
-        try:
-            await check_address(address, connect_timeout)
-        except AddressError as exc:
-            raise RayBackendError(str(exc)) from None
-    with trio.move_on_after(INIT_TIMEOUT) as init_scope:
-        started = await trio.to_thread.run_sync(
-            partial(_connect, ray, address, working_dir, local_cpus), abandon_on_cancel=True
-        )
-    if init_scope.cancelled_caught:
-        raise RayBackendError(
-            f"joining the Ray cluster at {address} took over {INIT_TIMEOUT:g} s; gave up"
-        )
-    return started
-
-
-def _connect(
-    ray: ModuleType, address: str | None, working_dir: str | None, local_cpus: int | None
-) -> bool:
-    """Join the cluster at ``address`` or start a local instance; True if we started it."""
-    if ray.is_initialized():
-        if working_dir is not None and not ray.get_runtime_context().runtime_env.get("working_dir"):
-            raise RayBackendError(
-                "a Ray working directory must be given when connecting to Ray, and this "
-                "process was connected already without one"
-            )
-        return False
-    options: dict[str, Any] = {"logging_level": logging.WARNING, "log_to_driver": False}
-    if working_dir is not None:
-        # Ray uploads a local folder only for the whole job (ray.init), not per actor.
-        options["runtime_env"] = {"working_dir": working_dir, "excludes": WORKING_DIR_EXCLUDES}
-    # Called in a thread on purpose (Ray's SIGTERM handler would replace the
-    # arena's own); hush Ray's warning that it therefore installs none.
-    logging.getLogger("ray._private.worker").addFilter(_no_sigterm_warning)
-    if address:
-        try:
-            init_ray(ray, address, **options)
-        except Exception as exc:  # noqa: BLE001 - Ray raises many kinds; all are one line
-            hint = ""
-            if isinstance(exc, ray.exceptions.AuthenticationError) or re.search(
-                r"(?i)unauthenticated|auth(entication)? token", str(exc)
-            ):
-                hint = (
-                    " (this cluster uses token authentication: copy the head's "
-                    "~/.ray/auth_token here and set RAY_AUTH_MODE=token)"
-                )
-            raise RayBackendError(
-                f"cannot connect to the Ray cluster at {address}: {one_line(str(exc))}{hint}"
-            ) from None
-    else:
-        cpus = local_cpus or os.cpu_count() or 1
-        init_ray(ray, None, num_cpus=cpus, include_dashboard=False, **options)
-    return True
 
 
 @dataclass(eq=False)

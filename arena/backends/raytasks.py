@@ -1,6 +1,6 @@
 """Pure functions of plain values as Ray tasks, a bounded number in flight.
 
-The game actors (:mod:`arena.backends.raypool`) keep bots alive between games;
+The game actors (:mod:`arena.backends.rayactor`) keep bots alive between games;
 work without processes to keep, such as solving a stored game's positions
 (``arena analyze --backend ray``), needs none of that: each item is one Ray
 task of a module-level function, Ray places it on any node with a free CPU,
@@ -10,7 +10,7 @@ Why plain tasks are enough: a task whose worker or node dies is run again
 elsewhere by Ray itself (``max_retries``), and a task run twice is harmless
 because the function is pure and the caller keys what it writes. What Ray
 does not bound is left to this module: joining the cluster goes through
-:func:`~arena.backends.raypool.join` (the address checked, ``ray.init``
+:func:`~arena.backends.rayconnect.join` (the address checked, ``ray.init``
 abandoned after a deadline, one-line errors), at most ``IN_FLIGHT`` tasks per
 cluster CPU are outstanding (the items are read lazily, so a large store is
 never all in memory), and a cluster left without a live CPU ends the run with
@@ -34,8 +34,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.backends.rayconnect import routed_logs
-from arena.backends.raypool import RayBackendError, join, require_ray
+from arena.backends.rayconnect import RayBackendError, join, require_ray, routed_logs
 from arena.plan.config import one_line
 
 __all__ = ["IN_FLIGHT", "MAX_RETRIES", "TaskCluster", "run_tasks"]
@@ -81,7 +80,7 @@ def run_tasks(
 ) -> TaskCluster:
     """``keep(fn(item))`` for every item, ``fn`` running as Ray tasks; ``keep`` in the
     caller's thread, in order of completion. Blocking; raises
-    :class:`~arena.backends.raypool.RayBackendError` (one line) when the cluster
+    :class:`~arena.backends.rayconnect.RayBackendError` (one line) when the cluster
     cannot be joined or is lost. ``cpus`` caps the tasks running at once (default:
     the cluster's CPUs). ``address`` and ``working_dir`` mean what they mean to
     :class:`~arena.backends.raypool.RayPool` (defaults ``RAY_ADDRESS`` and

@@ -20,7 +20,8 @@ import trio
 
 from arena.backends.pool import FaultGate
 from arena.engine import cpuset
-from arena.engine.bot import Engine, EngineConfig, ResourceLimits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import CPU_CEILING, TimeControl

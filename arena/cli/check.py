@@ -13,7 +13,7 @@ from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
 if TYPE_CHECKING:
-    from arena.engine.bot import EngineConfig
+    from arena.engine.config import EngineConfig
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})

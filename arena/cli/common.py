@@ -14,7 +14,7 @@ from arena.cli.app import FiniteFloat, UserError
 from arena.engine.sandbox import MODES, Sandbox
 
 if TYPE_CHECKING:
-    from arena.engine.bot import ResourceLimits
+    from arena.engine.config import ResourceLimits
 
 BUDGET = click.option(
     "--budget-ms",

@@ -8,6 +8,7 @@ import time
 import click
 
 from arena.cli.app import OPENING_PLIES, SEED, UserError, friendly_errors, main
+from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
 
@@ -84,6 +85,7 @@ def openings() -> None:
 )
 @click.option("--seed", type=SEED, default=1, show_default=True)
 @click.option("--output", "-o", required=True, help="Openings file to write, or - for stdout.")
+@confinement_options
 @friendly_errors
 def openings_generate(
     game_name: str,
@@ -102,6 +104,11 @@ def openings_generate(
     probe_variant: str | None,
     seed: int,
     output: str,
+    sandbox: str,
+    memory_mb: int,
+    cpu_seconds: int,
+    file_size_mb: int,
+    processes: int,
 ) -> None:
     """Write an openings file of positions no side wins by force and the bot scores even
     (and, with --probe-pairs, that the side does not decide in play)."""
@@ -110,7 +117,7 @@ def openings_generate(
 
     import trio
 
-    from arena.engine.bot import EngineError
+    from arena.engine.errors import EngineError
     from arena.plan.entrants import entrant
     from arena.tools.openings import Probe, book_text, generate
 
@@ -133,6 +140,7 @@ def openings_generate(
             strong_movetime=probe_movetime[0],
             weak_movetime=probe_movetime[1],
         )
+    limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
     stats: Counter[str] = Counter()
     started = time.monotonic()
     walked = [0]
@@ -159,6 +167,8 @@ def openings_generate(
                 stats=stats,
                 progress=progress,
                 builtins=[b.name for b in named if b.builtin],
+                limits=limits,
+                sandbox=box,
             )
         )
     except EngineError as exc:

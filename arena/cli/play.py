@@ -84,7 +84,8 @@ def play(
 
     import trio
 
-    from arena.engine.bot import Engine, EngineConfig
+    from arena.engine.bot import Engine
+    from arena.engine.config import EngineConfig
     from arena.match.clock import TimeControl
     from arena.match.events import GameMoved
     from arena.match.referee import RefereeSettings, play_game

@@ -3,12 +3,9 @@
 In the spirit of python-chess's ``chess/engine.py``: the transport knows nothing
 of the board, every exchange is one request and its answer under its own
 timeout, and everything that can go wrong with a foreign program surfaces as a
-typed exception carrying the reason the referee records:
-
-* :class:`EngineTimeout` (``reason == "time"``): no answer before the deadline;
-* :class:`EngineCrashed` (``"crash"``): the process exited, with code or signal;
-* :class:`EngineProtocolError` (``"protocol"``): unparseable or over-long line,
-  wrong message type or id, stdout closed while the process lives on.
+typed exception carrying the reason the referee records (``errors.py``). The
+bot's settings are ``config.py``; its running process and pipes ``pipes.py``;
+a reply and the reading of each line ``exchange.py``.
 
 A faulted bot has lost its game, so the engine kills it at once (it should not
 keep burning the CPU other games are timed on) and keeps its stderr tail for the
@@ -37,31 +34,37 @@ import signal
 import subprocess
 from collections import deque
 from contextlib import AbstractAsyncContextManager, suppress
-from dataclasses import dataclass, field
-from typing import ClassVar, NoReturn
+from typing import NoReturn
 
 import msgspec
 import trio
 
 from arena.engine import cgroups, cpu
+from arena.engine.config import EngineConfig
 from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp_fd
-from arena.engine.output import StderrTail, shown_line
-from arena.engine.process import ChildProcess, child_preexec, spawn
+from arena.engine.errors import (
+    EngineCrashed,
+    EngineError,
+    EngineProtocolError,
+    EngineTimeout,
+    describe_exit,
+    name_out_of_memory,
+)
+from arena.engine.exchange import Reply, decode_answer, is_text
+from arena.engine.output import StderrTail
+from arena.engine.pipes import EXIT_DRAIN, Running, close_fd, wait_exit, write_line
+from arena.engine.process import child_preexec, spawn
+from arena.engine.record import SandboxRecord
 from arena.engine.sandbox import (
     SCRATCH,
-    Sandbox,
-    SandboxRecord,
     bound_paths,
-    exit_status,
     missing_program,
     resolve,
     wrap,
 )
 from arena.protocol.messages import (
     EXPECTED_ANSWER,
-    MAX_LINE,
     PROTOCOL_VERSION,
-    Answer,
     EndOfStream,
     GameOver,
     Go,
@@ -70,278 +73,20 @@ from arena.protocol.messages import (
     Info,
     LineReader,
     NewGame,
-    OptionValue,
     Ping,
     ProtocolError,
     Quit,
     Request,
     SetOption,
-    decode_bot_message,
     encode_line,
 )
-from arena.protocol.text import visible
 
-_KEPT_ENV = ("PATH", "HOME", "LANG")
-_EXIT_DRAIN = 0.1
-"""After the process exits, how long a pending read may still drain the pipe."""
 _EOF_GRACE = 0.5
 """After stdout closes, how long to wait for the exit that tells crash from misbehaviour."""
 _STRAY_LINES = 20
-"""Lines of stdout kept after one that is not a message (read for ``_EXIT_DRAIN`` at most)."""
+"""Lines of stdout kept after one that is not a message (read for ``EXIT_DRAIN`` at most)."""
 _REAP_TIMEOUT = 2.0
 """After SIGKILL, how long to wait for the kernel to report the exit."""
-_OUT_OF_MEMORY = (
-    "MemoryError",  # Python
-    "out of memory",  # node ("JavaScript heap out of memory"), many C programs
-    "Cannot allocate memory",  # strerror(ENOMEM)
-    "bad_alloc",  # C++
-    "memory allocation",  # Rust ("memory allocation of N bytes failed"), glibc
-)
-"""What a process that hit its address-space limit typically says last: the
-limit makes allocations fail (no signal tells), so the stderr tail is the only
-witness, and a crash record names memory when it shows one of these."""
-
-
-# --------------------------------------------------------------------------
-# errors
-
-
-class EngineError(Exception):
-    """A bot fault. ``reason`` is the record's end reason; ``stderr_tail`` its last words.
-
-    The message may quote what the bot sent (its option names, a bad line), so its
-    control characters are made visible here, once for every fault: the detail
-    reaches the record, the terminal and the reports.
-    """
-
-    reason: ClassVar[str] = "protocol"
-
-    def __init__(self, message: str, *, engine: str = "", elapsed: float | None = None) -> None:
-        message, engine = visible(message), visible(engine)
-        super().__init__(f"{engine}: {message}" if engine else message)
-        self.detail = message
-        self.engine = engine
-        self.elapsed = elapsed
-        """Seconds since the request was written, when the fault ended a request."""
-        self.stderr_tail = ""
-
-
-class EngineTimeout(EngineError):
-    """No answer within the deadline (or the bot would not even read its input)."""
-
-    reason = "time"
-
-
-class EngineCrashed(EngineError):
-    """The process is gone (or never started). ``signal`` names a fatal signal."""
-
-    reason = "crash"
-
-    def __init__(
-        self,
-        message: str,
-        *,
-        engine: str = "",
-        elapsed: float | None = None,
-        returncode: int | None = None,
-    ) -> None:
-        super().__init__(message, engine=engine, elapsed=elapsed)
-        self.returncode = returncode
-        self.signal: str | None = None
-        if returncode is not None and returncode < 0:
-            try:
-                self.signal = signal.Signals(-returncode).name
-            except ValueError:
-                self.signal = f"signal {-returncode}"
-
-
-class EngineProtocolError(EngineError):
-    """The bot broke the protocol: bad line, wrong answer, closed stdout, bad handshake."""
-
-    reason = "protocol"
-
-
-def describe_exit(returncode: int) -> str:
-    """``exited with code 3`` or ``killed by SIGSEGV``."""
-    if returncode < 0:
-        try:
-            return f"killed by {signal.Signals(-returncode).name}"
-        except ValueError:
-            return f"killed by signal {-returncode}"
-    return f"exited with code {returncode}"
-
-
-# --------------------------------------------------------------------------
-# configuration
-
-
-class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """``setrlimit`` limits applied in the child before ``exec``; ``None`` = inherit.
-
-    ``processes`` is RLIMIT_NPROC, which Linux counts per *user*, not per bot,
-    and ignores for root; a sandboxed bot under a root arena runs as an
-    unprivileged user, and where a cgroup bounds the bot (``arena/engine/cgroups.py``)
-    its ``pids.max`` replaces RLIMIT_NPROC and ``memory_bytes`` bounds its
-    memory as a whole instead of each process's address space (RLIMIT_AS, which
-    only the rlimit fallback and an unconfined bot get).
-    ``core_bytes`` defaults to 0 so crashing bots leave no core files.
-    """
-
-    memory_bytes: int | None = None
-    cpu_seconds: int | None = None
-    processes: int | None = None
-    file_size: int | None = None
-    core_bytes: int | None = 0
-
-    def pairs(self) -> list[tuple[int, int, int]]:
-        """``(resource, soft, hard)`` triples, clamped to the arena's own hard limits.
-
-        Computed in the parent so the pre-exec function does nothing but
-        ``setrlimit`` calls (the child of a threaded parent must stay trivial).
-        """
-        wanted = [
-            (resource.RLIMIT_AS, self.memory_bytes),
-            (resource.RLIMIT_CPU, self.cpu_seconds),
-            (resource.RLIMIT_NPROC, self.processes),
-            (resource.RLIMIT_FSIZE, self.file_size),
-            (resource.RLIMIT_CORE, self.core_bytes),
-        ]
-        out = []
-        for res, value in wanted:
-            if value is None:
-                continue
-            hard = resource.getrlimit(res)[1]
-            if hard != resource.RLIM_INFINITY:
-                value = min(value, hard)
-            soft = value
-            if res == resource.RLIMIT_CPU and (hard == resource.RLIM_INFINITY or value < hard):
-                value += 1  # SIGXCPU at the soft limit, SIGKILL a second later
-            out.append((res, soft, value))
-        return out
-
-
-class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How to run one bot. Build from a TOML table with ``msgspec.convert``.
-
-    Timeouts are seconds. ``env`` is added to a scrubbed environment holding only
-    PATH, HOME and LANG, so bots see the same world on every machine. ``sandbox``
-    confines the process (``arena/engine/sandbox.py``); by default bwrap when it works.
-    """
-
-    name: str
-    command: list[str]
-    cwd: str | None = None
-    env: dict[str, str] = {}
-    limits: ResourceLimits = msgspec.field(default_factory=ResourceLimits)
-    sandbox: Sandbox = msgspec.field(default_factory=Sandbox)
-    max_line: int = MAX_LINE
-    handshake_timeout: float = 10.0
-    quit_timeout: float = 1.0
-    term_timeout: float = 0.5
-    stderr_lines: int = 20
-    stderr_bytes: int = 4096
-    """The last lines of stderr kept (per game), within this many bytes."""
-    stderr_line_bytes: int = 1024
-    """Longest stderr line kept whole (a longer one keeps both ends around a mark)."""
-    stderr_head_lines: int = 20
-    stderr_head_bytes: int = 4096
-    """The first lines of stderr kept besides its tail (``arena/engine/output.py``): where
-    a runtime that cannot start says why."""
-    options: dict[str, OptionValue] = {}
-    """Engine options to set (``setoption``) before every ``newgame``; each must be
-    declared in the bot's ``identity`` (checked at every start)."""
-    info_lines: int = 64
-    """``info`` lines kept per request (the latest ones); older ones are dropped, counted."""
-    info_bytes: int = 65536
-    """Bytes of ``info`` lines kept per request: a flood of 1 MiB lines costs no memory."""
-    threads: int = 1
-    """Cores the bot may use at once: its cgroup's CPU quota, told to it in ``hello``
-    (``cores``); it has one CPU share whatever it asks (``arena/engine/cpu.py``)."""
-    ponder: bool = False
-    """Let the bot run between its answer and its next request; by default it is
-    frozen then, so nothing it does runs on its opponent's time."""
-
-    def environment(self) -> dict[str, str]:
-        env = {k: os.environ[k] for k in _KEPT_ENV if k in os.environ}
-        env.update(self.env)
-        return env
-
-
-# --------------------------------------------------------------------------
-# replies
-
-
-@dataclass(frozen=True, slots=True)
-class Reply:
-    """An answer, the ``info`` lines before it, and when it was sent and read."""
-
-    answer: Answer
-    infos: tuple[Info, ...]
-    sent_at: float
-    received_at: float
-    infos_dropped: int = 0
-    """``info`` lines read but not kept (beyond ``info_lines``/``info_bytes``)."""
-    cpu_ns: int | None = None
-    """CPU time the bot's cgroup used from the request to its answer (``None``: not counted)."""
-
-    @property
-    def elapsed(self) -> float:
-        """Seconds from request written to answer read: what the clock charges."""
-        return self.received_at - self.sent_at
-
-    @property
-    def elapsed_ms(self) -> int:
-        return round(self.elapsed * 1000)
-
-
-def _close(fd: int | None) -> None:
-    if fd is not None:
-        with suppress(OSError):
-            os.close(fd)
-
-
-@dataclass(eq=False)
-class _Process:
-    """One running incarnation of the bot and its background tasks."""
-
-    process: ChildProcess
-    reader: LineReader
-    pgid: int
-    sandboxed: bool = False
-    exited: trio.Event = field(default_factory=trio.Event)
-    stderr_done: trio.Event = field(default_factory=trio.Event)
-    watch_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    drain_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    read_scope: trio.CancelScope | None = None
-    """The scope of the read in progress, which an exit cuts short."""
-    games: int = 0
-    """``newgame`` requests answered by this process."""
-    watch: int | None = None
-    """The write end of the sandbox's reaper pipe (:func:`arena.engine.sandbox.wrap`),
-    held until the process group is gone."""
-
-    def mark_exited(self) -> None:
-        """Announce the exit; a pending read gets only a short drain from now on.
-
-        Done by whoever reaps the process, rather than by a watcher task per read:
-        spawning a task (and a nursery) for every answer cost more than the pipe
-        round trip itself.
-        """
-        self.exited.set()
-        if self.read_scope is not None:
-            self.read_scope.deadline = min(
-                self.read_scope.deadline, trio.current_time() + _EXIT_DRAIN
-            )
-
-    def cancel_tasks(self) -> None:
-        self.watch_scope.cancel()
-        self.drain_scope.cancel()
-
-    @property
-    def returncode(self) -> int | None:
-        """The bot's exit status (``-N`` for signal N), seen through bwrap if sandboxed."""
-        rc = self.process.returncode
-        return exit_status(rc) if self.sandboxed and rc is not None else rc
 
 
 # --------------------------------------------------------------------------
@@ -389,14 +134,12 @@ class Engine:
             head_bytes=config.stderr_head_bytes,
             line_bytes=config.stderr_line_bytes,
         )
-        self._proc: _Process | None = None
+        self._proc: Running | None = None
         self._nursery: trio.Nursery | None = None
         self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
         self._next_id = 0
         self._busy = False
         self._set_options: list[SetOption] = []
-        self._stray: bytes | None = None
-        """A stdout line that was not a message, until :meth:`_stray_stdout` keeps it."""
 
     # -- lifetime -------------------------------------------------------------
 
@@ -543,13 +286,13 @@ class Engine:
             )
         except (OSError, subprocess.SubprocessError) as exc:
             self._remove_cgroup()
-            _close(watch)
+            close_fd(watch)
             err = EngineCrashed(f"cannot start {cfg.command!r}: {exc}", engine=self.name)
             self.faulted = err
             raise err from exc
         except EngineCrashed as exc:
             self._remove_cgroup()
-            _close(watch)
+            close_fd(watch)
             self.faulted = exc
             raise
         finally:
@@ -557,7 +300,7 @@ class Engine:
                 os.close(fd)
         self.starts += 1
         # start_new_session makes the child a session and group leader: pgid == pid.
-        proc = _Process(
+        proc = Running(
             process,
             LineReader(process.stdout, cfg.max_line),
             pgid=process.pid,
@@ -716,21 +459,21 @@ class Engine:
                         await proc.process.stdin.aclose()
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         pass
-                    await _wait_exit(proc)
+                    await wait_exit(proc)
             if not proc.exited.is_set():
                 self._kill_group(signal.SIGTERM)
                 with trio.move_on_after(cfg.term_timeout):
-                    await _wait_exit(proc)
+                    await wait_exit(proc)
         finally:
             self._kill_group(signal.SIGKILL)
             try:
                 with trio.move_on_after(_REAP_TIMEOUT):
-                    await _wait_exit(proc)
-                with trio.move_on_after(_EXIT_DRAIN):
+                    await wait_exit(proc)
+                with trio.move_on_after(EXIT_DRAIN):
                     await proc.stderr_done.wait()  # the bot's last words
             finally:
                 proc.cancel_tasks()
-                _close(proc.watch)  # after the group's SIGKILL: the reaper has nothing left
+                close_fd(proc.watch)  # after the group's SIGKILL: the reaper has nothing left
                 self.returncode = proc.returncode
                 with trio.CancelScope(shield=True):
                     await proc.process.stdin.aclose()
@@ -748,13 +491,13 @@ class Engine:
         with suppress(ProcessLookupError, PermissionError):
             os.killpg(proc.pgid, sig)
 
-    async def _watch_exit(self, proc: _Process) -> None:
+    async def _watch_exit(self, proc: Running) -> None:
         """Reap the process and announce its exit to any pending read."""
         with proc.watch_scope:
             await proc.process.wait()
             proc.mark_exited()
 
-    async def _drain_stderr(self, proc: _Process) -> None:
+    async def _drain_stderr(self, proc: Running) -> None:
         """Read stderr until EOF, always, so the bot can never block on it."""
         stream = proc.process.stderr
         with proc.drain_scope:
@@ -831,7 +574,7 @@ class Engine:
         # bot thawed for its ``gameover`` would run on other games' time until then
         # (an idle engine of a tournament waits for its next pairing).
 
-    async def _exchange(self, proc: _Process, msg: Request, timeout: float) -> Reply:
+    async def _exchange(self, proc: Running, msg: Request, timeout: float) -> Reply:
         """One request and its answer under a single cancel scope.
 
         The scope bounds the write (a bot that does not read its input) and the
@@ -862,14 +605,14 @@ class Engine:
         self.thaw()
         with trio.CancelScope(deadline=writing_at + timeout) as scope:
             try:
-                await _write(proc.process.stdin, line)
+                await write_line(proc.process.stdin, line)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 stdin_closed = True
             else:
                 sent_at = writing_at
                 proc.read_scope = scope  # an exit cuts the wait short (mark_exited)
                 if proc.exited.is_set():
-                    scope.deadline = min(scope.deadline, sent_at + _EXIT_DRAIN)
+                    scope.deadline = min(scope.deadline, sent_at + EXIT_DRAIN)
                 try:
                     while True:
                         try:
@@ -878,10 +621,10 @@ class Engine:
                             failure = exc
                             break
                         received_at = trio.current_time()
-                        answer = self._decode(raw, msg, expected)
+                        answer = decode_answer(raw, msg, expected, engine=self.name)
                         if isinstance(answer, EngineError):
-                            if self._stray is not None:  # not a message: what else it wrote
-                                await self._stray_stdout(proc, self._stray)
+                            if is_text(raw):  # not a message: what else it wrote
+                                await self._stray_stdout(proc, raw)
                             await self._fault(answer, received_at - sent_at)
                         if isinstance(answer, Info):
                             if len(raw) > max_info_bytes:  # would evict every other one
@@ -917,39 +660,15 @@ class Engine:
             EngineTimeout(f"no answer within {timeout:.3f} s", engine=self.name), elapsed
         )
 
-    def _decode(self, raw: bytes, msg: Request, expected: type) -> Answer | Info | EngineError:
-        """The message in ``raw`` if it belongs to this request, else the fault to raise.
-
-        Plain (not async) on purpose: it runs for every line on the hot path.
-        """
-        try:
-            answer = decode_bot_message(raw)
-        except ProtocolError as exc:
-            if not raw.lstrip().startswith(b"{"):  # text, not a bad message: a runtime's?
-                self._stray = raw
-            return EngineProtocolError(f"{exc} in line {shown_line(raw)}", engine=self.name)
-        if answer.id != msg.id:
-            return EngineProtocolError(
-                f"answered id {answer.id} ({_tag(answer)}), expected id {msg.id}",
-                engine=self.name,
-            )
-        if not isinstance(answer, (expected, Info)):
-            return EngineProtocolError(
-                f"answered {_tag(msg)} with {_tag(answer)}, expected {_tag(expected)}",
-                engine=self.name,
-            )
-        return answer
-
-    async def _stray_stdout(self, proc: _Process, first: bytes | None) -> None:
+    async def _stray_stdout(self, proc: Running, first: bytes | None) -> None:
         """Keep a line of stdout that is not a message (``first``), and the lines that
         follow it within a moment (bounded in lines and time), among the bot's
         output: a runtime that cannot start (a JVM) writes its reasons there, not to
         stderr, and may exit before the arena's first line reaches it."""
-        self._stray = None
         tail = self._tail
         if first is not None:
             tail.feed_stdout(first[: tail.line_bytes])
-        with trio.move_on_after(_EXIT_DRAIN):
+        with trio.move_on_after(EXIT_DRAIN):
             for _ in range(_STRAY_LINES - (first is not None)):
                 try:
                     raw = await proc.reader.receive_line()
@@ -962,7 +681,7 @@ class Engine:
                     break
                 tail.feed_stdout(raw[: tail.line_bytes])
 
-    async def _closed_pipe(self, proc: _Process, what: str, sent_at: float | None) -> NoReturn:
+    async def _closed_pipe(self, proc: Running, what: str, sent_at: float | None) -> NoReturn:
         """A pipe closed: a crash if the process exits soon, else a protocol fault."""
         with trio.move_on_after(_EOF_GRACE):
             await proc.exited.wait()
@@ -973,7 +692,7 @@ class Engine:
             EngineProtocolError(f"{what} but keeps running", engine=self.name), elapsed
         )
 
-    async def _crashed(self, proc: _Process, sent_at: float | None) -> NoReturn:
+    async def _crashed(self, proc: Running, sent_at: float | None) -> NoReturn:
         rc = proc.returncode
         assert rc is not None
         await self._stray_stdout(proc, None)  # what it wrote there before it died
@@ -991,63 +710,8 @@ class Engine:
         with trio.CancelScope(shield=True):
             await self.stop(graceful=False)
         exc.stderr_tail = self._tail.text()
-        if isinstance(exc, EngineCrashed) and (
-            self._oom_killed or any(w in exc.stderr_tail for w in _OUT_OF_MEMORY)
-        ):
-            limit = self.config.limits.memory_bytes
-            exc.detail += " (out of memory" + (
-                f": limit {limit >> 20} MB)" if limit is not None else ")"
-            )
-            exc.args = (f"{self.name}: {exc.detail}",)
+        name_out_of_memory(exc, oom_killed=self._oom_killed, limit=self.config.limits.memory_bytes)
         raise exc
 
 
-async def _write(stream: trio.abc.SendStream, data: bytes) -> None:
-    """``stream.send_all(data)``, minus one scheduler pass in the usual case.
-
-    trio's ``send_all`` yields to the scheduler before writing; on the hot path
-    that pass costs about a third of a whole pipe round trip. A request line
-    normally fits in the pipe, so try a non-blocking write first and fall back
-    to ``send_all`` for whatever did not fit. The read that always follows is a
-    checkpoint, so a request still yields (and can be cancelled) once per step.
-    Only the engine writes to the bot's stdin, and one request at a time.
-    """
-    if not isinstance(stream, trio.lowlevel.FdStream):  # not a Unix pipe
-        await stream.send_all(data)
-        return
-    try:
-        sent = os.write(stream.fileno(), data)
-    except BlockingIOError:
-        sent = 0
-    except BrokenPipeError as exc:
-        raise trio.BrokenResourceError from exc
-    except OSError as exc:  # EBADF: closed by us
-        raise trio.ClosedResourceError("stdin already closed") from exc
-    if sent < len(data):
-        await stream.send_all(memoryview(data)[sent:])
-
-
-async def _wait_exit(proc: _Process) -> None:
-    """Wait for (and reap) the process directly: the watch task may already be
-    cancelled when the engine is being torn down by a cancellation."""
-    await proc.process.wait()
-    proc.mark_exited()
-
-
-def _tag(msg: object) -> str:
-    cls = msg if isinstance(msg, type) else type(msg)
-    return str(cls.__struct_config__.tag)
-
-
-__all__ = [
-    "Engine",
-    "EngineConfig",
-    "EngineCrashed",
-    "EngineError",
-    "EngineProtocolError",
-    "EngineTimeout",
-    "Reply",
-    "ResourceLimits",
-    "StderrTail",
-    "describe_exit",
-]
+__all__ = ["Engine"]

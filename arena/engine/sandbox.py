@@ -28,7 +28,7 @@ package ``bubblewrap``), so that a hostile entrant cannot reach outside its game
   init's environment is the scrubbed one the bot gets anyway);
 * **no capabilities**: even an arena running as root gives its bots none.
 
-The rlimits of :class:`arena.engine.bot.ResourceLimits` are set on bwrap before it
+The rlimits of :class:`arena.engine.config.ResourceLimits` are set on bwrap before it
 execs, so they hold for everything inside. Start-up costs a few milliseconds per
 bot process (``bench/overhead.py`` measures it).
 """
@@ -49,6 +49,8 @@ from typing import Annotated, Literal
 import msgspec
 from msgspec import Meta
 
+from arena.engine.record import SandboxRecord
+
 Mode = Literal["auto", "bwrap", "none"]
 MODES: tuple[str, ...] = ("auto", "bwrap", "none")
 MB = 1 << 20
@@ -60,31 +62,6 @@ SCRATCH = "/tmp"
 
 class SandboxError(ValueError):
     """The sandbox was demanded (``--sandbox bwrap``) but cannot run; one line."""
-
-
-class SandboxRecord(msgspec.Struct, frozen=True, kw_only=True):
-    """How one player's bot process was confined (kept in each game record).
-
-    ``mode`` is the one in force (``bwrap`` or ``none``); ``ro``/``rw``/``net`` are
-    the bot's own grants beyond the default sandbox. ``user`` is who the bot ran
-    as (empty: the arena's own user, or a record from before issue 22);
-    ``bound`` how its processes and memory were bounded as a whole: ``cgroup``
-    (one per bot process), ``rlimit`` (per process, and processes per user) or
-    empty (unconfined, or an older record).
-    """
-
-    mode: str
-    ro: list[str] = []
-    rw: list[str] = []
-    net: bool = False
-    user: str = ""
-    bound: str = ""
-    freeze: str = ""
-    """How the bot was kept off its opponent's time (``arena/engine/cpu.py``):
-    ``freezer``, ``cgroup.freeze``, ``sigstop``, ``ponder`` (not at all) or empty
-    (an older record)."""
-    cores: int = 0
-    """Its ``threads``: the cores it was given (0: an older record)."""
 
 
 class SandboxSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):

@@ -10,7 +10,7 @@ from typing import Any
 
 import msgspec
 
-from arena.engine.sandbox import SandboxRecord  # the engine's account of a bot's confinement
+from arena.engine.record import SandboxRecord  # the engine's account of a bot's confinement
 from arena.games import GameError, get_game
 
 # End reasons. The rules' own reasons (e.g. "home-row", "deadlock", "battle") come

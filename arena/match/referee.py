@@ -21,13 +21,15 @@ from typing import Any
 
 import trio
 
-from arena.engine.bot import Engine, EngineError, EngineTimeout
+from arena.engine.bot import Engine
+from arena.engine.errors import EngineError, EngineTimeout
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
 from arena.match.info import InfoBudget
 from arena.match.record import ADJUDICATED, ILLEGAL, START, TIME, ActionRecord, GameRecord
-from arena.protocol.messages import Action, ClockInfo, GameOver, Go, NewGame
+from arena.match.wire import clock_info
+from arena.protocol.messages import Action, GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,7 +221,7 @@ async def _one_decision(
         observation=state.observation(player),
         history=state.history(player),
         legal=legal,
-        clock=ClockInfo.from_clocks(clocks, player),
+        clock=clock_info(clocks, player),
     )
     timeout = clock.wall_budget(player)
     used = engine.cpu_seconds()

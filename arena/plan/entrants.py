@@ -18,7 +18,9 @@ from pathlib import Path
 
 import msgspec
 
-from arena.engine.bot import Engine, EngineConfig, EngineError
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.errors import EngineError
 from arena.plan.builtins import builtin_names, resolve_builtin
 from arena.plan.config import NAME_RE, find_program
 from arena.plan.prepare import prepare

@@ -17,9 +17,7 @@ This module knows nothing of processes or of any game's rules.
 
 from __future__ import annotations
 
-import functools
 import re
-from collections.abc import Sequence
 from itertools import accumulate
 from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
 
@@ -31,8 +29,6 @@ from arena.protocol.text import MAYBE_UNSAFE_JSON, visible
 # that a bot importing arena.sdk does not pay trio's import (most of its start-up).
 if TYPE_CHECKING:
     import trio
-
-    from arena.match.clock import Clock, TimeControl
 
 PROTOCOL_VERSION = 1
 """The version this arena speaks; sent in ``hello`` and echoed in ``identity``."""
@@ -127,28 +123,6 @@ class ClockInfo(msgspec.Struct, frozen=True, kw_only=True):
     moves_to_go: int | None = None
     margin_ms: Millis = 0
     budget_ms: Millis = 0
-
-    @classmethod
-    def from_clocks(cls, clocks: Sequence[Clock], player: int) -> ClockInfo:
-        """The wire clock of a request to ``player``; ``clocks[p]`` keeps player ``p``'s
-        time: the same clock twice when both play under one control, two clocks when
-        each has its own (a handicap). Runs once per decision, hence the cached text."""
-        clock = clocks[player]
-        tc = clock.control
-        return cls(
-            control=_control_text(tc),
-            remaining_ms=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
-            increment_ms=round(tc.increment * 1000),
-            movetime_ms=None if tc.movetime is None else round(tc.movetime * 1000),
-            moves_to_go=clock.moves_to_go(player),
-            margin_ms=round(tc.margin * 1000),
-            budget_ms=clock.remaining_ms(player),
-        )
-
-
-@functools.lru_cache(maxsize=64)
-def _control_text(control: TimeControl) -> str:
-    return str(control)
 
 
 class Go(_ArenaBase, kw_only=True, tag="go"):

@@ -39,8 +39,7 @@ from arena.ratinglist.collect import (
     without_copies,
 )
 from arena.ratinglist.players import Aliases
-from arena.report.summary import RatedRow
-from arena.stats.rating import JointFit, PairCounts, joint_fit
+from arena.stats.rating import JointFit, PairCounts, RatedRow, joint_fit
 from arena.storage.safefile import read_own, refuse_link, write_atomic
 
 FITS_NAME = "fits.json"

@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from arena.report.summary import (
         BotStats,
         GameRow,
-        RatedRow,
         ReportData,
         RoleStats,
         Standing,
     )
+    from arena.stats.rating import RatedRow
 
 DASH = "–"
 

@@ -10,7 +10,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
-from arena.report.summary import RatedRow
+from arena.stats.rating import RatedRow
 
 __all__ = ["rating_plot_svg"]
 

@@ -30,12 +30,11 @@ from arena.games import GameError, get_game
 from arena.match.record import FAULT_REASONS, ActionRecord, GameRecord
 from arena.protocol.text import visible
 from arena.report.rounds import RoundsSection, build_rounds
-from arena.stats.rating import JointFit, joint_fit
+from arena.stats.rating import JointFit, RatedRow, joint_fit
 from arena.storage.rounds import read_rounds
 from arena.storage.store import Store
 
 __all__ = [
-    "RatedRow",
     "BotStats",
     "CrossCell",
     "GameRow",
@@ -44,36 +43,6 @@ __all__ = [
     "Standing",
     "build_report",
 ]
-
-
-@dataclass(frozen=True, slots=True)
-class RatedRow:
-    """What every rated table's row has: a report's standings, a rating list's rows.
-
-    ``rating``/``error`` are the joint fit's Elo and the half-width of its 95 %
-    interval (``None`` when no game could be rated). ``los_next`` is the
-    likelihood that this player is stronger than the next-ranked one (``None``
-    for the last).
-    """
-
-    rank: int
-    player: str
-    rating: float | None
-    error: float | None
-    games: int
-    wins: int
-    losses: int
-    draws: int
-    los_next: float | None
-
-    @property
-    def points(self) -> float:
-        return self.wins + 0.5 * self.draws
-
-    @property
-    def score_pct(self) -> float | None:
-        """Points per game in percent; ``None`` without games (not 0: nothing is known)."""
-        return None if self.games == 0 else 100.0 * self.points / self.games
 
 
 @dataclass(frozen=True, slots=True)

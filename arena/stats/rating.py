@@ -1,24 +1,18 @@
-"""Ratings and match statistics: pure functions on result counts.
+"""The joint rating fit: pure functions on result counts.
 
 Nothing here reads the store or prints; every function takes plain values (game
 triples, win/loss/draw tallies, pentanomial pair counts) and returns small frozen
 values, so the reports, the live views, the rating list and ``arena sprt`` all call
 the same code.
 
-Three families of numbers are provided:
-
 * :func:`joint_fit` — one Bradley–Terry (logistic Elo) maximum-likelihood fit over
   every player at once, with a fitted *first-move advantage* (an Elo bonus added to
   whoever moves first, like chess's "white advantage"). A joint fit uses every game,
   including indirect ones (A beat B, B beat C says something about A v C), and its
   covariance gives honest intervals and a likelihood-of-superiority matrix.
-* :func:`trinomial_elo` / :func:`pentanomial_elo` — head-to-head Elo, normalised
-  Elo, their 95 % errors and LOS, computed exactly as fastchess does, so numbers
-  can be compared with the chess world's tools.
-* :func:`llr_trinomial` / :func:`llr_pentanomial`, :func:`sprt_bounds` and
-  :func:`sprt_decision` — the generalised SPRT (logistic and normalised models) of
-  Michel Van den Bergh's "Comments on Normalized Elo", as used by fishtest and
-  fastchess, to stop a match as soon as it has answered "is the new bot better?".
+
+Beside it, as fastchess splits them: head-to-head Elo and LOS (``elo.py``) and
+the SPRT (``sprt.py``).
 
 Only numpy is imported here (scipy only inside the SPRT's root finder), so a
 program that just fits ratings starts fast.
@@ -32,66 +26,50 @@ from __future__ import annotations
 
 import functools
 import math
-from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import NamedTuple, TypeAlias
+from typing import TypeAlias
 
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from arena.stats.elo import Z95, Estimate, Tally
+
 Player: TypeAlias = Hashable
 """A player's name (usually a ``str``) or index; anything hashable works."""
-
-Z95 = 1.959963984540054
-"""Two-sided 95 % normal quantile (the value fastchess uses)."""
 
 NATS_PER_ELO = math.log(10) / 400
 """One Elo point in natural-log odds: ``p = expit(NATS_PER_ELO * d)``."""
 
-NELO_SCALE = 800 / math.log(10)
-"""Normalised Elo per unit of ``(score - 0.5) / sd``, fastchess's convention."""
 
-_TRINOMIAL_SCORES = np.array([0.0, 0.5, 1.0])
-_PENTANOMIAL_SCORES = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+@dataclass(frozen=True, slots=True)
+class RatedRow:
+    """What every rated table's row has: a report's standings, a rating list's rows.
 
+    ``rating``/``error`` are the joint fit's Elo and the half-width of its 95 %
+    interval (``None`` when no game could be rated). ``los_next`` is the
+    likelihood that this player is stronger than the next-ranked one (``None``
+    for the last).
+    """
 
-class Tally(NamedTuple):
-    """Wins, losses and draws of one side (fastchess's ``Stats`` order: W, L, D)."""
-
-    wins: int = 0
-    losses: int = 0
-    draws: int = 0
-
-    @property
-    def games(self) -> int:
-        return self.wins + self.losses + self.draws
+    rank: int
+    player: str
+    rating: float | None
+    error: float | None
+    games: int
+    wins: int
+    losses: int
+    draws: int
+    los_next: float | None
 
     @property
     def points(self) -> float:
         return self.wins + 0.5 * self.draws
 
-
-@dataclass(frozen=True, slots=True)
-class Estimate:
-    """A value with the half-width of its 95 % interval: ``value ± error``."""
-
-    value: float
-    error: float
-
     @property
-    def low(self) -> float:
-        return self.value - self.error
-
-    @property
-    def high(self) -> float:
-        return self.value + self.error
-
-    def __str__(self) -> str:
-        return f"{self.value:.2f} +/- {self.error:.2f}"
-
-
-# --------------------------------------------------------------------------- joint fit
+    def score_pct(self) -> float | None:
+        """Points per game in percent; ``None`` without games (not 0: nothing is known)."""
+        return None if self.games == 0 else 100.0 * self.points / self.games
 
 
 @dataclass(frozen=True, eq=False)
@@ -520,251 +498,3 @@ def _player_order(
     if missing:
         raise ValueError(f"results name players not in `players`: {missing!r}")
     return names
-
-
-# --------------------------------------------------------------------- head to head
-
-
-@dataclass(frozen=True, slots=True)
-class MatchStats:
-    """Head-to-head statistics as fastchess reports them.
-
-    ``n`` is the number of games (trinomial) or game pairs (pentanomial); ``score``
-    the mean score per game; ``elo`` the logistic Elo difference whose error is half
-    the Elo distance between the ends of the score's 95 % interval; ``nelo`` the
-    normalised Elo (score excess over its standard deviation, scaled so that it
-    matches Elo near 0 for a draw-free game); ``los`` the likelihood of superiority.
-    """
-
-    n: int
-    score: float
-    elo: Estimate
-    nelo: Estimate
-    los: float
-
-
-def score_to_elo(score: float) -> float:
-    """Logistic Elo difference for a mean score (±inf at 1 and 0)."""
-    if score >= 1.0:
-        return math.inf
-    if score <= 0.0:
-        return -math.inf
-    return -400.0 * math.log10(1.0 / score - 1.0)
-
-
-def elo_to_score(elo: float) -> float:
-    """Expected score for a logistic Elo difference."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
-
-
-def trinomial_elo(wins: int, losses: int, draws: int) -> MatchStats:
-    """Head-to-head Elo from game counts (fastchess ``EloWDL``).
-
-    Treats games as independent; when games are played in pairs with swapped sides,
-    prefer :func:`pentanomial_elo`, whose error accounts for the pairing.
-    """
-    return _match_stats(_TRINOMIAL_SCORES, (losses, draws, wins), nelo_factor=1.0)
-
-
-def pentanomial_elo(pairs: Sequence[int]) -> MatchStats:
-    """Head-to-head Elo from game-pair counts (fastchess ``EloPentanomial``).
-
-    ``pairs`` is ``(LL, LD, WL + DD, WD, WW)``: how many pairs scored 0, ½, 1, 1½
-    and 2 points. Pairs from the same opening with sides swapped are correlated, so
-    counting pairs rather than games gives the honest (usually smaller) error.
-    """
-    return _match_stats(_PENTANOMIAL_SCORES, _five(pairs), nelo_factor=2.0)
-
-
-def pentanomial_counts(pair_scores: Iterable[float]) -> tuple[int, int, int, int, int]:
-    """Bin each pair's total score (0, 0.5, 1, 1.5 or 2) into ``(LL, LD, WL+DD, WD, WW)``."""
-    counts = [0] * 5
-    for total in pair_scores:
-        k = float(total) * 2
-        if k not in (0.0, 1.0, 2.0, 3.0, 4.0):
-            raise ValueError(f"a pair scores 0, 0.5, 1, 1.5 or 2 points, not {total!r}")
-        counts[int(k)] += 1
-    return counts[0], counts[1], counts[2], counts[3], counts[4]
-
-
-def _five(pairs: Sequence[int]) -> tuple[int, ...]:
-    values = tuple(pairs)
-    if len(values) != 5:
-        raise ValueError("pentanomial counts are (LL, LD, WL+DD, WD, WW)")
-    return values
-
-
-def _match_stats(scores: np.ndarray, counts: Sequence[int], *, nelo_factor: float) -> MatchStats:
-    c = np.asarray(counts, dtype=float)
-    if np.any(c < 0):
-        raise ValueError(f"counts must be non-negative: {tuple(counts)}")
-    n = float(c.sum())
-    if n == 0:
-        raise ValueError("no games to compare")
-    p = c / n
-    score = float(p @ scores)
-    variance = float(p @ (scores - score) ** 2)
-    sd = math.sqrt(variance / n)
-    up = min(score + Z95 * sd, 1.0)
-    low = max(score - Z95 * sd, 0.0)
-    elo = score_to_elo(score)
-    elo_error = (score_to_elo(up) - score_to_elo(low)) / 2.0
-    if variance > 0:
-        unit = NELO_SCALE / math.sqrt(nelo_factor * variance)
-        nelo = Estimate((score - 0.5) * unit, Z95 * sd * unit)
-        los = 0.5 * math.erfc(-(score - 0.5) / sd / math.sqrt(2.0))
-    else:  # every game (pair) ended the same way: no spread to normalise by
-        nelo = Estimate(0.0 if score == 0.5 else math.copysign(math.inf, score - 0.5), math.inf)
-        los = 0.5 if score == 0.5 else float(score > 0.5)
-    return MatchStats(int(n), score, Estimate(elo, elo_error), nelo, los)
-
-
-# ----------------------------------------------------------------------------- SPRT
-
-
-class SprtModel(StrEnum):
-    """How ``elo0``/``elo1`` are read: logistic Elo, or normalised Elo."""
-
-    LOGISTIC = "logistic"
-    NORMALIZED = "normalized"
-
-
-class SprtDecision(StrEnum):
-    H0 = "H0"
-    """``elo0`` accepted: the candidate is not (enough) better."""
-    H1 = "H1"
-    """``elo1`` accepted: the candidate is better."""
-    CONTINUE = "continue"
-
-
-def sprt_bounds(alpha: float = 0.05, beta: float = 0.05) -> tuple[float, float]:
-    """Wald's stopping bounds ``(log(beta/(1-alpha)), log((1-beta)/alpha))``."""
-    _check_error_rates(alpha, beta)
-    return math.log(beta / (1.0 - alpha)), math.log((1.0 - beta) / alpha)
-
-
-def sprt_decision(llr: float, alpha: float = 0.05, beta: float = 0.05) -> SprtDecision:
-    """Which hypothesis the log-likelihood ratio accepts, if any yet."""
-    lower, upper = sprt_bounds(alpha, beta)
-    if llr >= upper:
-        return SprtDecision.H1
-    if llr <= lower:
-        return SprtDecision.H0
-    return SprtDecision.CONTINUE
-
-
-def llr_trinomial(
-    wins: int,
-    losses: int,
-    draws: int,
-    elo0: float,
-    elo1: float,
-    model: SprtModel | str = SprtModel.NORMALIZED,
-) -> float:
-    """Generalised-SPRT log-likelihood ratio of ``elo1`` against ``elo0`` from game counts.
-
-    As fastchess: zero counts become 1e-3 (so a one-sided record still gives a finite
-    LLR), and the distribution with the hypothesised Elo closest to the empirical one
-    is found by the maximum-likelihood formulas of Van den Bergh's note.
-    """
-    return _llr(_TRINOMIAL_SCORES, (losses, draws, wins), elo0, elo1, SprtModel(model), 1.0)
-
-
-def llr_pentanomial(
-    pairs: Sequence[int],
-    elo0: float,
-    elo1: float,
-    model: SprtModel | str = SprtModel.NORMALIZED,
-) -> float:
-    """Generalised-SPRT log-likelihood ratio from pair counts ``(LL, LD, WL+DD, WD, WW)``."""
-    return _llr(_PENTANOMIAL_SCORES, _five(pairs), elo0, elo1, SprtModel(model), 2.0)
-
-
-def _check_error_rates(alpha: float, beta: float) -> None:
-    if not (0.0 < alpha < 1.0 and 0.0 < beta < 1.0):
-        raise ValueError("alpha and beta must lie strictly between 0 and 1")
-    if alpha + beta >= 1.0:
-        raise ValueError("alpha + beta must be less than 1")
-
-
-def _llr(
-    scores: np.ndarray,
-    counts: Sequence[int],
-    elo0: float,
-    elo1: float,
-    model: SprtModel,
-    nelo_factor: float,
-) -> float:
-    if not elo0 < elo1:
-        raise ValueError("elo0 must be less than elo1")
-    if any(c < 0 for c in counts):
-        raise ValueError(f"counts must be non-negative: {tuple(counts)}")
-    c = np.array([float(x) if x else 1e-3 for x in counts])
-    total = float(c.sum())
-    probs = c / total
-    if model is SprtModel.NORMALIZED:
-        t0 = math.sqrt(nelo_factor) * elo0 / NELO_SCALE
-        t1 = math.sqrt(nelo_factor) * elo1 / NELO_SCALE
-        p0 = _mle_normalized(scores, probs, 0.5, t0)
-        p1 = _mle_normalized(scores, probs, 0.5, t1)
-    else:
-        p0 = _mle_expectation(scores, probs, elo_to_score(elo0))
-        p1 = _mle_expectation(scores, probs, elo_to_score(elo1))
-    return float(total * (probs @ (np.log(p1) - np.log(p0))))
-
-
-def _mle_expectation(scores: np.ndarray, probs: np.ndarray, s: float) -> np.ndarray:
-    """Most likely distribution on ``scores`` with mean ``s`` (Van den Bergh, prop. 1.1)."""
-    d = scores - s
-    theta = _decreasing_root(
-        lambda x: float(probs @ (d / (1.0 + x * d))), -1.0 / d[-1], -1.0 / d[0]
-    )
-    return probs / (1.0 + theta * d)
-
-
-def _mle_normalized(scores: np.ndarray, probs: np.ndarray, mu_ref: float, t: float) -> np.ndarray:
-    """Most likely distribution with ``(mean - mu_ref) / sd = t`` (Van den Bergh, §4.1).
-
-    A fixed-point iteration from the uniform distribution, each step solving the
-    one-dimensional Lagrange equation for ``theta``.
-    """
-    p = np.full(len(scores), 1.0 / len(scores))
-    with np.errstate(divide="ignore"):
-        return _fixed_point(scores, probs, mu_ref, t, p)
-
-
-def _fixed_point(
-    scores: np.ndarray, probs: np.ndarray, mu_ref: float, t: float, p: np.ndarray
-) -> np.ndarray:
-    for _ in range(1000):
-        mu = float(p @ scores)
-        # Guard against rounding below zero when t asks for an extreme distribution.
-        sigma = math.sqrt(max(float(p @ (scores - mu) ** 2), 1e-18))
-        phi = scores - mu_ref - 0.5 * t * sigma * (1.0 + ((scores - mu) / sigma) ** 2)
-        lo, hi = -1.0 / phi.max(), -1.0 / phi.min()
-        theta = _decreasing_root(lambda x, phi=phi: float(probs @ (phi / (1.0 + x * phi))), lo, hi)
-        new = probs / (1.0 + theta * phi)
-        new = np.clip(new, 1e-300, None)
-        new /= new.sum()
-        change = float(np.max(np.abs(new - p)))
-        p = new
-        if change < 1e-12:
-            break
-    return p
-
-
-def _decreasing_root(f: Callable[[float], float], lo: float, hi: float) -> float:
-    """Root of ``f``, decreasing from +inf at ``lo`` to -inf at ``hi`` (open interval).
-
-    The poles sit exactly on the ends, so step inside until the signs bracket the
-    root, then let ``scipy.optimize.brentq`` finish.
-    """
-    from scipy import optimize  # here, not above: the joint fit needs numpy only
-
-    width = hi - lo
-    for k in range(1, 40):
-        eps = width * 10.0**-k
-        a, b = lo + eps, hi - eps
-        if f(a) > 0 and f(b) < 0:
-            return float(optimize.brentq(f, a, b, xtol=1e-15, rtol=1e-15, maxiter=500))
-    raise ValueError("could not bracket the SPRT Lagrange multiplier")

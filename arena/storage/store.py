@@ -43,20 +43,21 @@ there, beside it as ``games.recovered-<pid>.sqlite``; it then writes on into
 that copy and raises :class:`DatabaseMovedError`, which stops the run with one
 line. A rerun resumes from the restored file. Every ``sqlite3`` error becomes
 a one-line :class:`StoreError`.
+
+The tables, versions and migration are ``schema.py``; the guards every reader of a
+store from elsewhere goes through, ``reading.py`` (their names are re-exported here,
+where their callers have always found them).
 """
 
 from __future__ import annotations
 
-import datetime as _dt
 import errno
 import fcntl
 import functools
 import os
 import sqlite3
 import threading
-import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from types import TracebackType
 from typing import NamedTuple, ParamSpec, TypeVar
@@ -66,6 +67,28 @@ import msgspec
 
 import arena
 from arena.match.record import GameRecord
+from arena.storage.reading import (
+    READ_SECONDS,
+    STORE_TABLES,
+    ReadConnection,
+    StoreError,
+    check_tables,
+    refuse_linked,
+    sql_error_text,
+)
+from arena.storage.schema import (
+    GAME_DAY,
+    READABLE_VERSIONS,
+    SCHEMA,
+    SCHEMA_VERSION,
+    check_version,
+    game_row,
+    insert_game,
+    migrate_v1,
+    now_text,
+    schema_version,
+    transaction,
+)
 
 __all__ = [
     "DB_NAME",
@@ -91,106 +114,6 @@ __all__ = [
 
 DB_NAME = "games.sqlite"
 LOCK_NAME = "lock"
-SCHEMA_VERSION = 2
-"""1: the first schema. 2 adds the columns the rating list needs of a game (the
-game, variant, time control and the two bots' identities as JSON, copied from
-the record; they come after ``record`` so that a migrated store and a new one
-have the same layout) and ``game_counts``, the games counted by those columns,
-the result and the day, kept in the same transaction as each game: a reader of
-a million games reads some thousand counts instead of parsing a million 3 KB
-records. ``Store.open`` migrates a version-1 store in one transaction; readers
-take either version as it is."""
-READABLE_VERSIONS = (1, SCHEMA_VERSION)
-"""The versions a reader (report, ratings, serve, export, analyze) takes as they are."""
-
-_GAME_COUNTS = """
-CREATE TABLE IF NOT EXISTS game_counts (
-    player0      TEXT NOT NULL,
-    player1      TEXT NOT NULL,
-    identity0    TEXT NOT NULL,
-    identity1    TEXT NOT NULL,
-    game         TEXT NOT NULL,
-    variant      TEXT NOT NULL,
-    time_control TEXT NOT NULL,
-    score        REAL NOT NULL,
-    day          INTEGER NOT NULL,
-    games        INTEGER NOT NULL,
-    PRIMARY KEY (player0, player1, identity0, identity1, game, variant, time_control, score, day)
-) WITHOUT ROWID"""
-"""How many games of each kind: who played (entries and identities), the game,
-variant and clock, player 0's score and the UTC day the game started (days
-since 1970-01-01). A tournament of thousands of games has a few hundred kinds;
-``arena ratings`` reads these (a few pages) rather than the games."""
-
-_SCHEMA = f"""
-CREATE TABLE IF NOT EXISTS meta (
-    key   TEXT PRIMARY KEY,
-    value TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS tournament (
-    id            INTEGER PRIMARY KEY CHECK (id = 1),
-    name          TEXT NOT NULL,
-    config_toml   TEXT NOT NULL,
-    fingerprint   TEXT NOT NULL,
-    arena_version TEXT NOT NULL,
-    created_at    TEXT NOT NULL,
-    updated_at    TEXT NOT NULL
-);
-CREATE TABLE IF NOT EXISTS games (
-    key          TEXT PRIMARY KEY,
-    pair_key     TEXT NOT NULL,
-    player0      TEXT NOT NULL,
-    player1      TEXT NOT NULL,
-    score        REAL NOT NULL CHECK (score IN (0, 0.5, 1)),
-    reason       TEXT NOT NULL,
-    faulty       INTEGER CHECK (faulty IN (0, 1)),
-    plies        INTEGER NOT NULL,
-    started_at   REAL NOT NULL,
-    ended_at     REAL NOT NULL,
-    stored_at    TEXT NOT NULL,
-    record       TEXT NOT NULL,
-    game         TEXT NOT NULL DEFAULT '',
-    variant      TEXT NOT NULL DEFAULT '',
-    time_control TEXT NOT NULL DEFAULT '',
-    identity0    TEXT NOT NULL DEFAULT '',
-    identity1    TEXT NOT NULL DEFAULT ''
-);
-CREATE INDEX IF NOT EXISTS games_pair ON games (pair_key);
-{_GAME_COUNTS};
-"""
-
-_KIND = "player0, player1, identity0, identity1, game, variant, time_control, score"
-GAME_DAY = "CAST(started_at / 86400 AS INTEGER)"
-"""A game's UTC day (days since 1970-01-01) in SQL, as ``game_counts`` keeps it."""
-
-_V2_COLUMNS = ("game", "variant", "time_control", "identity0", "identity1")
-_V2_FROM_RECORD = ("$.game", "$.variant", "$.time_control", "$.identities[0]", "$.identities[1]")
-"""Where each version-2 column is in the record (a missing identity is '')."""
-
-_INSERT_GAME = (
-    "INSERT OR IGNORE INTO games (key, pair_key, player0, player1, score, reason, faulty,"
-    " plies, started_at, ended_at, stored_at, record, game, variant, time_control,"
-    " identity0, identity1) VALUES (:key, :pair_key, :player0, :player1, :score, :reason,"
-    " :faulty, :plies, :started_at, :ended_at, :stored_at, :record, :game, :variant,"
-    " :time_control, :identity0, :identity1)"
-)
-_COUNT_GAME = (
-    f"INSERT INTO game_counts ({_KIND}, day, games) VALUES (:player0, :player1, :identity0,"
-    " :identity1, :game, :variant, :time_control, :score, CAST(:started_at / 86400 AS INTEGER),"
-    " 1) ON CONFLICT DO UPDATE SET games = games + 1"
-)
-
-
-def insert_game(conn: sqlite3.Connection, row: dict[str, object]) -> bool:
-    """Store one game (a :func:`game_row`) and count it in ``game_counts``, in the
-    caller's transaction; False if its key was stored already (nothing changes).
-
-    Every game the arena stores goes through here (the rating list's benchmark
-    too, many to a transaction), so the counts always match the games."""
-    if conn.execute(_INSERT_GAME, row).rowcount != 1:
-        return False
-    conn.execute(_COUNT_GAME, row)
-    return True
 
 
 class TournamentInfo(NamedTuple):
@@ -204,10 +127,6 @@ class TournamentInfo(NamedTuple):
     created_at: str
 
 
-class StoreError(RuntimeError):
-    """The results database cannot be used as asked."""
-
-
 class ConfigMismatchError(StoreError):
     """The tournament directory holds games played under a different config."""
 
@@ -215,86 +134,6 @@ class ConfigMismatchError(StoreError):
 class DatabaseMovedError(StoreError):
     """The database file was deleted or replaced during the run; its games were
     written again (the message says where) and the run must stop."""
-
-
-READ_SECONDS = 30.0
-"""Longest a reader's single query may run: a store from elsewhere is data, and
-no report, rating list or page waits on it for ever (SQLite's progress handler
-stops the query; a real store's queries take milliseconds to a few seconds)."""
-STORE_TABLES = ("meta", "tournament", "games", "game_counts")
-"""What the arena reads of a store: each must be a plain table, never a view
-(an endless recursive view would hang every reader) or a virtual table."""
-
-
-class ReadConnection(sqlite3.Connection):
-    """A connection whose every ``execute`` (with the fetching that follows) must
-    finish within ``seconds``; past that SQLite stops it ("interrupted")."""
-
-    seconds = READ_SECONDS
-
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
-        self._deadline = time.monotonic() + self.seconds
-        self.set_progress_handler(self._past_deadline, 10_000)
-
-    def _past_deadline(self) -> int:
-        return time.monotonic() > self._deadline
-
-    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
-        self._deadline = time.monotonic() + self.seconds
-        return super().execute(sql, parameters)  # type: ignore[arg-type]
-
-
-def sql_error_text(exc: sqlite3.Error) -> str:
-    """SQLite's message, with what "interrupted" means here."""
-    text = str(exc)
-    if text == "interrupted":
-        return (
-            f"a query ran longer than {ReadConnection.seconds:g} s and was stopped "
-            "(a store from elsewhere?)"
-        )
-    return text
-
-
-def refuse_linked(path: Path) -> None:
-    """A store or analysis reached through a symbolic link is refused, not read: a
-    link in a results folder from elsewhere points where its sender chose, and
-    SQLite would make its ``-wal`` and ``-shm`` files beside the target."""
-    if os.path.islink(path):
-        raise StoreError(
-            f"{path} is a symbolic link; the arena reads no results database through "
-            "one (a results folder from elsewhere is data): copy the file itself there"
-        )
-
-
-def check_tables(
-    conn: sqlite3.Connection,
-    path: object,
-    names: tuple[str, ...] = STORE_TABLES,
-    schema: str = "main",
-) -> None:
-    """Refuse a store whose tables the arena reads are views or virtual tables, or
-    that holds a trigger (the arena makes none; one would run on the arena's
-    writes when a received folder is resumed or analysed)."""
-    marks = ", ".join("?" * len(names))
-    rows = conn.execute(
-        f"SELECT name, type, sql FROM {schema}.sqlite_master"
-        f" WHERE lower(name) IN ({marks}) OR type = 'trigger'",
-        names,
-    ).fetchall()
-    for name, kind, sql in rows:
-        if kind == "table" and not str(sql or "").lstrip().upper().startswith("CREATE VIRTUAL"):
-            continue
-        if kind == "trigger":
-            raise StoreError(
-                f"{path} holds a trigger ({name!r}), which no arena makes; the arena "
-                "uses no store built so (a results folder from elsewhere?)"
-            )
-        what = "a virtual table" if kind == "table" else f"a {kind}"
-        raise StoreError(
-            f"{path}: {name!r} is {what}, not a plain table; the arena reads no store "
-            "built so (a results folder from elsewhere?)"
-        )
 
 
 P = ParamSpec("P")
@@ -367,38 +206,6 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def default_directory(name: str, root: str | os.PathLike[str] = "results") -> Path:
     """``results/<tournament name>``: where a tournament's database lives by default."""
     return Path(root) / name
-
-
-def _now() -> str:
-    return _dt.datetime.now(_dt.UTC).isoformat(timespec="seconds")
-
-
-def game_row(key: str, pair_key: str, record: GameRecord) -> dict[str, object]:
-    """The values :func:`insert_game` stores for one game."""
-    if len(record.players) != 2:
-        raise ValueError(f"game {key}: expected two players, got {record.players!r}")
-    encode = msgspec.json.encode
-    identities = [encode(i).decode() for i in record.identities[:2]]
-    identities += [""] * (2 - len(identities))
-    return {
-        "key": key,
-        "pair_key": pair_key,
-        "player0": record.players[0],
-        "player1": record.players[1],
-        "score": float(record.score),
-        "reason": record.reason,
-        "faulty": record.faulty,
-        "plies": len(record.actions),
-        "started_at": record.started_at,
-        "ended_at": record.ended_at,
-        "stored_at": _now(),
-        "record": encode(record).decode(),
-        "game": record.game,
-        "variant": record.variant,
-        "time_control": record.time_control,
-        "identity0": identities[0],
-        "identity1": identities[1],
-    }
 
 
 class Store:
@@ -485,7 +292,7 @@ class Store:
         store = cls(path, conn)
         try:
             check_tables(conn, path)
-            _check_version(path, _schema_version(conn, path), READABLE_VERSIONS)
+            check_version(path, schema_version(conn, path), READABLE_VERSIONS)
             if store._tournament_row() is None:
                 raise StoreError(f"{path} holds no tournament")
         except sqlite3.DatabaseError as e:
@@ -516,23 +323,23 @@ class Store:
             conn.execute(
                 "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)"
             )
-            version = _schema_version(conn, path)
+            version = schema_version(conn, path)
             if version is None:  # a new file
-                conn.executescript(_SCHEMA)
+                conn.executescript(SCHEMA)
                 conn.execute(
                     "INSERT OR IGNORE INTO meta (key, value) VALUES ('schema_version', ?)",
                     (str(SCHEMA_VERSION),),
                 )
             elif version == 1:
                 try:
-                    _migrate_v1(conn)
+                    migrate_v1(conn)
                 except sqlite3.Error as e:  # a full disk, say: the transaction rolled back
                     raise StoreError(
                         f"{path}: cannot bring schema version 1 to {SCHEMA_VERSION} ({e}); "
                         "the store is unchanged"
                     ) from None
             else:
-                _check_version(path, version, (SCHEMA_VERSION,))
+                check_version(path, version, (SCHEMA_VERSION,))
         except sqlite3.DatabaseError as e:
             conn.close()
             raise StoreError(f"{path}: not a usable results database ({e})") from None
@@ -556,9 +363,9 @@ class Store:
     def _init_tournament_rows(
         self, name: str, config_text: str, fingerprint: str, force: bool
     ) -> None:
-        with self._lock, _transaction(self._conn):
+        with self._lock, transaction(self._conn):
             row = self._tournament_row()
-            now = _now()
+            now = now_text()
             if row is None:
                 self._conn.execute(
                     "INSERT INTO tournament (id, name, config_toml, fingerprint, arena_version,"
@@ -630,7 +437,7 @@ class Store:
         row = game_row(key, pair_key, record)
         with self._lock:
             moved = self._file_id != _file_id(self.path)
-            with _transaction(self._conn):
+            with transaction(self._conn):
                 new = insert_game(self._conn, row)
             if moved or self._file_id != _file_id(self.path):
                 self._recover()
@@ -767,58 +574,3 @@ class Store:
         with self._lock:
             rows = self._conn.execute("PRAGMA integrity_check").fetchall()
         return "; ".join(row[0] for row in rows)
-
-
-def _check_version(path: Path, version: int | None, taken: tuple[int, ...]) -> None:
-    """Refuse a store of a schema version this arena does not take (a newer arena's)."""
-    if version not in taken:
-        raise StoreError(f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}")
-
-
-def _schema_version(conn: sqlite3.Connection, path: Path) -> int | None:
-    row = conn.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-    if row is None:
-        return None
-    try:
-        return int(row[0])
-    except (TypeError, ValueError):
-        raise StoreError(f"{path}: schema version {row[0]!r} is not a number") from None
-
-
-def _migrate_v1(conn: sqlite3.Connection) -> None:
-    """Version 1 to 2, in one transaction (killed halfway, the store stays version 1):
-    add the columns, fill them from each record, count the games. SQLite parses a
-    record once for its five fields; a record that is not valid JSON leaves them
-    empty. About 0.12 ms a game (2,000 games of 3 KB records in 0.24 s), once."""
-    fill = ", ".join(
-        f"{column} = coalesce(json_extract(record, '{path}'), '')"
-        for column, path in zip(_V2_COLUMNS, _V2_FROM_RECORD, strict=True)
-    )
-    with _transaction(conn):
-        for column in _V2_COLUMNS:
-            conn.execute(f"ALTER TABLE games ADD COLUMN {column} TEXT NOT NULL DEFAULT ''")
-        conn.execute(f"UPDATE games SET {fill} WHERE json_valid(record)")
-        conn.execute(_GAME_COUNTS)
-        conn.execute(
-            f"INSERT INTO game_counts ({_KIND}, day, games)"
-            f" SELECT {_KIND}, {GAME_DAY}, count(*) FROM games GROUP BY {_KIND}, {GAME_DAY}"
-        )
-        conn.execute(
-            "UPDATE meta SET value = ? WHERE key = 'schema_version'", (str(SCHEMA_VERSION),)
-        )
-
-
-@contextmanager
-def _transaction(conn: sqlite3.Connection) -> Iterator[None]:
-    """``BEGIN IMMEDIATE`` ... ``COMMIT`` (or ``ROLLBACK`` on an exception).
-
-    IMMEDIATE takes the write lock at the start, so a concurrent writer fails
-    fast with "database is locked" instead of halfway through.
-    """
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    conn.execute("COMMIT")

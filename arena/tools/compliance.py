@@ -46,19 +46,21 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.engine.bot import Engine, EngineConfig, EngineError, ResourceLimits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.errors import EngineError
 from arena.engine.options import check_declaration, describe, sample_values
 from arena.engine.sandbox import Sandbox
 from arena.games import CheckCase, Game, State, game_names, get_game
 from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
+from arena.match.wire import clock_info
 from arena.plan.builtins import builtin_names, resolve_builtin
 from arena.plan.config import program_command
 from arena.plan.prepare import prepare
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
-    ClockInfo,
     GameOver,
     Go,
     NewGame,
@@ -200,7 +202,7 @@ class _Session:
                     observation=state.observation(player),
                     history=state.history(player),
                     legal=legal,
-                    clock=ClockInfo.from_clocks((clock, clock), player),
+                    clock=clock_info((clock, clock), player),
                 ),
                 timeout=clock.budget(player),
             )

@@ -17,7 +17,9 @@ import random
 from collections import Counter
 from dataclasses import dataclass
 
-from arena.engine.bot import Engine, EngineConfig, EngineError
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig
+from arena.engine.errors import EngineError
 from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord

@@ -27,12 +27,17 @@ from dataclasses import dataclass
 
 import trio
 
-from arena.engine.bot import Engine, EngineConfig
+from arena.backends.slots import resource_limits
+from arena.engine.bot import Engine
+from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.sandbox import Sandbox
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
+from arena.match.wire import clock_info
+from arena.plan.config import Limits
 from arena.plan.prepare import prepare
-from arena.protocol.messages import ClockInfo, GameOver, Go, NewGame
+from arena.protocol.messages import GameOver, Go, NewGame
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,7 +129,7 @@ async def bot_score(
             observation=state.observation(player),
             history=state.history(player),
             legal=state.legal_actions(),
-            clock=ClockInfo.from_clocks((clock, clock), player),
+            clock=clock_info((clock, clock), player),
         ),
         timeout=clock.budget(player) + 1.0,
     )
@@ -192,8 +197,13 @@ async def generate(
     stats: Counter[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     builtins: Sequence[str] = (),
+    limits: ResourceLimits | None = None,
+    sandbox: Sandbox | None = None,
 ) -> list[str]:
     """``count`` distinct position texts of the book (fewer only if ``max_tries`` ran out).
+
+    The bots run confined as in a tournament: ``limits`` and ``sandbox`` default to
+    a tournament file's ``[limits]`` and ``[sandbox]`` defaults.
 
     ``builtins`` names the built-in bots among ``bot`` and the probe's (prepared
     first; a command's path never makes it one).
@@ -223,10 +233,16 @@ async def generate(
     limit = max_tries if max_tries is not None else 50 * count
     for name in builtins:
         await prepare(name)
+    limits = resource_limits(Limits()) if limits is None else limits
+    sandbox = Sandbox() if sandbox is None else sandbox
+
+    def config(name: str, command: list[str]) -> EngineConfig:
+        return EngineConfig(name=name, command=command, limits=limits, sandbox=sandbox)
+
     async with (
-        Engine(EngineConfig(name="scorer", command=bot)) as engine,
-        Engine(EngineConfig(name="strong", command=probe.strong if probe else bot)) as strong,
-        Engine(EngineConfig(name="weak", command=probe.weak if probe else bot)) as weak,
+        Engine(config("scorer", bot)) as engine,
+        Engine(config("strong", probe.strong if probe else bot)) as strong,
+        Engine(config("weak", probe.weak if probe else bot)) as weak,
     ):
         await engine.start(game.name, variant)
         while len(kept) < count and tries < limit:

@@ -22,14 +22,8 @@ import trio
 from arena.match.record import GameRecord
 from arena.plan.config import parse_config
 from arena.plan.entrants import distinct, entrant, identity_name
-from arena.stats.rating import (
-    SprtDecision,
-    llr_pentanomial,
-    pentanomial_counts,
-    pentanomial_elo,
-    sprt_bounds,
-    sprt_decision,
-)
+from arena.stats.elo import pentanomial_counts, pentanomial_elo
+from arena.stats.sprt import SprtDecision, llr_pentanomial, sprt_bounds, sprt_decision
 from arena.storage.safefile import write_atomic
 from arena.storage.store import Store
 from arena.tournament import Observer, Tournament

@@ -15,12 +15,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import threading
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import jinja2
 import trio
@@ -31,14 +30,14 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from arena.analysis.figures import game_calls
-from arena.analysis.store import ANALYSIS_NAME, AnalysisStore
+from arena.analysis.store import AnalysisStore
 from arena.analysis.summary import marks_of
 from arena.games import GameError, game_names, get_game
 from arena.match.record import GameRecord
 from arena.report import fmt
 from arena.report.html import asset, embed_json, picture_assets, section_context
 from arena.report.replay import replay_json
-from arena.report.summary import ReportData, bot_output, build_report
+from arena.report.summary import ReportData, bot_output
 from arena.storage.store import DB_NAME, StoreError
 from arena.web.guard import (
     LOOPBACK_NAMES,
@@ -52,11 +51,10 @@ from arena.web.guard import (
 from arena.web.hub import PROGRESS, RESULTS, LiveHub, Subscriber, TooManyPages
 from arena.web.ratings import RatingsCache, player_context, player_games, ratings_context
 from arena.web.rounds import rounds_payload
-from arena.web.store_view import GameFilter, StoreView, SummaryView
+from arena.web.store_view import GameFilter
+from arena.web.summaries import Summaries
 
 __all__ = ["Site", "build_app", "find_tournaments", "refresh_results"]
-
-T = TypeVar("T")
 
 BATCH_SECONDS = 0.02
 """After each send a page's stream waits this long, so moves arriving meanwhile
@@ -64,11 +62,6 @@ go out together (at most ~50 messages a second per page, however fast bots move)
 RESULTS_INTERVAL = 1.0
 """Standings and results are re-read from the store at most once a second."""
 HEARTBEAT_SECONDS = 15.0
-STORE_THREADS = 4
-"""Threads that may read one store at once. Each store has a limiter of its own,
-so a store from elsewhere that makes its readers wait (until their queries'
-deadline) holds at most these, never trio's shared thread limiter: other
-stores' pages, and pages that read no store, still answer."""
 INDEX_WAIT = 2.0
 """Seconds the list of tournaments waits for one store's game count before
 showing it without one."""
@@ -93,92 +86,6 @@ def find_tournaments(paths: list[Path]) -> dict[str, Path]:
                 name, n = f"{directory.name}-{n}", n + 1
             found[name] = directory.resolve()
     return found
-
-
-class Summaries:
-    """``ReportData`` per tournament, rebuilt only when its game count changed and
-    in a thread (the fit is numpy work), shared by every page that asks."""
-
-    def __init__(self) -> None:
-        self._views: dict[Path, StoreView] = {}
-        self._cache: dict[tuple[Path, bool], tuple[tuple[int, ...], ReportData]] = {}
-        self._locks: dict[Path, trio.Lock] = {}
-        self._limiters: dict[Path, trio.CapacityLimiter] = {}
-        self._opening: dict[Path, threading.Lock] = {}
-        self._opening_lock = threading.Lock()
-
-    def view(self, directory: Path) -> StoreView:
-        """The store's view, opened on first use (in a thread: :meth:`opened`); one
-        store's slow opening holds no other store's."""
-        with self._opening_lock:
-            opening = self._opening.setdefault(directory, threading.Lock())
-        with opening:
-            view = self._views.get(directory)
-            if view is None:
-                view = self._views[directory] = StoreView(directory)
-            return view
-
-    async def opened(self, directory: Path) -> StoreView:
-        """:meth:`view`, opened in one of the store's own threads if it is not yet."""
-        view = self._views.get(directory)
-        return view if view is not None else await self.read(directory, self.view, directory)
-
-    async def read(
-        self, directory: Path, fn: Callable[..., T], *args: object, abandon: bool = False
-    ) -> T:
-        """``fn(*args)`` in a thread of ``directory``'s own limiter (``STORE_THREADS``);
-        with ``abandon``, a cancelled wait leaves the thread to finish on its own."""
-        limiter = self._limiters.setdefault(directory, trio.CapacityLimiter(STORE_THREADS))
-        return await trio.to_thread.run_sync(fn, *args, limiter=limiter, abandon_on_cancel=abandon)
-
-    async def get(self, directory: Path, *, full: bool = False) -> ReportData:
-        """The report's tables for ``directory``, recomputed only when games were added.
-
-        The live page (refreshed every second) reads the columns alone; a
-        tournament page (``full``) decodes every record once per new game count
-        (or new analysis), for the tables that need the moves: search statistics,
-        by-role figures and the solver's analysis.
-        """
-        view = await self.opened(directory)
-        lock = self._locks.setdefault(directory, trio.Lock())
-        async with lock:
-            count = await self.read(directory, view.count)
-            stamp = (count, *(_analysis_stamp(directory) if full else ()))
-            cached = self._cache.get((directory, full))
-            if cached is None or cached[0] != stamp:
-                source = view if full else SummaryView(view)
-                data = await self.read(
-                    directory,
-                    lambda: _report(source, directory, full),  # type: ignore[arg-type]
-                )
-                cached = self._cache[(directory, full)] = (stamp, data)
-            return cached[1]
-
-    def close(self) -> None:
-        for view in self._views.values():
-            view.close()
-
-
-def _analysis_stamp(directory: Path) -> tuple[int, ...]:
-    """What changes when analysis.sqlite does (size and time of it and its WAL)."""
-    out: list[int] = []
-    for name in (ANALYSIS_NAME, ANALYSIS_NAME + "-wal"):
-        try:
-            st = (directory / name).stat()
-        except OSError:
-            out += [0, 0]
-            continue
-        out += [st.st_size, st.st_mtime_ns]
-    return tuple(out)
-
-
-def _report(source: StoreView | SummaryView, directory: Path, full: bool) -> ReportData:
-    analysis = AnalysisStore.open_readonly(directory) if full else None
-    try:
-        return build_report(source, directory=directory, analysis=analysis)  # type: ignore[arg-type]
-    finally:
-        if analysis is not None:
-            analysis.close()
 
 
 def replay_analysis(directory: Path, key: str, record: GameRecord) -> dict[str, Any] | None:
@@ -391,12 +298,12 @@ def build_app(
         return JSONResponse(out)
 
     async def ratings(request: Request) -> Response:
-        data, error = await site.ratings.get(site)
+        data, error = await site.ratings.get(site.tournaments, site.summaries)
         return page("ratings.html.j2", **ratings_context(data, error))
 
     async def player(request: Request) -> Response:
         name = request.path_params["player"]
-        data, _ = await site.ratings.get(site)
+        data, _ = await site.ratings.get(site.tournaments, site.summaries)
         context = player_context(data, name) if data is not None else None
         if context is None:
             raise _NotFound(f"no player named {name!r} in the rating list")
@@ -404,12 +311,14 @@ def build_app(
 
     async def player_games_json(request: Request) -> Response:
         name = request.path_params["player"]
-        data, _ = await site.ratings.get(site)
+        data, _ = await site.ratings.get(site.tournaments, site.summaries)
         if data is None:
             raise _NotFound("no rating list")
         q = parse_query(request, PageQuery)
         offset, limit = q.offset, q.limit
-        out = await trio.to_thread.run_sync(lambda: player_games(site, data, name, offset, limit))
+        out = await trio.to_thread.run_sync(
+            lambda: player_games(site.tournaments, site.summaries, data, name, offset, limit)
+        )
         return JSONResponse(out)
 
     async def not_found(request: Request, exc: Exception) -> Response:

@@ -8,8 +8,9 @@ count changed, so a page opened while a tournament runs shows its latest games.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import trio
 
@@ -18,9 +19,7 @@ from arena.ratinglist.fit import RatingList, build_list
 from arena.ratinglist.render import history_svg, page_context
 from arena.storage.store import StoreError
 from arena.web.store_view import MAX_PAGE, GameFilter
-
-if TYPE_CHECKING:
-    from arena.web.app import Site
+from arena.web.summaries import Summaries
 
 __all__ = ["PLAYER_LINK", "RatingsCache", "player_context", "player_games"]
 
@@ -36,18 +35,20 @@ class RatingsCache:
         self._error = ""
         self._lock = trio.Lock()
 
-    async def get(self, site: Site) -> tuple[RatingList | None, str]:
+    async def get(
+        self, tournaments: Mapping[str, Path], summaries: Summaries
+    ) -> tuple[RatingList | None, str]:
         async with self._lock:
             counts = []
-            for directory in site.tournaments.values():
+            for directory in tournaments.values():
                 try:
-                    view = await site.summaries.opened(directory)
-                    counts.append(await site.summaries.read(directory, view.count))
+                    view = await summaries.opened(directory)
+                    counts.append(await summaries.read(directory, view.count))
                 except StoreError:
                     counts.append(-1)
             key = tuple(counts)
             if key != self._key:
-                paths = list(site.tournaments.values())
+                paths = list(tournaments.values())
                 try:
                     self._data = await trio.to_thread.run_sync(
                         lambda: build_list(paths, skip_bad=True)
@@ -85,14 +86,21 @@ def player_context(data: RatingList, player: str) -> dict[str, Any] | None:
     return {"lists": lists} if lists else None
 
 
-def _tournament_names(site: Site) -> dict[str, str]:
-    return {str(path): name for name, path in site.tournaments.items()}
+def _tournament_names(tournaments: Mapping[str, Path]) -> dict[str, str]:
+    return {str(path): name for name, path in tournaments.items()}
 
 
-def player_games(site: Site, data: RatingList, player: str, offset: int, limit: int) -> dict:
+def player_games(
+    tournaments: Mapping[str, Path],
+    summaries: Summaries,
+    data: RatingList,
+    player: str,
+    offset: int,
+    limit: int,
+) -> dict:
     """One page of the player's games, newest tournaments first, across every
     tournament and entry it played as (each tournament's games are its store's)."""
-    names = _tournament_names(site)
+    names = _tournament_names(tournaments)
     entries = {}
     for t in data.tables:
         for e in t.where.get(player, []):
@@ -101,7 +109,7 @@ def player_games(site: Site, data: RatingList, player: str, offset: int, limit: 
     limit = max(0, min(limit, MAX_PAGE))
     total, out, skip = 0, [], offset
     for e in ordered:
-        view = site.summaries.view(Path(e.directory))
+        view = summaries.view(Path(e.directory))
         where = GameFilter(player=e.entry)
         n, _ = view.games(where, limit=0)
         total += n

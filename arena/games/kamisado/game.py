@@ -34,7 +34,7 @@ from arena.games.kamisado.observation import KamisadoObservation
 from arena.games.kamisado.position import FREE, OVER, PHASE_NAMES, PLAY, Position, perft
 
 if TYPE_CHECKING:
-    from arena.games.kamisado.solver import RoundValue, Solver
+    from arena.games.kamisado.round_solver import RoundValue, Solver
     from arena.games.show import Show
 
 # Hand-built positions for check-bot (see protocol.md and notation.py).
@@ -221,7 +221,7 @@ class Kamisado(Game):
         Imported on first use: loading the compiled kernels costs a fraction of a
         second that only analysis and the solving bots should pay.
         """
-        from arena.games.kamisado.solver import TABLE_BITS, Solver, table_bits
+        from arena.games.kamisado.round_solver import TABLE_BITS, Solver, table_bits
 
         bits = TABLE_BITS if table_mb is None else table_bits(table_mb)
         if self._solver is None or self._solver.keys.shape[0] != 1 << bits:
