@@ -64,6 +64,9 @@ class ScriptedEngine:
     def stderr_tail(self, *, clear: bool = False) -> str:
         return ""
 
+    def cpu_seconds(self) -> float | None:
+        return None  # no cgroup: the referee charges wall time
+
     async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
         self._write(msg)
         return Reply(Ready(id=self._next_id), (), SENT_AT, SENT_AT)
