@@ -39,6 +39,26 @@ def _read(path: str) -> str:
         return f.read()
 
 
+def _write(path: str, value: str) -> None:
+    with open(path, "w") as f:
+        f.write(value)
+
+
+def remove_folders(folders: list[str]) -> list[str]:
+    """Remove each group folder (an absent one counts as removed); a folder that still
+    holds processes has them killed and stays. Returns the folders left."""
+    left = []
+    for folder in folders:
+        try:
+            os.rmdir(folder)
+        except FileNotFoundError:
+            pass
+        except OSError:
+            _kill_members(folder)
+            left.append(folder)
+    return left
+
+
 @dataclass(frozen=True)
 class _Hierarchy:
     folder: str
@@ -214,17 +234,8 @@ class BotCgroup:
         cpu = getattr(self, "cpu", None)
         if cpu is not None and not cpu.try_remove():
             return False
-        left = []
-        for folder in self.folders:
-            try:
-                os.rmdir(folder)
-            except FileNotFoundError:
-                pass
-            except OSError:
-                _kill_members(folder)
-                left.append(folder)
-        self.folders = left
-        return not left
+        self.folders = remove_folders(self.folders)
+        return not self.folders
 
     async def remove(self, timeout: float = 2.0) -> None:
         """:meth:`try_remove` until it succeeds, for at most ``timeout`` seconds."""

@@ -187,7 +187,7 @@ def _pin() -> None:
     with suppress(OSError):
         os.mkdir(path)
     with suppress(OSError):
-        _write(os.path.join(path, "freezer.state"), "FROZEN")
+        cgroups._write(os.path.join(path, "freezer.state"), "FROZEN")
 
 
 class CpuGroup:
@@ -209,8 +209,8 @@ class CpuGroup:
         try:
             if v2_folder is not None:
                 if v2_cpu_controller(os.path.dirname(v2_folder)):
-                    _write(os.path.join(v2_folder, "cpu.weight"), str(WEIGHT))
-                    _write(os.path.join(v2_folder, "cpu.max"), f"{quota} {PERIOD_US}")
+                    cgroups._write(os.path.join(v2_folder, "cpu.weight"), str(WEIGHT))
+                    cgroups._write(os.path.join(v2_folder, "cpu.max"), f"{quota} {PERIOD_US}")
                 if cpus is not None:
                     self._v2_cpuset(v2_folder, cpus)
                 self._open_usage(os.path.join(v2_folder, "cpu.stat"), "usec")
@@ -225,9 +225,9 @@ class CpuGroup:
                 made[parent] = folder
             if found.cpu:
                 folder = made[found.cpu]
-                _write(os.path.join(folder, "cpu.shares"), str(SHARES))
-                _write(os.path.join(folder, "cpu.cfs_period_us"), str(PERIOD_US))
-                _write(os.path.join(folder, "cpu.cfs_quota_us"), str(quota))
+                cgroups._write(os.path.join(folder, "cpu.shares"), str(SHARES))
+                cgroups._write(os.path.join(folder, "cpu.cfs_period_us"), str(PERIOD_US))
+                cgroups._write(os.path.join(folder, "cpu.cfs_quota_us"), str(quota))
             if found.cpuacct:
                 self._open_usage(os.path.join(made[found.cpuacct], "cpuacct.usage"), "ns")
             if found.freezer:
@@ -310,23 +310,14 @@ class CpuGroup:
     def try_remove(self) -> bool:
         """Thaw (a frozen process does not die of SIGKILL on v1), kill what is left, remove."""
         self.thaw()
-        left = []
-        for folder in self.folders:
-            try:
-                os.rmdir(folder)
-            except FileNotFoundError:
-                pass
-            except OSError:
-                cgroups._kill_members(folder)
-                left.append(folder)
-        self.folders = left
-        if not left:
+        self.folders = cgroups.remove_folders(self.folders)
+        if not self.folders:
             for held in (self._freeze, self._usage):
                 if held is not None:
                     with suppress(OSError):
                         os.close(held[0])
             self._freeze = self._usage = None
-        return not left
+        return not self.folders
 
 
 class SignalFreezer:
@@ -395,15 +386,10 @@ def remove_stale() -> None:
             folder = os.path.join(parent, name)
             if parent == found.freezer:
                 with suppress(OSError):
-                    _write(os.path.join(folder, "freezer.state"), "THAWED")
+                    cgroups._write(os.path.join(folder, "freezer.state"), "THAWED")
             cgroups._kill_members(folder)
             with suppress(OSError):
                 os.rmdir(folder)
-
-
-def _write(path: str, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
 
 
 __all__ = [

@@ -90,8 +90,8 @@ def make_v1(name: str, cpus: str) -> str:
     try:
         # A new v1 cpuset is empty, and a task cannot join an empty one: mems first.
         mems = cgroups._read(os.path.join(parent, "cpuset.mems")).strip()
-        _write(os.path.join(folder, "cpuset.mems"), mems)
-        _write(os.path.join(folder, "cpuset.cpus"), cpus)
+        cgroups._write(os.path.join(folder, "cpuset.mems"), mems)
+        cgroups._write(os.path.join(folder, "cpuset.cpus"), cpus)
     except OSError:
         os.rmdir(folder)
         raise
@@ -103,8 +103,8 @@ def set_v2(folder: str, cpus: str) -> None:
     parent = os.path.dirname(folder)
     control = os.path.join(parent, "cgroup.subtree_control")
     if "cpuset" not in cgroups._read(control).split():
-        _write(control, "+cpuset")
-    _write(os.path.join(folder, "cpuset.cpus"), cpus)
+        cgroups._write(control, "+cpuset")
+    cgroups._write(os.path.join(folder, "cpuset.cpus"), cpus)
 
 
 _warned: list[str] = []
@@ -119,11 +119,6 @@ def warn_once(why: str) -> None:
             file=sys.stderr,
             flush=True,
         )
-
-
-def _write(path: str, value: str) -> None:
-    with open(path, "w") as f:
-        f.write(value)
 
 
 __all__ = [
