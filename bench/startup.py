@@ -154,7 +154,7 @@ def preflight_figures(file: Path, runs: int) -> None:
 
     async def measure() -> tuple[float, list[float]]:
         for bot in config.bots:
-            await prepare(bot.command)
+            await prepare(bot.builtin)
         result = await preflight(config, config.game)
         broken = [s.line() for s in result.broken]
         if broken:
