@@ -46,6 +46,7 @@ from arena.match.events import EventSink, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import ConfigError, TournamentConfig, check_affinity
 from arena.plan.prepare import prepare
+from arena.plan.remote import entry_tokens, redact, redact_text
 from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.storage.rounds import write_rounds
@@ -218,6 +219,11 @@ class Tournament:
             check_affinity(config, f"--concurrency {concurrency}")
         self.concurrency = concurrency
         """``-j``: overrides the file's (on Ray, a file without one uses the cluster's CPUs)."""
+        self.tokens = entry_tokens(config, config_path)
+        """The remote entrants' tokens, for the gateway only: the config and file text
+        that the store keeps and the workers get hold ``REDACTED`` instead."""
+        config_text = redact_text(config_text, config, config_path)
+        config = redact(config)
         self.config = config
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
