@@ -23,9 +23,11 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 
 from arena.web.app import Site, build_app, refresh_results
+from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
 
 if TYPE_CHECKING:
+    from arena.engine.gateway import Gateway
     from arena.tournament import Tournament
 
 __all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
@@ -90,10 +92,12 @@ async def serve(
     site: Site,
     listen: Listen,
     *,
+    gateway: Gateway | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``site`` until cancelled; ``task_status.started`` gets the bound URL
-    (with the real port when ``listen.port`` is 0)."""
+    """Serve ``site`` (and the remote bots' ``gateway``, if any) until cancelled;
+    ``task_status.started`` gets the bound URL (with the real port when
+    ``listen.port`` is 0)."""
     config = Config()
     config.bind = [f"fd://{_listening_socket(listen)}"]
     config.accesslog = None
@@ -102,6 +106,9 @@ async def serve(
     config.errorlog = quiet
     config.graceful_timeout = 0.5
     app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
+    if gateway is not None:
+        app = with_gateway(app, gateway)
+        config.websocket_max_message_size = max_message_size(gateway)
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(_hypercorn, app, config)

@@ -1,0 +1,101 @@
+"""A remote bot's connection as the engine sees it: the transport of an engine
+whose bot runs on its author's machine (``arena/engine/transport.py``'s contract).
+
+The gateway (``arena/web/gateway.py``) owns the WebSocket and pumps its frames
+through two small channels; the link is the engine's end of them. Keeping the
+socket out of here keeps the engine free of any web framework and lets the
+logic run under trio's mock clock. Both channels are bounded, so a bot that
+floods its connection waits on the socket (TCP's window), not on memory.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from arena.engine.errors import EngineError
+from arena.protocol.messages import EndOfStream, LineTooLong, ProtocolError
+
+__all__ = ["EngineDisconnected", "RemoteLink"]
+
+BUFFERED = 8
+"""Frames each way held between the socket and the engine."""
+
+
+class EngineDisconnected(EngineError):
+    """A remote bot's connection was lost (and did not come back in time)."""
+
+    reason = "disconnect"
+
+
+class RemoteLink:
+    """One authenticated connection of remote entrant ``name``.
+
+    Engine side: :meth:`send`, :meth:`receive`, :attr:`ended`, :meth:`end_fault`,
+    :attr:`leeway` (the Transport contract). Gateway side: :meth:`deliver` (a frame
+    from the bot), :meth:`outgoing` (the next line for the bot) and :meth:`close`.
+    """
+
+    def __init__(self, name: str, *, max_line: int, leeway: float) -> None:
+        self.name = name
+        self.max_line = max_line
+        self.leeway = leeway
+        """Seconds of each request the engine does not charge (``[remote] leeway_ms``)."""
+        self.ended = trio.Event()
+        self.why = ""
+        """Why the connection ended, one line (for :meth:`end_fault`)."""
+        self._fault: ProtocolError | None = None
+        self._in_send, self._in_recv = trio.open_memory_channel[bytes](BUFFERED)
+        self._out_send, self._out_recv = trio.open_memory_channel[bytes](BUFFERED)
+
+    # -- the engine's end ---------------------------------------------------------
+
+    async def send(self, line: bytes) -> None:
+        """Queue one encoded line (its newline is the frame's end) for the bot."""
+        if self.ended.is_set():
+            raise trio.BrokenResourceError(self.why)
+        await self._out_send.send(line.rstrip(b"\n"))
+
+    async def receive(self) -> bytes:
+        """The bot's next line (a frame without its newline, blank ones skipped)."""
+        while True:
+            try:
+                line = await self._in_recv.receive()
+            except (trio.EndOfChannel, trio.ClosedResourceError):
+                if self._fault is not None:
+                    raise self._fault from None
+                raise EndOfStream() from None
+            line = line.rstrip(b"\r\n")
+            if line.strip():
+                return line
+
+    def end_fault(self) -> EngineError:
+        return EngineDisconnected(f"connection lost ({self.why or 'closed'})", engine=self.name)
+
+    # -- the gateway's end --------------------------------------------------------
+
+    async def deliver(self, frame: bytes) -> None:
+        """A frame from the bot. One over ``max_line`` ends the link with
+        :class:`LineTooLong`, as an over-long line of a local bot does."""
+        if len(frame.rstrip(b"\r\n")) > self.max_line:
+            self._fault = LineTooLong(
+                f"frame longer than {self.max_line} bytes ({len(frame)} bytes)", frame
+            )
+            self.close(f"a frame over max_line ({self.max_line} bytes)")
+            return
+        await self._in_send.send(frame)
+
+    async def outgoing(self) -> bytes:
+        """The next line for the bot; :class:`trio.EndOfChannel` once the link is closed."""
+        try:
+            return await self._out_recv.receive()
+        except trio.ClosedResourceError:
+            raise trio.EndOfChannel() from None
+
+    def close(self, why: str) -> None:
+        """The connection is gone: every wait on the link ends now."""
+        if self.ended.is_set():
+            return
+        self.why = why
+        self._in_send.close()
+        self._out_recv.close()
+        self.ended.set()

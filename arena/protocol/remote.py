@@ -1,0 +1,115 @@
+"""The gateway's own messages: what a remote bot's connection says before the
+protocol's lines, and how the gateway says no.
+
+A connection is a WebSocket to ``/bots/connect`` on the arena's web address. Its
+first text frame is :class:`Auth` (the entry's name and token); the gateway
+answers :class:`Welcome`, and from then on every text frame is exactly one line
+of protocol.md, without its newline, in either direction. A refusal is a close
+frame whose code is one of :data:`CLOSE_CODES` and whose reason is one line
+(WebSocket close reasons hold at most 123 bytes).
+"""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import msgspec
+
+from arena.protocol.messages import ProtocolError
+
+__all__ = [
+    "BAD_AUTH",
+    "BINARY",
+    "BUSY",
+    "CLOSE_CODES",
+    "ENDING",
+    "REFUSED",
+    "TAKEN",
+    "TOO_BIG",
+    "TOO_SLOW",
+    "GATEWAY_PATH",
+    "MAX_AUTH",
+    "Auth",
+    "Welcome",
+    "close_reason",
+    "decode_auth",
+    "decode_welcome",
+]
+
+GATEWAY_PATH = "/bots/connect"
+MAX_AUTH = 4096
+"""Longest first message in bytes: a name and a token (at most 1024 characters)."""
+
+REFUSED = 4001
+"""No such remote entrant, or the wrong token (one answer for both: the gateway
+does not tell a stranger which names exist)."""
+TAKEN = 4002
+"""The entrant is connected already."""
+TOO_SLOW = 4003
+"""No first message in time."""
+BAD_AUTH = 1008
+"""The first message is not an :class:`Auth`."""
+TOO_BIG = 1009
+"""A frame longer than the tournament's ``max_line``."""
+BUSY = 1013
+"""Too many connections are waiting to authenticate; try again later."""
+BINARY = 1003
+"""A binary frame: the protocol's lines are text."""
+ENDING = 1001
+"""The arena is ending (the run finished or was interrupted)."""
+CLOSE_CODES = {
+    REFUSED: "refused",
+    TAKEN: "taken",
+    TOO_SLOW: "too slow",
+    BAD_AUTH: "bad auth",
+    TOO_BIG: "too big",
+    BUSY: "busy",
+    BINARY: "binary",
+    ENDING: "ending",
+}
+
+
+class Auth(msgspec.Struct, frozen=True, kw_only=True, tag="auth", tag_field="type"):
+    """A remote bot's first frame: the entry it plays as, and that entry's token."""
+
+    name: Annotated[str, msgspec.Meta(min_length=1, max_length=64)]
+    token: Annotated[str, msgspec.Meta(min_length=1, max_length=1024)]
+
+
+class Welcome(msgspec.Struct, frozen=True, kw_only=True, tag="welcome", tag_field="type"):
+    """The gateway's answer to a good :class:`Auth`: the protocol's lines follow."""
+
+    name: str
+    max_line: int
+    leeway_ms: int
+    """Of each move's time, the part the arena does not charge (protocol.md)."""
+
+
+_auth = msgspec.json.Decoder(Auth)
+_welcome = msgspec.json.Decoder(Welcome)
+
+
+def decode_auth(frame: str | bytes) -> Auth:
+    """The first frame as an :class:`Auth`, or a :class:`ProtocolError` (never anything else)."""
+    data = frame.encode() if isinstance(frame, str) else frame
+    if len(data) > MAX_AUTH:
+        raise ProtocolError(f"first message longer than {MAX_AUTH} bytes")
+    try:
+        return _auth.decode(data)
+    except (msgspec.DecodeError, RecursionError) as e:
+        raise ProtocolError(f"first message: {e}", data) from None
+
+
+def decode_welcome(frame: str | bytes) -> Welcome:
+    """The gateway's answer, for ``arena connect``; :class:`ProtocolError` if it is not one."""
+    data = frame.encode() if isinstance(frame, str) else frame
+    try:
+        return _welcome.decode(data[:MAX_AUTH])
+    except (msgspec.DecodeError, RecursionError) as e:
+        raise ProtocolError(f"the gateway's answer: {e}", data) from None
+
+
+def close_reason(text: str) -> str:
+    """``text`` as a close frame's reason: one line of at most 123 bytes of UTF-8."""
+    data = " ".join(text.split()).encode()[:123]
+    return data.decode("utf-8", "ignore")

@@ -1,0 +1,170 @@
+"""The remote bots' endpoint: a WebSocket at ``/bots/connect`` beside the web view.
+
+Every connection is a stranger until its first frame names an entrant and its
+token (:class:`~arena.protocol.remote.Auth`), within a few seconds; the web
+view's own token and host check do not apply here (a bot has its own token, and
+authors reach the arena by any name a proxy gives it). What a connection may
+cost is bounded: a cap on connections authenticating at once, a deadline for
+each, one live connection per entrant, and frames no longer than the
+tournament's ``max_line`` (Hypercorn drops a message past twice that before it
+reaches here). Every refusal is a close frame with one readable line. An
+accepted connection becomes the entrant's :class:`~arena.engine.link.RemoteLink`
+for as long as it lasts.
+"""
+
+from __future__ import annotations
+
+import msgspec
+import trio
+from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.websockets import WebSocket
+
+from arena.engine.gateway import Gateway
+from arena.engine.link import RemoteLink
+from arena.protocol.messages import ProtocolError
+from arena.protocol.remote import (
+    BAD_AUTH,
+    BINARY,
+    BUSY,
+    ENDING,
+    GATEWAY_PATH,
+    TOO_BIG,
+    TOO_SLOW,
+    Auth,
+    Welcome,
+    close_reason,
+    decode_auth,
+)
+
+__all__ = ["max_message_size", "with_gateway"]
+
+
+def max_message_size(gateway: Gateway) -> int:
+    """Hypercorn's bound on one WebSocket message: past it the server closes the
+    connection itself (code 1009) before a byte reaches the app."""
+    return 2 * gateway.max_line + 4096
+
+
+def with_gateway(app: ASGIApp, gateway: Gateway) -> ASGIApp:
+    """``app`` with the gateway's endpoint in front of it (outside its guard)."""
+
+    async def router(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "websocket" and scope["path"] == GATEWAY_PATH:
+            await _connection(gateway, WebSocket(scope, receive, send))
+        else:
+            await app(scope, receive, send)
+
+    return router
+
+
+async def _close(ws: WebSocket, code: int, reason: str) -> None:
+    """Close with ``reason`` unless the connection is gone already."""
+    try:
+        with trio.move_on_after(1):
+            await ws.close(code, close_reason(reason))
+    except (RuntimeError, OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
+async def _connection(gateway: Gateway, ws: WebSocket) -> None:
+    with gateway.admission() as admitted:
+        await ws.accept()
+        if not admitted:
+            reason = "arena: too many connections are authenticating; try again shortly"
+            await _close(ws, BUSY, reason)
+            return
+        auth = await _authenticate(gateway, ws)
+        if auth is None:
+            return
+        refusal = gateway.refusal(auth)
+        if refusal is not None:
+            await _close(ws, *refusal)
+            return
+        link = gateway.attach(auth.name)
+    try:
+        await _play(ws, link, gateway)
+    finally:
+        link.close("the arena closed the connection")
+
+
+async def _authenticate(gateway: Gateway, ws: WebSocket) -> Auth | None:
+    """The first frame as an :class:`Auth`, or ``None`` once the socket is closed
+    with the reason."""
+    message = None
+    with trio.move_on_after(gateway.auth_timeout):
+        message = await ws.receive()
+    if message is None:
+        await _close(ws, TOO_SLOW, f"arena: no auth message within {gateway.auth_timeout:g} s")
+        return None
+    if message["type"] != "websocket.receive":
+        return None  # it left
+    text = message.get("text")
+    if text is None:
+        await _close(ws, BINARY, "arena: the first message must be a text frame")
+        return None
+    try:
+        return decode_auth(text)
+    except ProtocolError:
+        expected = '{"type":"auth","name":ENTRY,"token":TOKEN}'
+        await _close(ws, BAD_AUTH, f"arena: the first message must be {expected}")
+        return None
+
+
+async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
+    """Pump frames between the socket and the link until either ends."""
+    welcome = Welcome(
+        name=link.name, max_line=gateway.max_line, leeway_ms=round(gateway.leeway * 1000)
+    )
+    code, reason = ENDING, ""
+    async with trio.open_nursery() as nursery:
+
+        async def from_bot() -> None:
+            nonlocal code, reason
+            try:
+                await pump_in()
+            except Exception as e:  # the network's errors end this connection, not the server
+                link.close(f"receiving failed: {type(e).__name__}")
+                code = 0
+
+        async def pump_in() -> None:
+            nonlocal code, reason
+            while True:
+                message = await ws.receive()
+                if message["type"] != "websocket.receive":
+                    link.close(f"the bot's side closed it (code {message.get('code', 1005)})")
+                    code = 0
+                    return
+                text = message.get("text")
+                if text is None:
+                    code, reason = BINARY, "arena: the protocol's lines are text frames"
+                    link.close("a binary frame")
+                    return
+                await link.deliver(text.encode())
+                if link.ended.is_set():
+                    code = TOO_BIG
+                    reason = f"arena: a frame over max_line ({link.max_line} bytes)"
+                    return
+
+        async def to_bot() -> None:
+            nonlocal code
+            try:
+                await pump_out()
+            except Exception as e:
+                link.close(f"sending failed: {type(e).__name__}")
+                code = 0
+
+        async def pump_out() -> None:
+            await ws.send_text(msgspec.json.encode(welcome).decode())
+            while True:
+                try:
+                    line = await link.outgoing()
+                except trio.EndOfChannel:
+                    return
+                await ws.send_text(line.decode())
+
+        nursery.start_soon(from_bot)
+        nursery.start_soon(to_bot)
+        await link.ended.wait()
+        nursery.cancel_scope.cancel()
+    if code:
+        await _close(ws, code, reason or f"arena: {link.why}")
