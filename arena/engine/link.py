@@ -12,7 +12,12 @@ from __future__ import annotations
 
 import trio
 
-from arena.engine.errors import EngineError
+from arena.engine.errors import (
+    EngineCrashed,
+    EngineError,
+    EngineProtocolError,
+    EngineTimeout,
+)
 from arena.protocol.messages import EndOfStream, LineTooLong, ProtocolError
 
 __all__ = ["EngineDisconnected", "RemoteLink"]
@@ -25,6 +30,13 @@ class EngineDisconnected(EngineError):
     """A remote bot's connection was lost (and did not come back in time)."""
 
     reason = "disconnect"
+
+
+_REPORTED: dict[str, type[EngineError]] = {
+    "crash": EngineCrashed,
+    "protocol": EngineProtocolError,
+    "time": EngineTimeout,
+}
 
 
 class RemoteLink:
@@ -44,6 +56,8 @@ class RemoteLink:
         self.why = ""
         """Why the connection ended, one line (for :meth:`end_fault`)."""
         self._fault: ProtocolError | None = None
+        self.reported: tuple[str, str] | None = None
+        """``(reason, detail)`` of a fault ``arena connect`` reported before closing."""
         self._in_send, self._in_recv = trio.open_memory_channel[bytes](BUFFERED)
         self._out_send, self._out_recv = trio.open_memory_channel[bytes](BUFFERED)
 
@@ -69,6 +83,12 @@ class RemoteLink:
                 return line
 
     def end_fault(self) -> EngineError:
+        """A fault the bot's side reported (it crashed on its author's machine, say),
+        else a ``disconnect``."""
+        if self.reported is not None:
+            reason, detail = self.reported
+            kind = _REPORTED.get(reason, EngineCrashed)
+            return kind(f"on its author's machine: {detail}", engine=self.name)
         return EngineDisconnected(f"connection lost ({self.why or 'closed'})", engine=self.name)
 
     # -- the gateway's end --------------------------------------------------------

@@ -11,7 +11,7 @@ frame whose code is one of :data:`CLOSE_CODES` and whose reason is one line
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 import msgspec
 
@@ -20,6 +20,7 @@ from arena.protocol.messages import ProtocolError
 __all__ = [
     "BAD_AUTH",
     "BINARY",
+    "BOT_FAULT",
     "BUSY",
     "CLOSE_CODES",
     "ENDING",
@@ -29,10 +30,13 @@ __all__ = [
     "TOO_SLOW",
     "GATEWAY_PATH",
     "MAX_AUTH",
+    "FAULT_PREFIX",
     "Auth",
+    "Fault",
     "Welcome",
     "close_reason",
     "decode_auth",
+    "decode_fault",
     "decode_welcome",
 ]
 
@@ -57,6 +61,9 @@ BINARY = 1003
 """A binary frame: the protocol's lines are text."""
 ENDING = 1001
 """The arena is ending (the run finished or was interrupted)."""
+BOT_FAULT = 4010
+"""From ``arena connect``: the bot faulted on its author's machine; the reason is
+the fault's (``crash: ...``, ``protocol: ...``, ``time: ...``)."""
 CLOSE_CODES = {
     REFUSED: "refused",
     TAKEN: "taken",
@@ -66,6 +73,7 @@ CLOSE_CODES = {
     BUSY: "busy",
     BINARY: "binary",
     ENDING: "ending",
+    BOT_FAULT: "bot fault",
 }
 
 
@@ -85,7 +93,20 @@ class Welcome(msgspec.Struct, frozen=True, kw_only=True, tag="welcome", tag_fiel
     """Of each move's time, the part the arena does not charge (protocol.md)."""
 
 
+class Fault(msgspec.Struct, frozen=True, kw_only=True, tag="fault", tag_field="type"):
+    """From ``arena connect``, just before it closes with :data:`BOT_FAULT`: the bot
+    faulted on its author's machine (the close frame's reason does not reach the app)."""
+
+    reason: Literal["crash", "protocol", "time"]
+    detail: Annotated[str, msgspec.Meta(max_length=1000)] = ""
+
+
+FAULT_PREFIX = '{"type":"fault"'
+"""How a :class:`Fault` frame starts (msgspec writes the tag first); no line of a
+bot does, its lines having passed the engine of ``arena connect``."""
+
 _auth = msgspec.json.Decoder(Auth)
+_fault = msgspec.json.Decoder(Fault)
 _welcome = msgspec.json.Decoder(Welcome)
 
 
@@ -107,6 +128,16 @@ def decode_welcome(frame: str | bytes) -> Welcome:
         return _welcome.decode(data[:MAX_AUTH])
     except (msgspec.DecodeError, RecursionError) as e:
         raise ProtocolError(f"the gateway's answer: {e}", data) from None
+
+
+def decode_fault(frame: str) -> Fault | None:
+    """A :class:`Fault` frame, else ``None`` (never an exception)."""
+    if not frame.startswith(FAULT_PREFIX) or len(frame) > MAX_AUTH:
+        return None
+    try:
+        return _fault.decode(frame)
+    except (msgspec.DecodeError, RecursionError):
+        return None
 
 
 def close_reason(text: str) -> str:

@@ -34,6 +34,7 @@ from arena.protocol.remote import (
     Welcome,
     close_reason,
     decode_auth,
+    decode_fault,
 )
 
 __all__ = ["max_message_size", "with_gateway"]
@@ -131,6 +132,7 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
             while True:
                 message = await ws.receive()
                 if message["type"] != "websocket.receive":
+                    # Hypercorn says 1000 or 1006, not the code the bot's side sent.
                     link.close(f"the bot's side closed it (code {message.get('code', 1005)})")
                     code = 0
                     return
@@ -139,6 +141,10 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
                     code, reason = BINARY, "arena: the protocol's lines are text frames"
                     link.close("a binary frame")
                     return
+                fault = decode_fault(text)
+                if fault is not None:
+                    link.reported = (fault.reason, fault.detail)
+                    continue
                 await link.deliver(text.encode())
                 if link.ended.is_set():
                     code = TOO_BIG
