@@ -22,6 +22,7 @@ from arena.match.clock import Clock, TimeControl
 from arena.match.wire import clock_info
 from arena.protocol.messages import (
     Action,
+    EndOfStream,
     GameOver,
     Go,
     Hello,
@@ -194,3 +195,99 @@ async def test_a_bot_that_crashes_here_closes_the_connection_with_its_fault(
         again = await gateway.connection("far", trio.current_time() + WAIT)
     assert again is not None and again is not link
     process.kill()
+
+
+SLOW_BOT = """\
+import json, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    t = m["type"]
+    if t == "hello":
+        a = {"type": "identity", "id": m["id"], "protocol": 1, "name": "slow",
+             "games": ["kamisado"]}
+    elif t == "newgame":
+        a = {"type": "ready", "id": m["id"]}
+    elif t == "go":
+        time.sleep(1.5)
+        a = {"type": "action", "id": m["id"], "action": m["legal"][0]}
+    else:
+        continue
+    print(json.dumps(a), flush=True)
+"""
+
+
+async def mid_game(
+    nursery: trio.Nursery, reconnect: float, tmp_path: object
+) -> tuple[Gateway, str, RemoteLink, trio.Process, Go, list[str]]:
+    """An arena whose entrant ``far`` (a bot that thinks 1.5 s) was just asked for a move."""
+    from pathlib import Path
+
+    script = Path(str(tmp_path)) / "slow.py"
+    script.write_text(SLOW_BOT)
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=1 << 20, leeway=0.0, reconnect=reconnect)
+    url = await nursery.start(
+        lambda task_status: serve(
+            Site({}), Listen("127.0.0.1", 0, None), gateway=gateway, task_status=task_status
+        )
+    )
+    command = [sys.executable, str(script)]
+    process = await client(nursery, url, *command)
+    with trio.fail_after(WAIT):
+        link = await gateway.connection("far", trio.current_time() + WAIT)
+    assert link is not None
+    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    state = get_game("kamisado").new_state("standard")
+    newgame = NewGame(
+        id=2,
+        game="kamisado",
+        variant="standard",
+        player=0,
+        players=["far", "near"],
+        position=state.observation_text(0),
+        time_control="10+0.1",
+    )
+    assert await ask(link, newgame) == Ready(id=2)
+    clocks = [Clock(TimeControl.parse("10+0.1")) for _ in range(2)]
+    go = Go(
+        id=3,
+        player=0,
+        position=state.observation_text(0),
+        observation=state.observation(0),
+        history=state.history(0),
+        legal=state.legal_actions(),
+        clock=clock_info(clocks, 0),
+    )
+    with trio.fail_after(WAIT):
+        await link.send(encode_line(go))
+    return gateway, url, link, process, go, command
+
+
+async def test_a_client_killed_mid_game_and_started_again_in_the_window_finishes_the_move(
+    nursery: trio.Nursery, tmp_path: object
+) -> None:
+    gateway, url, link, process, go, command = await mid_game(nursery, 30.0, tmp_path)
+    process.kill()  # before the bot answers: the go is lost with it
+    with trio.fail_after(WAIT):
+        while link.up:
+            await trio.sleep(0.02)
+    assert not link.ended.is_set()
+    again = await client(nursery, url, *command)
+    with trio.fail_after(WAIT):
+        answer = decode_bot_message(await link.receive())
+    assert isinstance(answer, Action) and answer.id == 3 and answer.action == go.legal[0]
+    assert link.connections == 2 and not link.ended.is_set()
+    again.kill()
+
+
+async def test_a_client_gone_past_the_window_is_a_disconnect(
+    nursery: trio.Nursery, tmp_path: object
+) -> None:
+    gateway, _, link, process, _, _ = await mid_game(nursery, 0.5, tmp_path)
+    process.kill()
+    with trio.fail_after(WAIT):
+        await link.ended.wait()
+    with pytest.raises(EndOfStream):
+        await link.receive()
+    fault = link.end_fault()
+    assert fault.reason == "disconnect" and "connection lost" in str(fault)
+    assert gateway.current("far") is None

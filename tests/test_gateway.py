@@ -23,6 +23,7 @@ from arena.protocol.remote import (
     TAKEN,
     TOO_BIG,
     TOO_SLOW,
+    Auth,
     decode_welcome,
 )
 from arena.web.app import Site
@@ -230,3 +231,60 @@ async def test_connection_waits_for_its_entrant_until_the_deadline(autojump_cloc
         second = gateway.attach("far")
     assert got[1] is second and second is not first
     assert first.end_fault().reason == "disconnect" and "gone" in str(first.end_fault())
+
+
+async def test_a_link_told_again_what_a_dropped_socket_was_told(autojump_clock: object) -> None:
+    """Under trio's mock clock: a socket lost mid-game; the next one hears the
+    session's hello, the game's options and newgame and the unanswered go, in that
+    order, and the engine gets only the answer it waits for."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=30)
+    link = gateway.attach("far")
+    assert link.connected() == []
+    lines = [
+        b'{"type":"hello","id":1}',
+        b'{"type":"setoption","name":"Hash","value":1}',
+        b'{"type":"newgame","id":2}',
+        b'{"type":"go","id":3}',
+    ]
+    identity = b'{"type":"identity","id":1,"protocol":1,"name":"far","games":["kamisado"]}'
+    answers = [identity, None, b'{"type":"ready","id":2}']
+    for line, answer in zip(lines, answers, strict=False):
+        with trio.fail_after(1):
+            await link.send(line + b"\n")
+            assert await link.outgoing() == line
+            if answer is not None:
+                await link.deliver(answer)
+                assert await link.receive() == answer
+    await link.send(lines[3] + b"\n")
+    with trio.fail_after(1):  # under the mock clock: a hang fails at once
+        assert await link.outgoing() == lines[3]  # the go left, and the socket dropped
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(link.dropped, "gone", 30.0)
+        await trio.sleep(10)
+        assert not link.up and not link.ended.is_set()
+        assert gateway.refusal(Auth(name="far", token=TOKEN)) is None  # it may come back
+        assert gateway.attach("far") is link
+        assert link.connected() == lines
+    await link.deliver(identity)  # the fresh bot's answers to
+    await link.deliver(b'{"type":"ready","id":2}')  # what the engine did not ask again
+    await link.deliver(b'{"type":"action","id":3,"action":"a1"}')
+    with trio.fail_after(1):
+        assert await link.receive() == b'{"type":"action","id":3,"action":"a1"}'
+    assert not link.ended.is_set()
+
+
+async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_clock: object) -> None:
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=5)
+    link = gateway.attach("far")
+    link.connected()
+    await link.send(b'{"type":"go","id":3}\n')
+    start = trio.current_time()
+    await link.dropped("the bot's side closed it (code 1006)", gateway.reconnect)
+    assert trio.current_time() - start == pytest.approx(5)
+    assert link.ended.is_set() and gateway.current("far") is None
+    with pytest.raises(EndOfStream):
+        await link.receive()
+    fault = link.end_fault()
+    assert fault.reason == "disconnect"
+    assert str(fault) == "far: connection lost (the bot's side closed it (code 1006))"
+    assert gateway.attach("far") is not link  # a later connection starts afresh

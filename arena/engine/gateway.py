@@ -36,12 +36,15 @@ class Gateway:
         *,
         max_line: int,
         leeway: float,
+        reconnect: float = 0.0,
         auth_timeout: float = AUTH_TIMEOUT,
         max_waiting: int = MAX_WAITING,
     ) -> None:
         self._tokens = dict(tokens)
         self.max_line = max_line
         self.leeway = leeway
+        self.reconnect = reconnect
+        """Seconds a link whose socket dropped waits for the entrant to connect again."""
         self.auth_timeout = auth_timeout
         self.max_waiting = max_waiting
         self.waiting = 0
@@ -78,21 +81,24 @@ class Gateway:
         if expected is None or not same:
             return REFUSED, "arena: no remote entrant of that name with that token"
         link = self._links.get(auth.name)
-        if link is not None and not link.ended.is_set():
+        if link is not None and link.up:
             return TAKEN, f"arena: {auth.name} is connected already (one connection per entrant)"
         return None
 
     def attach(self, name: str) -> RemoteLink:
-        """A new live link for ``name`` (whose :meth:`refusal` was ``None``), handed
-        to whoever waits in :meth:`connection`."""
-        link = RemoteLink(name, max_line=self.max_line, leeway=self.leeway)
-        self._links[name] = link
+        """``name``'s link for a new socket (whose :meth:`refusal` was ``None``): the
+        one waiting for it to come back, else a new one, handed to whoever waits
+        in :meth:`connection`. The caller tells it :meth:`RemoteLink.connected`."""
+        link = self.current(name)
+        if link is None:
+            link = RemoteLink(name, max_line=self.max_line, leeway=self.leeway)
+            self._links[name] = link
         arrived, self._arrived[name] = self._arrived[name], trio.Event()
         arrived.set()
         return link
 
     def current(self, name: str) -> RemoteLink | None:
-        """``name``'s live link, if it is connected now."""
+        """``name``'s link unless it has ended (its socket may be down for a moment)."""
         link = self._links.get(name)
         return link if link is not None and not link.ended.is_set() else None
 

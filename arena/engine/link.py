@@ -6,6 +6,13 @@ through two small channels; the link is the engine's end of them. Keeping the
 socket out of here keeps the engine free of any web framework and lets the
 logic run under trio's mock clock. Both channels are bounded, so a bot that
 floods its connection waits on the socket (TCP's window), not on memory.
+
+A link outlives its socket by up to ``[remote] reconnect_s``: a connection lost
+mid-game may come back (``arena connect`` reconnects by itself), and the new one
+is told what the engine told the old (:class:`~arena.engine.replay.Replay`: its
+``hello``, the game's options and ``newgame``, the request still unanswered)
+while the engine just waits for its answer, its clock running. Only when the
+window passes does the link end, and the game is a ``disconnect`` fault.
 """
 
 from __future__ import annotations
@@ -18,6 +25,7 @@ from arena.engine.errors import (
     EngineProtocolError,
     EngineTimeout,
 )
+from arena.engine.replay import Replay
 from arena.protocol.messages import EndOfStream, LineTooLong, ProtocolError
 
 __all__ = ["EngineDisconnected", "RemoteLink"]
@@ -40,11 +48,13 @@ _REPORTED: dict[str, type[EngineError]] = {
 
 
 class RemoteLink:
-    """One authenticated connection of remote entrant ``name``.
+    """Remote entrant ``name``'s connection, across reconnections.
 
     Engine side: :meth:`send`, :meth:`receive`, :attr:`ended`, :meth:`end_fault`,
-    :attr:`leeway` (the Transport contract). Gateway side: :meth:`deliver` (a frame
-    from the bot), :meth:`outgoing` (the next line for the bot) and :meth:`close`.
+    :attr:`leeway` (the Transport contract). Gateway side: :meth:`connected`
+    (a socket is up: the lines to send it first), :meth:`deliver` (a frame from
+    the bot), :meth:`outgoing` (the next line for the bot), :meth:`dropped` (the
+    socket is gone: wait for the next) and :meth:`close`.
     """
 
     def __init__(self, name: str, *, max_line: int, leeway: float) -> None:
@@ -55,19 +65,28 @@ class RemoteLink:
         self.ended = trio.Event()
         self.why = ""
         """Why the connection ended, one line (for :meth:`end_fault`)."""
-        self._fault: ProtocolError | None = None
         self.reported: tuple[str, str] | None = None
         """``(reason, detail)`` of a fault ``arena connect`` reported before closing."""
+        self.up = False
+        """A socket carries the link now (else it waits for one, or has ended)."""
+        self.connections = 0
+        """Sockets that carried the link (more than one: it reconnected)."""
+        self._fault: ProtocolError | None = None
+        self._replay = Replay()
+        self._resumed = trio.Event()
         self._in_send, self._in_recv = trio.open_memory_channel[bytes](BUFFERED)
         self._out_send, self._out_recv = trio.open_memory_channel[bytes](BUFFERED)
 
     # -- the engine's end ---------------------------------------------------------
 
     async def send(self, line: bytes) -> None:
-        """Queue one encoded line (its newline is the frame's end) for the bot."""
+        """Queue one encoded line (its newline is the frame's end) for the bot; while
+        the link waits for a socket, the line waits with it."""
         if self.ended.is_set():
             raise trio.BrokenResourceError(self.why)
-        await self._out_send.send(line.rstrip(b"\n"))
+        line = line.rstrip(b"\n")
+        self._replay.sent(line)
+        await self._out_send.send(line)
 
     async def receive(self) -> bytes:
         """The bot's next line (a frame without its newline, blank ones skipped)."""
@@ -93,6 +112,24 @@ class RemoteLink:
 
     # -- the gateway's end --------------------------------------------------------
 
+    def connected(self) -> list[bytes]:
+        """A socket carries the link from now on; the lines to send it before any
+        other: for a reconnection, what the last socket was told and the bot may
+        not have heard (the engine's lines queued meanwhile among them)."""
+        self.up = True
+        self.connections += 1
+        queued = []
+        while True:
+            try:
+                queued.append(self._out_recv.receive_nowait())
+            except trio.WouldBlock:
+                break
+        resumed, self._resumed = self._resumed, trio.Event()
+        resumed.set()
+        if self.connections == 1:
+            return queued
+        return self._replay.lines(queued)
+
     async def deliver(self, frame: bytes) -> None:
         """A frame from the bot. One over ``max_line`` ends the link with
         :class:`LineTooLong`, as an over-long line of a local bot does."""
@@ -102,7 +139,8 @@ class RemoteLink:
             )
             self.close(f"a frame over max_line ({self.max_line} bytes)")
             return
-        await self._in_send.send(frame)
+        if self._replay.received(frame):
+            await self._in_send.send(frame)
 
     async def outgoing(self) -> bytes:
         """The next line for the bot; :class:`trio.EndOfChannel` once the link is closed."""
@@ -111,11 +149,23 @@ class RemoteLink:
         except trio.ClosedResourceError:
             raise trio.EndOfChannel() from None
 
+    async def dropped(self, why: str, window: float) -> None:
+        """The socket is gone: wait up to ``window`` seconds for the next (from
+        :meth:`connected`), else end the link."""
+        self.up = False
+        resumed = self._resumed
+        with trio.move_on_after(window):
+            await resumed.wait()
+            return
+        self.close(why)
+
     def close(self, why: str) -> None:
-        """The connection is gone: every wait on the link ends now."""
+        """The link is gone for good: every wait on it ends now."""
         if self.ended.is_set():
             return
         self.why = why
+        self.up = False
         self._in_send.close()
         self._out_recv.close()
         self.ended.set()
+        self._resumed.set()  # a wait for the next socket ends too

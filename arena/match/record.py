@@ -23,7 +23,10 @@ ADJUDICATED = "adjudicated"
 START = "start"
 """The bot could not be started, or did not answer ``hello`` (mid-tournament: the
 pre-flight saw it start), told apart from a fault in play; its detail says how."""
-FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START)
+DISCONNECT = "disconnect"
+"""A remote bot's connection was lost and did not come back within ``[remote]
+reconnect_s`` (``arena/engine/link.py``)."""
+FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START, DISCONNECT)
 
 
 class ActionRecord(msgspec.Struct, frozen=True):

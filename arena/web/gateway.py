@@ -39,6 +39,9 @@ from arena.protocol.remote import (
 
 __all__ = ["max_message_size", "with_gateway"]
 
+DROPPED = -1
+"""The socket went away (the link may wait for the next)."""
+
 
 def max_message_size(gateway: Gateway) -> int:
     """Hypercorn's bound on one WebSocket message: past it the server closes the
@@ -82,10 +85,16 @@ async def _connection(gateway: Gateway, ws: WebSocket) -> None:
             await _close(ws, *refusal)
             return
         link = gateway.attach(auth.name)
+        first = link.connected()
     try:
-        await _play(ws, link, gateway)
-    finally:
+        dropped = await _play(ws, link, gateway, first)
+    except BaseException:
         link.close("the arena closed the connection")
+        raise
+    if dropped:  # it may come back: the link waits (its game's clock runs meanwhile)
+        await link.dropped(link.why or "connection lost", gateway.reconnect)
+    else:
+        link.close(link.why or "the arena closed the connection")
 
 
 async def _authenticate(gateway: Gateway, ws: WebSocket) -> Auth | None:
@@ -111,12 +120,14 @@ async def _authenticate(gateway: Gateway, ws: WebSocket) -> Auth | None:
         return None
 
 
-async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
-    """Pump frames between the socket and the link until either ends."""
+async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[bytes]) -> bool:
+    """Pump frames between the socket and the link until either ends, after
+    ``first``; ``True`` if the socket dropped (rather than the link ending)."""
     welcome = Welcome(
         name=link.name, max_line=gateway.max_line, leeway_ms=round(gateway.leeway * 1000)
     )
     code, reason = ENDING, ""
+    lost = trio.Event()
     async with trio.open_nursery() as nursery:
 
         async def from_bot() -> None:
@@ -124,8 +135,8 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
             try:
                 await pump_in()
             except Exception as e:  # the network's errors end this connection, not the server
-                link.close(f"receiving failed: {type(e).__name__}")
-                code = 0
+                link.why, code = f"receiving failed: {type(e).__name__}", DROPPED
+                lost.set()
 
         async def pump_in() -> None:
             nonlocal code, reason
@@ -133,8 +144,12 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
                 message = await ws.receive()
                 if message["type"] != "websocket.receive":
                     # Hypercorn says 1000 or 1006, not the code the bot's side sent.
-                    link.close(f"the bot's side closed it (code {message.get('code', 1005)})")
-                    code = 0
+                    why = f"the bot's side closed it (code {message.get('code', 1005)})"
+                    if link.reported is not None:
+                        link.close(why)
+                    else:
+                        link.why, code = why, DROPPED
+                        lost.set()
                     return
                 text = message.get("text")
                 if text is None:
@@ -156,11 +171,13 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
             try:
                 await pump_out()
             except Exception as e:
-                link.close(f"sending failed: {type(e).__name__}")
-                code = 0
+                link.why, code = f"sending failed: {type(e).__name__}", DROPPED
+                lost.set()
 
         async def pump_out() -> None:
             await ws.send_text(msgspec.json.encode(welcome).decode())
+            for line in first:
+                await ws.send_text(line.decode())
             while True:
                 try:
                     line = await link.outgoing()
@@ -170,7 +187,17 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway) -> None:
 
         nursery.start_soon(from_bot)
         nursery.start_soon(to_bot)
-        await link.ended.wait()
+        async with trio.open_nursery() as either:
+            for event in (link.ended, lost):
+                either.start_soon(_set_then_cancel, event, either.cancel_scope)
         nursery.cancel_scope.cancel()
+    if code == DROPPED:
+        return True
     if code:
         await _close(ws, code, reason or f"arena: {link.why}")
+    return False
+
+
+async def _set_then_cancel(event: trio.Event, scope: trio.CancelScope) -> None:
+    await event.wait()
+    scope.cancel()
