@@ -196,9 +196,9 @@ def _capture_configs(monkeypatch, seen: list) -> None:
 
 def test_generate_runs_its_bots_under_a_tournaments_limits(monkeypatch) -> None:
     """Not unbounded: by default a tournament file's [limits] and [sandbox]."""
-    from arena.backends.slots import resource_limits
     from arena.engine.sandbox import Sandbox
     from arena.plan.config import Limits
+    from arena.plan.launch import resource_limits
 
     seen: list = []
     _capture_configs(monkeypatch, seen)

@@ -21,17 +21,14 @@ import trio
 from arena.backends.pool import FaultGate
 from arena.engine import cpuset
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig, ResourceLimits
-from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import CPU_CEILING, TimeControl
 from arena.match.events import EventSink, GameStarted
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
-from arena.plan.config import Limits, TournamentConfig
+from arena.plan.config import TournamentConfig
+from arena.plan.launch import entry_config
 from arena.plan.schedule import PairTask
-
-MB = 1 << 20
 
 
 class WorkItem(msgspec.Struct, frozen=True):
@@ -114,42 +111,6 @@ class RemoteGate:
             with trio.move_on_after(VERDICT_TIMEOUT):
                 await event.wait()
             self._waiting.pop(key, None)
-
-
-def resource_limits(limits: Limits) -> ResourceLimits:
-    """The engine's rlimits for a ``[limits]`` table (also what play and check-bot use)."""
-    return ResourceLimits(
-        memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
-        cpu_seconds=limits.cpu_seconds,
-        processes=limits.processes,
-        file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
-    )
-
-
-def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
-    bot = config.bot(name)
-    box = config.sandbox
-    return EngineConfig(
-        name=name,
-        command=bot.argv,
-        cwd=bot.cwd,
-        env=dict(bot.env),
-        options=dict(bot.options),
-        max_line=config.protocol.max_line,
-        handshake_timeout=config.protocol.handshake_timeout,
-        limits=resource_limits(config.limits),
-        threads=bot.threads,
-        ponder=config.ponder,
-        sandbox=Sandbox(
-            mode=box.mode,
-            ro=list(bot.sandbox_ro),
-            rw=list(bot.sandbox_rw),
-            net=bot.sandbox_net,
-            hide=list(box.hide),
-            scratch_bytes=box.scratch_mb * MB,
-            user=box.user,
-        ),
-    )
 
 
 def affinity_in_force(config: TournamentConfig) -> bool:
@@ -285,7 +246,7 @@ class GameSlots:
         async with AsyncExitStack() as stack:
             engines: dict[str, list[Engine]] = {}
             for bot in self.config.bots:
-                cfg = engine_config(self.config, bot.name)
+                cfg = entry_config(self.config, bot.name)
                 engines[bot.name] = [
                     await stack.enter_async_context(Engine(cfg)) for _ in range(self.slots)
                 ]
