@@ -35,9 +35,9 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate, Pool, split
+from arena.backends.pool import FaultGate, Pool, WorkItem, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
-from arena.backends.slots import InProcessPool, WorkItem, slot_cores
+from arena.backends.slots import InProcessPool, slot_cores
 from arena.backends.workers import WorkerPool, fork_workers, release
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate
+from arena.backends.pool import FaultGate, Verdict, WorkItem
 from arena.engine import cpuset
 from arena.engine.bot import Engine
 from arena.games import get_game
@@ -28,14 +28,6 @@ from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
 from arena.plan.config import TournamentConfig
 from arena.plan.launch import entry_config
-from arena.plan.schedule import PairTask
-
-
-class WorkItem(msgspec.Struct, frozen=True):
-    """A pair task and which of its two games still need playing."""
-
-    task: PairTask
-    numbers: list[int]
 
 
 class FinishedGame(msgspec.Struct, tag="record", frozen=True):
@@ -56,19 +48,6 @@ Skipped = Callable[[str, str], Awaitable[None]]
 VERDICT_TIMEOUT = 60.0
 """How long a worker process or actor waits for the arena's verdict on a game it sent
 before it starts its next one on what it knows (the arena is storing a game: seconds at most)."""
-
-
-class Verdict(msgspec.Struct, tag="verdict", frozen=True):
-    """The fault policy's state, from the arena (which alone decides it) to the worker
-    processes and actors that play the games: the bots out (disqualified), the bots
-    with a fault so far (a game of one of them may put it out), and the game key it
-    answers (``ack``), if any. ``version`` orders verdicts that may overtake each other
-    (a Ray actor runs calls in threads)."""
-
-    version: int
-    out: list[str]
-    faulted: list[str]
-    ack: str | None = None
 
 
 class RemoteGate:

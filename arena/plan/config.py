@@ -29,6 +29,7 @@ from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
 from arena.plan.builtins import resolve_builtin
+from arena.plan.knockout import resolve_seeds
 from arena.plan.own_files import OwnFilesError, bot_folders, leading_out, refused
 from arena.protocol.messages import MAX_LINE
 
@@ -418,10 +419,17 @@ class _Validator:
             raise self.fail("sandbox.user", str(e)) from None
         seeds = c.seeds
         if c.format == "knockout":
-            from arena.plan.knockout import resolve_seeds
-
+            ratings = None if c.ratings is None else (self.base / c.ratings).resolve()
             try:
-                seeds = resolve_seeds(c, self.base)
+                seeds = resolve_seeds(
+                    [bot.name for bot in c.bots],
+                    c.seeds,
+                    c.seed_from,
+                    seed=c.seed,
+                    ratings=ratings,
+                    game=c.game,
+                    variant=variant,
+                )
             except ValueError as e:
                 key = "ratings" if c.seed_from == "ratings" else "seeds"
                 raise self.fail(key, str(e)) from None
