@@ -208,6 +208,7 @@ class Tournament:
         concurrency: int | None = None,
         sandbox: str | None = None,
         skip_broken: bool = False,
+        keep_ray: bool = False,
     ) -> None:
         self.skip_broken = skip_broken
         """``--skip-broken``: entrants failing the pre-flight sit out rather than stop the run."""
@@ -222,7 +223,7 @@ class Tournament:
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
         self.address = address or config.ray_address
-        self.keep_ray = False
+        self.keep_ray = keep_ray
         """A local Ray instance the run starts is kept for what follows in this
         process (``arena run --analyze``) until :meth:`release_ray`."""
         if self.backend == "ray":
