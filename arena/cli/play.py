@@ -89,9 +89,10 @@ def play(
     from arena.match.clock import TimeControl
     from arena.match.events import GameMoved
     from arena.match.referee import RefereeSettings, play_game
-    from arena.plan.config import BotConfig, ProtocolSettings, program_command
+    from arena.plan.config import BotConfig, ProtocolSettings
     from arena.plan.entrants import entrant, start_named
     from arena.plan.launch import engine_config
+    from arena.plan.programs import program_command
 
     game = get_game(game_name)
     variant = variant or game.default_variant

@@ -2,7 +2,7 @@
 bot's name or a command, and the name each plays under.
 
 The same lookups as a tournament file's (:mod:`arena.plan.builtins`,
-:func:`arena.plan.config.find_program`), with the command-line phrasing of
+:func:`arena.plan.programs.find_program`), with the command-line phrasing of
 their errors; and the one place that starts a command bot to learn its name,
 since a command line (``python3 mybot.py``) says little of who the bot is.
 """
@@ -21,9 +21,10 @@ import msgspec
 from arena.engine.bot import Engine
 from arena.engine.errors import EngineError
 from arena.plan.builtins import builtin_names, resolve_builtin
-from arena.plan.config import NAME_RE, BotConfig, find_program
+from arena.plan.config import NAME_RE, BotConfig
 from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
+from arena.plan.programs import find_program
 from arena.protocol.text import visible
 
 

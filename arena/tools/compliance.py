@@ -56,9 +56,10 @@ from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
 from arena.match.wire import clock_info
 from arena.plan.builtins import builtin_names, resolve_builtin
-from arena.plan.config import BotConfig, Limits, ProtocolSettings, program_command
+from arena.plan.config import BotConfig, Limits, ProtocolSettings
 from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
+from arena.plan.programs import program_command
 from arena.protocol.messages import (
     PROTOCOL_VERSION,
     Action,
