@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import trio
+from test_openings import Stop, capture_configs
 
 import arena.plan.entrants as entrants
 from arena.engine.sandbox import Sandbox, SandboxSettings
@@ -74,22 +75,8 @@ def test_the_builder_applies_the_entry_and_every_setting() -> None:
 def test_learning_a_command_bots_name_confines_it_as_a_tournament_does(monkeypatch) -> None:
     """``sprt`` starts a command bot once to learn its name: under a tournament file's
     default ``[limits]`` and ``[sandbox]``, not unbounded (it once had no limits)."""
-    seen = []
-
-    class Stop(Exception):
-        pass
-
-    class Recording:
-        def __init__(self, config) -> None:
-            seen.append(config)
-
-        async def __aenter__(self):
-            raise Stop
-
-        async def __aexit__(self, *exc: object) -> bool:
-            return False
-
-    monkeypatch.setattr(entrants, "Engine", Recording)
+    seen: list = []
+    capture_configs(monkeypatch, seen, entrants)
     bot = entrants.entrant(f"{sys.executable} -c pass")
     with pytest.raises(Stop):
         trio.run(entrants.identity_name, bot, "kamisado", "standard")
