@@ -17,7 +17,6 @@ from __future__ import annotations
 import os
 import re
 import shlex
-import shutil
 import tomllib
 from pathlib import Path
 from typing import Annotated, Literal, get_args
@@ -29,7 +28,9 @@ from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
 from arena.plan.builtins import resolve_builtin
-from arena.plan.own_files import OwnFilesError, bot_folders, leading_out, refused
+from arena.plan.knockout import resolve_seeds
+from arena.plan.own_files import bot_folders, leading_out, refused
+from arena.plan.programs import absolute, find_program, is_path, leads_out, program_folder
 from arena.protocol.messages import MAX_LINE
 
 __all__ = [
@@ -418,10 +419,17 @@ class _Validator:
             raise self.fail("sandbox.user", str(e)) from None
         seeds = c.seeds
         if c.format == "knockout":
-            from arena.plan.knockout import resolve_seeds
-
+            ratings = None if c.ratings is None else (self.base / c.ratings).resolve()
             try:
-                seeds = resolve_seeds(c, self.base)
+                seeds = resolve_seeds(
+                    [bot.name for bot in c.bots],
+                    c.seeds,
+                    c.seed_from,
+                    seed=c.seed,
+                    ratings=ratings,
+                    game=c.game,
+                    variant=variant,
+                )
             except ValueError as e:
                 key = "ratings" if c.seed_from == "ratings" else "seeds"
                 raise self.fail(key, str(e)) from None
@@ -572,8 +580,8 @@ class _Validator:
             resolved = [self._resolve_executable(key, first, cwd, bot.env)]
         folder: str | None = str(cwd)
         if bot.cwd is None:
-            rest = [_absolute(self.base, w) for w in rest]
-            folder = _program_folder([*resolved, *rest])
+            rest = [absolute(self.base, w) for w in rest]
+            folder = program_folder([*resolved, *rest])
         grants = self._resolve_grants(index, bot, folder, [*resolved, *rest])
         return msgspec.structs.replace(
             bot, command=[*resolved, *rest], cwd=folder, builtin=builtin, **grants
@@ -591,7 +599,7 @@ class _Validator:
             for p in (*bot.sandbox_ro, *bot.sandbox_rw)
             if os.path.isabs(os.path.expanduser(p))
         ]
-        program = _program_folder(
+        program = program_folder(
             [command[0], *(os.path.join(folder or "", w) for w in command[1:])]
         )
         folders = bot_folders(folder, program)
@@ -604,12 +612,12 @@ class _Validator:
                     raise self.fail(_bot_key(index, bot, field), f"no such path {path!r}")
                 target = None if os.path.isabs(written) else leading_out(path, folders, granted)
                 if target is not None:
-                    raise self.fail(_bot_key(index, bot, field), _leads_out(path, target))
+                    raise self.fail(_bot_key(index, bot, field), leads_out(path, target))
                 paths.append(os.path.realpath(path))
             grants[field] = paths
         found = refused(command, folder, program, bot.env.get("PATH"), granted)
         if found is not None:
-            raise self.fail(_bot_key(index, bot, "command"), _leads_out(*found))
+            raise self.fail(_bot_key(index, bot, "command"), leads_out(*found))
         return grants
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:
@@ -639,81 +647,3 @@ class _Validator:
         if is_path(word) and not os.access(found, os.X_OK):
             raise self.fail(key, f"{found!r} is not executable (chmod +x?)")
         return found
-
-
-def _leads_out(path: str, target: str, hint: str = " (an absolute sandbox_ro grants more)") -> str:
-    return (
-        f"{path!r} is a symbolic link leading out of the bot's folder, to {target!r}: "
-        f"a bot is shown only its own files{hint}"
-    )
-
-
-def is_path(word: str) -> bool:
-    """A program word with a slash is a path; a bare word is looked up on the PATH."""
-    return os.sep in word or bool(os.altsep and os.altsep in word)
-
-
-def find_program(word: str, folders: list[Path], path_env: str | None) -> str | None:
-    """The absolute path of the program ``word`` names, or ``None`` if there is none.
-
-    A path (:func:`is_path`) is taken as it is when absolute, else relative to each
-    of ``folders`` in turn, and must be a file (whether it may be executed is for
-    the caller to say); a bare word is looked up on ``path_env`` (``None``: the
-    arena's own ``PATH``) as a shell would. The one lookup of tournament files
-    and of bots named on the command line.
-    """
-    if not is_path(word):
-        found = shutil.which(word, path=path_env)
-        return None if found is None else os.path.abspath(found)
-    candidates = [Path(word)] if os.path.isabs(word) else [f / word for f in folders]
-    for candidate in candidates:
-        if candidate.is_file():
-            # abspath, not resolve(): a virtualenv's python is a symlink that must
-            # stay one to find its environment.
-            return os.path.normpath(os.path.abspath(candidate))
-    return None
-
-
-def program_command(argv: list[str], base: Path) -> tuple[list[str], str | None]:
-    """A command line given relative to ``base``, made absolute, and its program's folder.
-
-    For ``arena play``: its bots, like a tournament's without ``cwd``, start in
-    their program's folder (or in none), not in the operator's folder. A symbolic
-    link on it leading out of that folder is an :class:`OwnFilesError`.
-    """
-    first = argv[0]
-    if os.sep in first and not os.path.isabs(first):
-        first = os.path.normpath(base.absolute() / first)
-    command = [first, *(_absolute(base, w) for w in argv[1:])]
-    folder = _program_folder(command)
-    found = refused(command, folder, folder)
-    if found is not None:
-        raise OwnFilesError(f"bot {shlex.join(argv)!r}: {_leads_out(*found, hint='')}")
-    return command, folder
-
-
-def _absolute(base: Path, word: str) -> str:
-    """``word`` as an absolute path if it names a file or folder relative to ``base``
-    (not resolved: a symbolic link stays one, for :mod:`arena.plan.own_files` to see)."""
-    if word.startswith("-") or os.path.isabs(word) or not (base / word).exists():
-        return word
-    return os.path.normpath(base.resolve() / word)
-
-
-def _program_folder(argv: list[str]) -> str | None:
-    """The folder of a command's program, ``None`` for a system folder (see ``_resolve_bot``).
-
-    The folder the program lies in, not the one a symbolic link leads to: an
-    entrant's ``bot.py`` leading elsewhere does not make elsewhere its folder.
-    """
-    from arena.engine.sandbox import SYSTEM
-
-    files = [w for w in argv[1:] if os.path.isabs(w) and os.path.isfile(w)]
-    exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
-    if not files and exe is None:
-        return None
-    program = files[0] if files else exe
-    folder = os.path.realpath(os.path.dirname(os.path.abspath(program)))
-    if any(folder == s or folder.startswith(s + "/") for s in SYSTEM):
-        return None
-    return folder

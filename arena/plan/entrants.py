@@ -2,7 +2,7 @@
 bot's name or a command, and the name each plays under.
 
 The same lookups as a tournament file's (:mod:`arena.plan.builtins`,
-:func:`arena.plan.config.find_program`), with the command-line phrasing of
+:func:`arena.plan.programs.find_program`), with the command-line phrasing of
 their errors; and the one place that starts a command bot to learn its name,
 since a command line (``python3 mybot.py``) says little of who the bot is.
 """
@@ -19,11 +19,12 @@ from pathlib import Path
 import msgspec
 
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
 from arena.plan.builtins import builtin_names, resolve_builtin
-from arena.plan.config import NAME_RE, find_program
+from arena.plan.config import NAME_RE, BotConfig
+from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
+from arena.plan.programs import find_program
 from arena.protocol.text import visible
 
 
@@ -85,12 +86,13 @@ def distinct(names: Sequence[str]) -> list[str]:
 
 async def identity_name(bot: Entrant, game: str, variant: str) -> str:
     """The name a tournament enters a command bot under: its ``identity`` name made
-    valid (:func:`playing_name`), learnt by starting it once. A built-in (or a bot
-    that does not answer ``hello``, or whose name leaves nothing) keeps its name."""
+    valid (:func:`playing_name`), learnt by starting it once, confined as a tournament
+    file's defaults confine it. A built-in (or a bot that does not answer ``hello``, or
+    whose name leaves nothing) keeps its name."""
     if bot.builtin:
         return bot.name
     name = bot.name
-    async with Engine(EngineConfig(name=bot.name, command=bot.command)) as engine:
+    async with Engine(engine_config(BotConfig(name=bot.name, command=bot.command))) as engine:
         with suppress(EngineError):  # no answer: the placeholder stands
             name = (await engine.start(game, variant, check_identity=False)).name
     return playing_name(name) or bot.name
