@@ -20,7 +20,7 @@ from arena.games import get_game
 from arena.match.clock import TimeControl
 from arena.match.record import ADJUDICATED, CRASH, ILLEGAL, PROTOCOL, TIME, GameRecord
 from arena.match.referee import RefereeSettings, play_game
-from arena.protocol.messages import Action, ClockInfo, Go, NewGame
+from arena.protocol.messages import Action, ClockInfo, Go, Info, NewGame
 
 GAME = get_game("kamisado")
 VARIANT = "single"
@@ -225,16 +225,21 @@ async def test_info_lines_are_bounded_in_number(autojump_clock):
 
 
 async def test_info_lines_are_bounded_in_bytes(autojump_clock):
+    async def small_big_small(bot: BotSide, _: int, go: Go) -> None:
+        bot.send(Info(id=go.id, depth=1, text="x" * 100))
+        bot.send(Info(id=go.id, depth=2, text="x" * 400))  # over the bound on its own
+        bot.send(Info(id=go.id, depth=3, text="x" * 100))
+        bot.answer(go)
+
     async with scripted(honest(info_lines(4, "x" * 100)), info_bytes=300) as (engine,):
         await engine.start("kamisado", "standard")
         reply = await engine.go(go_msg(), timeout=1)
-        # one over the bound on its own: dropped, never evicting the others
-        big = honest(info_lines(1, "x" * 400))
-        engine.script = big
+        engine.script = honest(small_big_small)
         await engine.restart("kamisado", "standard")
-        alone = await engine.go(go_msg(), timeout=1)
+        mixed = await engine.go(go_msg(), timeout=1)
     assert [i.depth for i in reply.infos] == [3, 4] and reply.infos_dropped == 2
-    assert alone.infos == () and alone.infos_dropped == 1
+    # The one too big is dropped and evicts none of the others.
+    assert [i.depth for i in mixed.infos] == [1, 3] and mixed.infos_dropped == 1
 
 
 # -- faults ------------------------------------------------------------------------
