@@ -129,12 +129,14 @@ class ScriptedTransport:
         self._out_closed = True
         self._out_lot.unpark_all()
 
-    def exit(self, returncode: int) -> None:
-        """The process is gone: both pipes close (what it wrote can still be read)."""
+    def exit(self, returncode: int, *, held: bool = False) -> None:
+        """The process is gone: both pipes close (what it wrote can still be read),
+        unless a helper it left behind ``held`` its stdout open."""
         if self.returncode is None:
             self.returncode = returncode
         self._in_closed = True
-        self.close_output()
+        if not held:
+            self.close_output()
         self._in_lot.unpark_all()
         self.ended.set()
 
@@ -175,9 +177,10 @@ class BotSide:
     def close_output(self) -> None:
         self.transport.close_output()
 
-    def exit(self, returncode: int) -> NoReturn:
-        """The process ends here with ``returncode`` (the script runs no further)."""
-        self.transport.exit(returncode)
+    def exit(self, returncode: int, *, held: bool = False) -> NoReturn:
+        """The process ends here with ``returncode`` (the script runs no further);
+        ``held``: a helper of it keeps its stdout open (no end of stream)."""
+        self.transport.exit(returncode, held=held)
         raise Exited(returncode)
 
 
@@ -291,7 +294,8 @@ class ScriptedEngine(Conversation):
             with scope:
                 with suppress(Exited):
                     await self.script(BotSide(transport))
-                transport.exit(0)  # (a no-op after its own exit)
+                if not transport.ended.is_set():  # ran to its end
+                    transport.exit(0)
             if transport.ended.is_set() and self._transport is transport:
                 self._cut_short()
 

@@ -15,7 +15,8 @@ import pytest
 import trio
 from scripted import BotSide, Script, ScriptedEngine, honest, info_lines, scripted, think
 
-from arena.engine.errors import EngineProtocolError, EngineTimeout
+from arena.engine.errors import EngineCrashed, EngineProtocolError, EngineTimeout
+from arena.engine.transport import EXIT_DRAIN
 from arena.games import get_game
 from arena.match.clock import TimeControl
 from arena.match.record import ADJUDICATED, CRASH, ILLEGAL, PROTOCOL, TIME, GameRecord
@@ -350,3 +351,21 @@ async def test_a_protocol_fault_in_the_engine_carries_its_elapsed_time(autojump_
     assert caught.value.elapsed == 0.125  # net of the leeway
     assert "hello there" in caught.value.stderr_tail
     assert "a runtime's second line" in caught.value.stderr_tail
+
+
+async def test_an_exit_cuts_a_pending_read_short(autojump_clock):
+    """The bot exits but a helper holds its stdout open (no end of stream): the crash
+    is reported a short drain after the exit, not at the request's deadline (the
+    exit's watcher cuts the read short: ``Conversation._cut_short``)."""
+
+    async def exit_held(bot: BotSide, go: Go) -> None:
+        await trio.sleep(0.25)
+        bot.exit(5, held=True)
+
+    async with scripted(at_go(0, exit_held)) as (engine,):
+        await engine.start("kamisado", "standard")
+        start = trio.current_time()
+        with pytest.raises(EngineCrashed, match="exited with code 5"):
+            await engine.go(go_msg(), timeout=100)
+        # the read's drain, then the drain of its last stray output
+        assert trio.current_time() - start == pytest.approx(0.25 + 2 * EXIT_DRAIN)
