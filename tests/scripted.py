@@ -302,10 +302,6 @@ class ScriptedEngine(Conversation):
         self._nursery.start_soon(run)
         return await self._handshake(game, variant, check_identity=check_identity)
 
-    async def restart(self, game: str, variant: str) -> Identity:
-        await self.stop(graceful=self.faulted is None)
-        return await self.start(game, variant)
-
     async def stop(self, *, graceful: bool = True) -> None:
         transport = self._transport
         if transport is None:

@@ -356,11 +356,6 @@ class Engine(Conversation):
             self._oom_killed = self._oom_killed or group.oom_killed()
             await group.remove()
 
-    async def restart(self, game: str, variant: str) -> Identity:
-        """Kill whatever runs (no grace if it faulted) and start afresh."""
-        await self.stop(graceful=self.faulted is None)
-        return await self.start(game, variant)
-
     async def stop(self, *, graceful: bool = True) -> None:
         """End the process: ``quit`` and a bounded wait, then SIGTERM, then SIGKILL.
 

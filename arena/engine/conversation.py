@@ -91,9 +91,20 @@ class Conversation:
 
     # -- what a kind of bot provides ------------------------------------------
 
-    async def stop(self, *, graceful: bool = True) -> None:
-        """End the bot for good and detach its transport (bounded, even if cancelled)."""
+    async def start(self, game: str, variant: str, *, check_identity: bool = True) -> Identity:
+        """Bring the bot up, :meth:`_attach` its transport, count it in :attr:`starts`,
+        and return :meth:`_handshake`'s identity; a failure is an :class:`EngineError`."""
         raise NotImplementedError
+
+    async def stop(self, *, graceful: bool = True) -> None:
+        """End the bot for good and detach its transport (``_transport = None``);
+        bounded, even when cancelled (a fault stops it under a shield)."""
+        raise NotImplementedError
+
+    async def restart(self, game: str, variant: str) -> Identity:
+        """Stop whatever runs (no grace if it faulted) and start afresh."""
+        await self.stop(graceful=self.faulted is None)
+        return await self.start(game, variant)
 
     def thaw(self) -> None:
         """Let the bot run again (a process frozen between requests); nothing here."""
