@@ -19,7 +19,7 @@ from arena.engine.errors import EngineCrashed, EngineProtocolError, EngineTimeou
 from arena.engine.transport import EXIT_DRAIN
 from arena.games import get_game
 from arena.match.clock import TimeControl
-from arena.match.record import ADJUDICATED, CRASH, ILLEGAL, PROTOCOL, TIME, GameRecord
+from arena.match.record import ADJUDICATED, CRASH, ILLEGAL, PROTOCOL, START, TIME, GameRecord
 from arena.match.referee import RefereeSettings, play_game
 from arena.protocol.messages import Action, ClockInfo, Go, Info, NewGame
 
@@ -152,6 +152,33 @@ async def test_the_newgame_timeout(autojump_clock):
         record = await play(engines, "10", settings=RefereeSettings(newgame_timeout=2.0))
         assert trio.current_time() - start == 2.0
     assert (record.reason, record.faulty, record.actions) == (TIME, 1, [])
+    assert record.detail == "p1: no answer within 2.000 s"
+
+
+async def test_both_bots_start_at_once_and_a_silent_one_loses_at_its_handshake_timeout(
+    autojump_clock,
+):
+    """Two bots taking 1.5 s each to answer ``hello``: the game's start takes 1.5 s, not
+    3 s. One that never answers loses with reason ``start`` at its handshake timeout."""
+
+    def slow_hello(seconds: float) -> Script:
+        async def script(bot: BotSide) -> None:
+            await trio.sleep(seconds)
+            await honest()(bot)
+
+        return script
+
+    async with scripted(slow_hello(1.5), slow_hello(1.5)) as engines:
+        start = trio.current_time()
+        record = await play(engines, "10", settings=RefereeSettings(max_plies=1))
+        assert trio.current_time() - start == 1.5
+    assert record.reason == ADJUDICATED and [e.starts for e in engines] == [1, 1]
+
+    async with scripted(honest(), slow_hello(1000), handshake_timeout=2.0) as engines:
+        start = trio.current_time()
+        record = await play(engines, "10")
+        assert trio.current_time() - start == 2.0
+    assert (record.reason, record.faulty, record.score) == (START, 1, 1.0)
     assert record.detail == "p1: no answer within 2.000 s"
 
 
