@@ -35,9 +35,9 @@ from pathlib import Path
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate, Pool, split
+from arena.backends.pool import FaultGate, Pool, WorkItem, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
-from arena.backends.slots import InProcessPool, WorkItem, slot_cores
+from arena.backends.slots import InProcessPool, slot_cores
 from arena.backends.workers import WorkerPool, fork_workers, release
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
@@ -209,6 +209,7 @@ class Tournament:
         concurrency: int | None = None,
         sandbox: str | None = None,
         skip_broken: bool = False,
+        keep_ray: bool = False,
     ) -> None:
         self.skip_broken = skip_broken
         """``--skip-broken``: entrants failing the pre-flight sit out rather than stop the run."""
@@ -228,7 +229,7 @@ class Tournament:
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
         self.address = address or config.ray_address
-        self.keep_ray = False
+        self.keep_ray = keep_ray
         """A local Ray instance the run starts is kept for what follows in this
         process (``arena run --analyze``) until :meth:`release_ray`."""
         if self.backend == "ray":

@@ -136,9 +136,9 @@ def preflight_figures(file: Path, runs: int) -> None:
     import trio
 
     from arena.backends.preflight import preflight
-    from arena.backends.slots import engine_config
     from arena.engine.bot import Engine
     from arena.plan.config import load_config
+    from arena.plan.launch import entry_config
     from arena.plan.prepare import prepare
 
     config = load_config(file)
@@ -146,7 +146,7 @@ def preflight_figures(file: Path, runs: int) -> None:
     async def one_at_a_time() -> list[float]:
         seconds = []
         for bot in config.bots:
-            async with Engine(engine_config(config, bot.name)) as engine:
+            async with Engine(entry_config(config, bot.name)) as engine:
                 t = time.perf_counter()
                 await engine.start(config.game, config.variant)
                 seconds.append(time.perf_counter() - t)

@@ -12,7 +12,8 @@ behave, so a test can check that a restarted bot plays on normally.
 Modes: normal, exit_at_start, bad_version, unsupported, ignore_quit,
 exit, abort, sigkill, sigsegv, never_answer, sleep (ARG seconds, at the --at-th
 go), sleep_each (ARG seconds, every go), garbage, long_line, stderr_flood,
-illegal, wrong_type, wrong_id, close_stdout, deep_nesting (an action whose unknown
+illegal, wrong_type, wrong_id, close_stdout, stop_reading (answers, then never
+reads its input again), deep_nesting (an action whose unknown
 field is nested 1,000 levels deep), info_flood (ARG info lines of 1 MB before the
 action), stderr_long_line (a 64 KiB stderr line between two short ones, then
 the action), child_ignores_term (a helper that
@@ -163,6 +164,9 @@ for line in sys.stdin:
                 time.sleep(600)
             if mode == "child_ignores_term":
                 os._exit(5)  # the helper still holds our stdout
+            if mode == "stop_reading":
+                send({"type": "action", "id": i, "action": legal[0]})
+                time.sleep(600)  # stdin fills up: the arena's next long line cannot be written
         send({"type": "info", "id": i, "depth": 1, "score": 0.25, "pv": [legal[0]]})
         send({"type": "action", "id": i, "action": legal[0]})
 

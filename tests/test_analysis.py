@@ -337,3 +337,55 @@ def test_analysis_of_an_empty_tournament_says_so(tmp_path: Path, workers: int) -
     with Store.open(tmp_path, name="x", config_text="", fingerprint="f"):
         pass
     one_line_error(["analyze", str(tmp_path), "--workers", str(workers)], "no games")
+
+
+ARENA_WITH_A_SOLVER = r"""
+import multiprocessing, os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+from arena.analysis.run import _worker_init
+
+def long_solve():
+    print(os.getpid(), flush=True)
+    time.sleep(600)  # busy: only the kernel ends it once its parent is gone
+
+if __name__ == "__main__":
+    context = multiprocessing.get_context("spawn")
+    with ProcessPoolExecutor(
+        1, mp_context=context, initializer=_worker_init, initargs=("kamisado",)
+    ) as pool:
+        pool.submit(long_solve).result()
+"""
+
+
+async def test_a_solver_dies_when_the_arena_is_sigkilled(tmp_path: Path) -> None:
+    """The analysis's worker processes die with the arena (``die_with_parent``, as
+    bots do), even in the middle of a long solve, when no ``finally`` runs."""
+    import trio
+    from procs import processes
+
+    script = tmp_path / "arena_that_dies.py"
+    script.write_text(ARENA_WITH_A_SOLVER)
+    arena = await trio.lowlevel.open_process(
+        [sys.executable, str(script)], stdout=subprocess.PIPE, cwd=tmp_path
+    )
+    try:
+        line = b""
+        with trio.fail_after(30):
+            while not line.endswith(b"\n"):
+                line += await arena.stdout.receive_some(64)
+        worker = int(line)
+    finally:
+        arena.kill()
+        await arena.wait()
+        await arena.stdout.aclose()
+
+    def alive() -> bool:
+        return any(pid == worker and state != "Z" for pid, state, *_ in processes())
+
+    with trio.move_on_after(5):
+        while alive():
+            await trio.sleep(0.01)
+    survived = alive()
+    if survived:
+        os.kill(worker, signal.SIGKILL)  # leaves nothing behind
+    assert not survived, f"solver {worker} outlived the arena"

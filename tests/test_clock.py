@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import pytest
 import trio
-import trio.testing
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -138,24 +137,19 @@ def test_start_stop_misuse_is_an_error():
         clock.start(1, 0.0)
 
 
-async def test_clock_with_trio_mock_clock():
-    """Driven by trio.current_time(), the way the referee uses it."""
-    mock = trio.testing.MockClock(autojump_threshold=0)
-
-    async def main():
-        clock = Clock(TimeControl.parse("5+1"))
-        t0 = trio.current_time()
-        deadline = clock.start(0, t0)
-        await trio.sleep_until(deadline - DEFAULT_MARGIN / 2)  # inside the margin
-        elapsed, flagged = clock.stop(0, trio.current_time())
-        assert not flagged and elapsed == 5025
-        assert clock.remaining_ms(0) == 1000
-        clock.start(1, trio.current_time())
-        await trio.sleep(5.06)
-        assert clock.stop(1, trio.current_time()) == (5060, True)
-
-    # A separate run: the mock clock cannot be swapped into the running test loop.
-    await trio.to_thread.run_sync(lambda: trio.run(main, clock=mock))
+async def test_clock_with_trio_mock_clock(autojump_clock):
+    """Driven by trio.current_time(), the way the referee uses it: pytest-trio's
+    ``autojump_clock`` fixture runs this test's own loop on a mock clock."""
+    clock = Clock(TimeControl.parse("5+1"))
+    t0 = trio.current_time()
+    deadline = clock.start(0, t0)
+    await trio.sleep_until(deadline - DEFAULT_MARGIN / 2)  # inside the margin
+    elapsed, flagged = clock.stop(0, trio.current_time())
+    assert not flagged and elapsed == 5025
+    assert clock.remaining_ms(0) == 1000
+    clock.start(1, trio.current_time())
+    await trio.sleep(5.06)
+    assert clock.stop(1, trio.current_time()) == (5060, True)
 
 
 def test_cpu_time_charged_with_a_wall_clock_ceiling():

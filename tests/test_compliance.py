@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from fake_game import fake_registered  # noqa: F401  (fixture)
 
-from arena.engine.sandbox import Sandbox
+from arena.engine.sandbox import SandboxSettings
 from arena.games import get_game
 from arena.tools.compliance import Check, check_bot, decisions, run_checks
 
@@ -212,7 +212,7 @@ def test_a_command_relative_to_the_current_folder_runs_as_typed(tmp_path, monkey
     status = run_checks(
         [sys.executable, "mybot.py", "--games", "sekigahara"],
         echo=lines.append,
-        sandbox=Sandbox(mode="bwrap"),
+        sandbox=SandboxSettings(mode="bwrap"),
     )
     assert status == 0, lines
     assert lines[1].startswith("PASS start: started and answered hello")
@@ -276,7 +276,7 @@ async def test_a_bot_of_one_variant_passes_in_that_variant(tmp_path: Path) -> No
     declares Kamisado (one variant of it), and every check is played in that one."""
     log = tmp_path / "single.log"
     command = [*AUTHOR_BOT, "--games", "kamisado/single", "--log", str(log)]
-    checks = await check_bot(command, games=1, sandbox=Sandbox(mode="none"))
+    checks = await check_bot(command, games=1, sandbox=SandboxSettings(mode="none"))
     assert all(c.passed for c in checks), [c.line() for c in checks]
     supports = next(c for c in checks if c.name == "supports kamisado")
     assert supports.detail.endswith("(checked in kamisado/single)")

@@ -87,8 +87,8 @@ async def test_threads_is_the_quota_and_the_cores_in_hello() -> None:
 
 
 def test_a_tournament_entry_declares_its_threads(tmp_path: Path) -> None:
-    from arena.backends.slots import engine_config
     from arena.plan.config import ConfigError, load_config
+    from arena.plan.launch import entry_config
 
     text = """name = "t"
 [[bots]]
@@ -102,7 +102,7 @@ command = "builtin:random"
     path = tmp_path / "t.toml"
     path.write_text(text)
     config = load_config(path)
-    assert [engine_config(config, n).threads for n in ("a", "b")] == [2, 1]
+    assert [entry_config(config, n).threads for n in ("a", "b")] == [2, 1]
     path.write_text(text.replace("threads = 2", "threads = 0"))
     try:
         load_config(path)

@@ -2,7 +2,9 @@
 
 Every bot is one small Python script (written to ``tmp_path``) whose behaviour
 is chosen by its first argument. Each fault must surface as the right exception
-within its deadline plus one second, measured here with ``time.monotonic``.
+within its deadline plus one second, measured here with ``time.monotonic``. What is
+charged is tested exactly on the scripted transport under trio's mock clock
+(``tests/scripted.py``; the referee's rules in ``test_referee_scripted.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import textwrap
 import time
 from pathlib import Path
 
+import msgspec
 import pytest
 import trio
 from procs import assert_group_dies, group_alive
-from timing import assert_charged
+from scripted import honest, scripted, think
 
 from arena.engine.bot import Engine
 from arena.engine.config import EngineConfig, ResourceLimits
@@ -318,6 +321,17 @@ async def test_closed_stdout_while_running_is_a_protocol_error(bot_script):
         await assert_group_dies(pgid)
 
 
+async def test_bot_that_stops_reading_its_input_times_out_on_the_write(bot_script):
+    """The request cannot even be written (a line longer than the pipe holds, to a bot
+    that reads no more): a time fault of its own, at the deadline."""
+    async with Engine(config(bot_script, "stop_reading")) as engine:
+        await engine.start("kamisado", "standard")
+        await engine.go(go_msg(), timeout=2)
+        long_go = msgspec.structs.replace(go_msg(), history=["c1-c5"] * 50_000)  # ~400 KB
+        err = await expect_fault(engine, EngineTimeout, timeout=0.5, msg=long_go)
+        assert "did not read its input for 0.500 s" in str(err)
+
+
 async def test_crash_is_seen_although_a_child_holds_stdout_and_group_is_killed(bot_script):
     """The parent dies; its SIGTERM-ignoring helper keeps stdout open (no EOF).
 
@@ -385,38 +399,24 @@ async def test_request_after_fault_requires_restart(bot_script):
 # -- fair timing -------------------------------------------------------------
 
 
-async def test_think_time_is_measured_fairly(bot_script):
-    """A bot sleeping 200 ms is charged 200 ms, plus what an answer costs here: the
-    same bot answering at once, asked in turn with it (``tests/timing.py``)."""
-    charged, instant = [], []
-    async with (
-        Engine(config(bot_script, "sleep_each", "0.2")) as sleeper,
-        Engine(config(bot_script, "sleep_each", "0")) as prompt,
-    ):
-        for engine in (sleeper, prompt):
-            await engine.start("kamisado", "standard")
-        for _ in range(3):
-            instant.append((await prompt.go(go_msg(), timeout=2)).elapsed)
-            charged.append((await sleeper.go(go_msg(), timeout=2)).elapsed)
-    assert_charged(charged, 0.2, instant)
-
-
-async def test_answer_inside_margin_is_not_flagged_end_to_end(bot_script):
-    """Remaining 200 ms, margin 150 ms, bot thinks 250 ms: late but tolerated."""
-    clock = Clock(TimeControl.parse("0.2 margin=0.15"))
-    async with (
-        Engine(config(bot_script, "sleep_each", "0.25")) as engine,
-        Engine(config(bot_script, "sleep_each", "0")) as prompt,
-    ):
+async def test_think_time_is_charged_exactly(autojump_clock):
+    """On the scripted transport under the mock clock: a bot thinking 0.25 s is
+    charged 0.25 s, to the bit, each time (the clock starts just before the write)."""
+    async with scripted(honest(think(0.25, 0.5, 0.125))) as (engine,):
         await engine.start("kamisado", "standard")
-        await prompt.start("kamisado", "standard")
-        instant = (await prompt.go(go_msg(), timeout=2)).elapsed
+        charged = [(await engine.go(go_msg(), timeout=2)).elapsed for _ in range(3)]
+    assert charged == [0.25, 0.5, 0.125]
+
+
+async def test_answer_inside_margin_is_not_flagged_end_to_end(autojump_clock):
+    """Remaining 0.25 s, margin 0.25 s, bot thinks 0.375 s: late but tolerated."""
+    clock = Clock(TimeControl.parse("0.25 margin=0.25"))
+    async with scripted(honest(think(0.375))) as (engine,):
+        await engine.start("kamisado", "standard")
         reply = await engine.go(go_msg(), timeout=clock.budget(0))
-        clock.start(0, reply.sent_at)
-        elapsed_ms, flagged = clock.stop(0, reply.received_at)
-        assert not flagged
-        assert_charged([elapsed_ms / 1000], 0.25, [instant])
-        assert clock.remaining_ms(0) == 0
+    clock.start(0, reply.sent_at)
+    assert clock.stop(0, reply.received_at) == (375, False)
+    assert clock.remaining_ms(0) == 0
 
 
 # -- stderr tail unit ---------------------------------------------------------

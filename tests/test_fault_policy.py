@@ -105,12 +105,15 @@ def test_a_crashing_bot_is_out_after_the_same_games_on_every_backend(
             assert sum("crashy" not in r.players for r in records) == 6
             assert out_after <= len(crashy) <= out_after + 1, [r.players for r in crashy]
             assert {r.reason for r in crashy} == {"crash"}
-            out = sorted(r.ended_at for r in crashy)[out_after - 1]
-            # Every game of crashy started before the game that put it out ended; the
-            # slot beside it is busy with a game of the two thinkers meanwhile.
-            assert all(r.started_at < out for r in crashy), [
-                (r.players, r.started_at - out) for r in crashy
-            ]
+            if backend == "in-process":
+                # The slots share one gate: every game of crashy started before the game
+                # that put it out ended. Elsewhere the verdict travels from the arena to
+                # the other process, and a game may start there in the milliseconds that
+                # takes (seen on Ray: 3 ms after); the count above bounds it to one game.
+                out = sorted(r.ended_at for r in crashy)[out_after - 1]
+                assert all(r.started_at < out for r in crashy), [
+                    (r.players, r.started_at - out) for r in crashy
+                ]
             stored, skipped = len(records), 18 - len(records)
             line = (
                 rf"^{stored} of 18 games stored in .* \({skipped} not played: disqualified bots\)$"

@@ -169,14 +169,16 @@ def test_generate_cli_records_the_probe_in_the_header(tmp_path: Path) -> None:
     assert len(read_openings_file(out)) == 2
 
 
-class _Stop(Exception):
+class Stop(Exception):
     pass
 
 
-def _capture_configs(monkeypatch, seen: list) -> None:
+def capture_configs(monkeypatch, seen: list, tool: object = None) -> None:
     """Record each engine's config and stop at the first start: what the bots would
-    run under, without running them."""
-    import arena.tools.openings as tool
+    run under, without running them (the engines ``tool``, a module, starts; by
+    default ``openings generate``'s)."""
+    if tool is None:
+        import arena.tools.openings as tool
 
     class Recording:
         def __init__(self, config) -> None:
@@ -189,20 +191,20 @@ def _capture_configs(monkeypatch, seen: list) -> None:
             return False
 
         async def start(self, *args: object, **kwargs: object) -> None:
-            raise _Stop
+            raise Stop
 
     monkeypatch.setattr(tool, "Engine", Recording)
 
 
 def test_generate_runs_its_bots_under_a_tournaments_limits(monkeypatch) -> None:
     """Not unbounded: by default a tournament file's [limits] and [sandbox]."""
-    from arena.backends.slots import resource_limits
     from arena.engine.sandbox import Sandbox
     from arena.plan.config import Limits
+    from arena.plan.launch import resource_limits
 
     seen: list = []
-    _capture_configs(monkeypatch, seen)
-    with pytest.raises(_Stop):
+    capture_configs(monkeypatch, seen)
+    with pytest.raises(Stop):
         run_generate(Probe(FIRST_LEGAL, FAULTS, "standard"), Counter())
     assert [c.name for c in seen] == ["scorer", "strong", "weak"]
     wanted = resource_limits(Limits())
@@ -212,7 +214,7 @@ def test_generate_runs_its_bots_under_a_tournaments_limits(monkeypatch) -> None:
 
 def test_generate_cli_passes_its_confinement_options(monkeypatch, tmp_path: Path) -> None:
     seen: list = []
-    _capture_configs(monkeypatch, seen)
+    capture_configs(monkeypatch, seen)
     out = tmp_path / "book.txt"
     command = ["openings", "generate", "--bot", shlex.join(FIRST_LEGAL), "-o", str(out)]
     CliRunner().invoke(main, [*command, "--memory-mb", "300", "--sandbox", "none"])

@@ -10,7 +10,6 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from arena.backends.slots import engine_config
 from arena.cli import main
 from arena.engine.bot import Engine
 from arena.engine.config import EngineConfig
@@ -19,6 +18,7 @@ from arena.engine.options import OptionError, check_declaration, check_options, 
 from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.plan.config import ConfigError, load_config
+from arena.plan.launch import entry_config
 from arena.protocol.messages import NewGame, OptionSpec, SetOption
 
 BOT = str(Path(__file__).with_name("author_bot.py"))
@@ -164,7 +164,7 @@ def test_tournament_options_and_protocol_settings_load(tmp_path: Path) -> None:
     protocol = "[protocol]\nhandshake_timeout = 2.5\nmax_line = 70000"
     config = load_config(tournament(tmp_path, '{ Hash = 256, Style = "wild" }', protocol))
     assert config.bot("author").options == {"Hash": 256, "Style": "wild"}
-    engine = engine_config(config, "author")
+    engine = entry_config(config, "author")
     assert (engine.options, engine.handshake_timeout, engine.max_line) == (
         {"Hash": 256, "Style": "wild"},
         2.5,

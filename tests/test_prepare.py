@@ -71,9 +71,7 @@ async def test_a_built_cache_starts_no_process(
         raise AssertionError("a preparation was started for a built cache")
 
     monkeypatch.setattr(prepare_module, "spawn", no_spawn)
-    started = time.perf_counter()
-    assert await prepare("mcts") is None
-    assert time.perf_counter() - started < 0.1  # a stamp read and a few hashes
+    assert await prepare("mcts") is None  # how fast that is: bench/startup.py's figure
 
 
 def test_the_stamp_holds_while_every_file_it_names_is_unchanged(

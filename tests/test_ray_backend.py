@@ -38,6 +38,7 @@ import trio  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 from procs import processes, wait_none_with  # noqa: E402
 
+from arena.backends.pool import WorkItem  # noqa: E402
 from arena.backends.rayconnect import (  # noqa: E402
     EXTRA_HINT,
     RayBackendError,
@@ -45,7 +46,6 @@ from arena.backends.rayconnect import (  # noqa: E402
     init_ray,
 )
 from arena.backends.raypool import RayPool  # noqa: E402
-from arena.backends.slots import WorkItem  # noqa: E402
 from arena.engine.sandbox import resolve as resolve_sandbox  # noqa: E402
 from arena.match.record import GameRecord  # noqa: E402
 from arena.plan.config import parse_config  # noqa: E402
@@ -353,7 +353,7 @@ from pathlib import Path
 import trio
 from arena.plan.config import parse_config
 from arena.backends.raypool import RayPool
-from arena.backends.slots import WorkItem
+from arena.backends.pool import WorkItem
 from arena.plan.schedule import build_schedule
 
 toml, address = Path(sys.argv[1]), sys.argv[2]

@@ -25,7 +25,7 @@ from arena.games import get_game
 from arena.games.sekigahara.show import battle_frame
 from arena.match.record import CRASH, GameRecord
 from arena.report import HTML_NAME, MARKDOWN_NAME, fmt, print_standings, write_reports
-from arena.report.markdown import md_text
+from arena.report.fmt import md_text
 from arena.report.replay import decode_frames, game_view
 from arena.storage.store import Store
 

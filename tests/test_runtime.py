@@ -20,12 +20,12 @@ import needs
 import pytest
 import trio
 
-from arena.backends.slots import resource_limits
 from arena.engine import sandbox as sandbox_module
 from arena.engine.bot import Engine
 from arena.engine.config import EngineConfig
 from arena.engine.sandbox import ETC_FILE_MAX, Sandbox
 from arena.plan.config import Limits
+from arena.plan.launch import resource_limits
 
 HERE = Path(__file__).parent
 BOT = [sys.executable, str(HERE / "runtime_bot.py")]

@@ -12,7 +12,7 @@ import jsonschema
 import msgspec
 import pytest
 
-from arena.engine.sandbox import Sandbox
+from arena.engine.sandbox import SandboxSettings
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
 from arena.match.wire import clock_info
@@ -152,7 +152,11 @@ async def test_a_bot_written_from_the_schemas_alone_passes_check_bot(name: str) 
     declared = {"kamisado": "kamisado/standard", "sekigahara": "sekigahara"}[name]
     # A generous clock: this bot validates every line with jsonschema, slow under load.
     checks = await check_bot(
-        [*SCHEMA_BOT, declared], game=name, games=1, tc="20+0.2", sandbox=Sandbox(mode="bwrap")
+        [*SCHEMA_BOT, declared],
+        game=name,
+        games=1,
+        tc="20+0.2",
+        sandbox=SandboxSettings(mode="bwrap"),
     )
     assert [c.line() for c in checks if not c.passed] == []
     assert any(c.name.startswith("game") for c in checks)

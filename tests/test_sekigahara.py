@@ -728,3 +728,23 @@ def test_random_play_ends_keeps_secrets_and_round_trips(
         field = state.observation(role)["field"]
         for name in ("attacker", "defender"):
             assert sum(f["added"] for f in field[name]) == outcome.details["impacts"][name]
+
+
+GOOD_BLOCK = '{ id = "b1", mon = "mori", strength = 1, mark = "gun" }'
+GOOD_CARD = '{ id = "I2", mon = "mori", kind = "sword" }'
+
+
+@pytest.mark.parametrize(
+    ("blocks", "hand", "error"),
+    [
+        ('[{ id = "b1", mon = "mori" }]', "[]", r"scenario: bad block .*: 'strength'$"),
+        (f"[{GOOD_BLOCK}, 3]", "[]", r"scenario: bad block 3$"),  # the table is read
+        ('["b1:mori:9"]', "[]", "bad block token 'b1:mori:9'"),
+        ("[]", '[{ id = "I1", mon = "mori", kind = "axe" }]', "scenario: bad card .*'axe'"),
+        ("[]", f'["I1:loyalty", {GOOD_CARD}, []]', r"scenario: bad card \[\]$"),
+    ],
+)
+def test_a_bad_block_or_card_of_a_scenario_is_shown(blocks: str, hand: str, error: str) -> None:
+    text = f'[ishida]\nblocks = {blocks}\nhand = {hand}\n[tokugawa]\nblocks = ["b2:date:1"]\n'
+    with pytest.raises(GameError, match=error):
+        load_toml(text)

@@ -53,6 +53,7 @@ class ScriptedEngine:
         self.asked: list[Go] = []
         self.running = True
         self.starts = 1
+        self.leeway = 0.0  # no network between the referee and this stand-in
         self.identity = None
         self.sandbox_record = SandboxRecord(mode="none")
         self._next_id = 0

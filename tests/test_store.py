@@ -369,3 +369,26 @@ def test_an_older_arena_is_told_the_schema_in_one_line(tmp_path: Path) -> None:
     for opening in (lambda: open_store(tmp_path), lambda: Store.open_existing(tmp_path)):
         with pytest.raises(StoreError, match="schema version 3, this arena reads 2$"):
             opening()
+
+
+def test_every_reader_of_a_store_refuses_its_version_alike(tmp_path: Path) -> None:
+    """The store, the analysis and the rating list read one results database: one
+    check of its schema version (``storage/schema.py``), one line."""
+    from arena.analysis.store import GamesReader
+    from arena.ratinglist.collect import RatingInputError, read_store
+
+    open_store(tmp_path).close()
+    with sqlite3.connect(tmp_path / DB_NAME) as conn:
+        conn.execute("UPDATE meta SET value = '3' WHERE key = 'schema_version'")
+    line = f"{tmp_path / DB_NAME}: written by another arena version, schema version 3, "
+    line += "this arena reads 2"
+    errors = []
+    for reading in (
+        lambda: Store.open_existing(tmp_path),
+        lambda: GamesReader(tmp_path),
+        lambda: read_store(tmp_path),
+    ):
+        with pytest.raises((StoreError, RatingInputError)) as caught:
+            reading()
+        errors.append(str(caught.value))
+    assert errors == [line, f"{line}; analyse it with the arena that wrote it", line]

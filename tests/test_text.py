@@ -34,7 +34,7 @@ from arena.protocol.messages import (
     decode_bot_message,
 )
 from arena.protocol.text import visible
-from arena.report.markdown import md_text
+from arena.report.fmt import md_text
 from arena.storage.store import Store
 
 HERE = Path(__file__).parent

@@ -6,8 +6,9 @@ the worker processes or the Ray tasks (``arena analyze``).
 
 May import: :mod:`arena.games` (replaying and solving through the ``Game``
 interface), :mod:`arena.match` (the game record), :mod:`arena.storage` (the
-games, read-only) and :mod:`arena.backends` (Ray tasks on a cluster, imported
-only when asked for)."""
+games, read-only), :mod:`arena.engine` (its worker processes die with the arena, as
+bots do) and :mod:`arena.backends` (Ray tasks on a cluster, imported only when asked
+for)."""
 
 MIN_BUDGET_MS = 1
 MAX_BUDGET_MS = 60_000

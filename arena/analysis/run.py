@@ -21,8 +21,6 @@ otherwise have the arena join the sender's cluster and unpickle its replies).
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import multiprocessing
 import os
 import signal
@@ -39,6 +37,7 @@ from arena.analysis import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
 from arena.analysis.figures import game_calls
 from arena.analysis.store import AnalysisStore, GamesReader, digest
 from arena.analysis.values import GameValues, ReplayError, solve_game
+from arena.engine.process import die_with_parent
 from arena.games import Game, GameError, get_game
 from arena.match.record import GameRecord
 from arena.storage.store import StoreError
@@ -90,9 +89,7 @@ def analyse_one(task: Task) -> Done:
 
 def _worker_init(game_name: str) -> None:
     """Die with the parent, leave Ctrl-C to it, and load the solver before any game."""
-    with contextlib.suppress(OSError, AttributeError):
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, int(signal.SIGKILL), 0, 0, 0)  # PR_SET_PDEATHSIG
+    die_with_parent()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     game = get_game(game_name)
     game.solve(game.new_state(), 1, max_depth=1)

@@ -32,6 +32,7 @@ import arena
 from arena.analysis.values import GameValues
 from arena.match.record import GameRecord
 from arena.storage.safefile import refuse_link
+from arena.storage.schema import check_version, schema_version
 from arena.storage.store import (
     DB_NAME,
     READABLE_VERSIONS,
@@ -108,9 +109,7 @@ class GamesReader:
                 _ro_uri(self.path), uri=True, timeout=30.0, factory=ReadConnection
             )
             check_tables(self._conn, self.path)
-            version = self._conn.execute(
-                "SELECT value FROM meta WHERE key = 'schema_version'"
-            ).fetchone()
+            version = schema_version(self._conn, self.path)
             name = self._conn.execute("SELECT name, config_toml FROM tournament").fetchone()
         except sqlite3.DatabaseError as exc:
             raise StoreError(
@@ -118,13 +117,9 @@ class GamesReader:
             ) from None
         # A version-1 store (before the rating list's columns) holds the same
         # records: read as it is, never migrated here.
-        if version is None or version[0] not in [str(v) for v in READABLE_VERSIONS]:
-            found = "no schema version" if version is None else f"store schema {version[0]}"
-            raise StoreError(
-                f"{self.path}: written by another arena version ({found}; this arena reads "
-                f"schema {' or '.join(map(str, READABLE_VERSIONS))}); "
-                "analyse it with the arena that wrote it"
-            )
+        check_version(
+            self.path, version, READABLE_VERSIONS, "; analyse it with the arena that wrote it"
+        )
         if name is None:
             raise StoreError(f"{self.path} holds no tournament")
         self.tournament_name: str = name[0]

@@ -14,9 +14,32 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
+import msgspec
+
+from arena.plan.schedule import PairTask
+
 if TYPE_CHECKING:
-    from arena.backends.slots import Verdict, WorkItem
     from arena.match.record import GameRecord
+
+
+class WorkItem(msgspec.Struct, frozen=True):
+    """A pair task and which of its two games still need playing."""
+
+    task: PairTask
+    numbers: list[int]
+
+
+class Verdict(msgspec.Struct, tag="verdict", frozen=True):
+    """The fault policy's state, from the arena (which alone decides it) to the worker
+    processes and actors that play the games: the bots out (disqualified), the bots
+    with a fault so far (a game of one of them may put it out), and the game key it
+    answers (``ack``), if any. ``version`` orders verdicts that may overtake each other
+    (a Ray actor runs calls in threads)."""
+
+    version: int
+    out: list[str]
+    faulted: list[str]
+    ack: str | None = None
 
 
 @runtime_checkable
@@ -46,7 +69,7 @@ class FaultGate:
     put it out), and ``skipped(n)`` counts games not played for that. Every pool
     asks before handing out a pair task (:meth:`admits`) and before each game;
     pools that play elsewhere pass the answers on as a
-    :class:`~arena.backends.slots.Verdict` (:meth:`verdict`), and a worker
+    :class:`Verdict` (:meth:`verdict`), and a worker
     process or actor waits for the answer to a game that may change it before
     its slot takes the next game, as the arena's own slots do.
     """
@@ -81,8 +104,6 @@ class FaultGate:
     def verdict(self, ack: str | None = None) -> Verdict:
         """The policy's state now, for worker processes and actors (``ack``: the game
         it answers)."""
-        from arena.backends.slots import Verdict
-
         self.version += 1
         return Verdict(
             self.version,

@@ -5,7 +5,7 @@ heap, a missing script, a folder its user cannot read) would otherwise lose
 every game it is scheduled for, as faults that say little and stay in the
 ratings for good. So before the first game of a run, and again at every resume,
 each entrant is started exactly as its games would start it (the same
-:func:`~arena.backends.slots.engine_config`: sandbox, limits, user, cwd, env)
+:func:`~arena.plan.launch.entry_config`: sandbox, limits, user, cwd, env)
 and asked for its ``identity``; then it is told to quit. All of them start
 together in one trio nursery, so the whole check costs about one bot's start,
 and it runs in the arena's own process whichever backend plays the games (the
@@ -24,11 +24,11 @@ from pathlib import Path
 
 import trio
 
-from arena.backends.slots import engine_config
 from arena.engine.bot import Engine
 from arena.engine.errors import EngineError
 from arena.engine.options import OptionError, check_options
 from arena.plan.config import TournamentConfig
+from arena.plan.launch import entry_config
 from arena.protocol.messages import PROTOCOL_VERSION, Identity
 from arena.protocol.text import visible
 
@@ -95,7 +95,7 @@ class BrokenEntrants(Exception):
 
 
 async def _start_one(config: TournamentConfig, name: str, game: str) -> Started:
-    cfg = engine_config(config, name)
+    cfg = entry_config(config, name)
     variant = config.variant
     async with Engine(cfg) as engine:
         try:

@@ -27,7 +27,8 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.backends.slots import FinishedGame, GameSlots, RemoteGate, Verdict, WorkItem
+from arena.backends.pool import Verdict, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, RemoteGate
 from arena.match.events import EVENT_BACKLOG, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import ConfigError, TournamentConfig, one_line, parse_config
@@ -154,7 +155,7 @@ class GameActor:
         """Play a batch of work items; yield each finished game at once.
 
         ``verdict`` is the fault policy's state when the batch was handed out
-        (:class:`~arena.backends.slots.Verdict`). Each item yielded is a msgpack
+        (:class:`~arena.backends.pool.Verdict`). Each item yielded is a msgpack
         triple: the list of ``FinishedGame`` (the games finished since the last
         one), the list of live events since then and the (game key, pair key) of
         each game skipped since then (a bot out).

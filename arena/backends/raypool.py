@@ -50,10 +50,10 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate, split
+from arena.backends.pool import FaultGate, WorkItem, split
 from arena.backends.rayactor import CLOSE_TIMEOUT, BotMissingError, GameActor
 from arena.backends.rayconnect import RayBackendError, join, require_ray, routed_logs
-from arena.backends.slots import FinishedGame, WorkItem
+from arena.backends.slots import FinishedGame
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import GameRecord
 from arena.plan.config import TournamentConfig, one_line, parse_config

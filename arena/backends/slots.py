@@ -18,27 +18,16 @@ from typing import Any
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate
+from arena.backends.pool import FaultGate, Verdict, WorkItem
 from arena.engine import cpuset
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig, ResourceLimits
-from arena.engine.sandbox import Sandbox
 from arena.games import get_game
 from arena.match.clock import CPU_CEILING, TimeControl
 from arena.match.events import EventSink, GameStarted
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
-from arena.plan.config import Limits, TournamentConfig
-from arena.plan.schedule import PairTask
-
-MB = 1 << 20
-
-
-class WorkItem(msgspec.Struct, frozen=True):
-    """A pair task and which of its two games still need playing."""
-
-    task: PairTask
-    numbers: list[int]
+from arena.plan.config import TournamentConfig
+from arena.plan.launch import entry_config
 
 
 class FinishedGame(msgspec.Struct, tag="record", frozen=True):
@@ -59,19 +48,6 @@ Skipped = Callable[[str, str], Awaitable[None]]
 VERDICT_TIMEOUT = 60.0
 """How long a worker process or actor waits for the arena's verdict on a game it sent
 before it starts its next one on what it knows (the arena is storing a game: seconds at most)."""
-
-
-class Verdict(msgspec.Struct, tag="verdict", frozen=True):
-    """The fault policy's state, from the arena (which alone decides it) to the worker
-    processes and actors that play the games: the bots out (disqualified), the bots
-    with a fault so far (a game of one of them may put it out), and the game key it
-    answers (``ack``), if any. ``version`` orders verdicts that may overtake each other
-    (a Ray actor runs calls in threads)."""
-
-    version: int
-    out: list[str]
-    faulted: list[str]
-    ack: str | None = None
 
 
 class RemoteGate:
@@ -114,42 +90,6 @@ class RemoteGate:
             with trio.move_on_after(VERDICT_TIMEOUT):
                 await event.wait()
             self._waiting.pop(key, None)
-
-
-def resource_limits(limits: Limits) -> ResourceLimits:
-    """The engine's rlimits for a ``[limits]`` table (also what play and check-bot use)."""
-    return ResourceLimits(
-        memory_bytes=None if limits.memory_mb is None else limits.memory_mb * MB,
-        cpu_seconds=limits.cpu_seconds,
-        processes=limits.processes,
-        file_size=None if limits.file_size_mb is None else limits.file_size_mb * MB,
-    )
-
-
-def engine_config(config: TournamentConfig, name: str) -> EngineConfig:
-    bot = config.bot(name)
-    box = config.sandbox
-    return EngineConfig(
-        name=name,
-        command=bot.argv,
-        cwd=bot.cwd,
-        env=dict(bot.env),
-        options=dict(bot.options),
-        max_line=config.protocol.max_line,
-        handshake_timeout=config.protocol.handshake_timeout,
-        limits=resource_limits(config.limits),
-        threads=bot.threads,
-        ponder=config.ponder,
-        sandbox=Sandbox(
-            mode=box.mode,
-            ro=list(bot.sandbox_ro),
-            rw=list(bot.sandbox_rw),
-            net=bot.sandbox_net,
-            hide=list(box.hide),
-            scratch_bytes=box.scratch_mb * MB,
-            user=box.user,
-        ),
-    )
 
 
 def affinity_in_force(config: TournamentConfig) -> bool:
@@ -285,7 +225,7 @@ class GameSlots:
         async with AsyncExitStack() as stack:
             engines: dict[str, list[Engine]] = {}
             for bot in self.config.bots:
-                cfg = engine_config(self.config, bot.name)
+                cfg = entry_config(self.config, bot.name)
                 engines[bot.name] = [
                     await stack.enter_async_context(Engine(cfg)) for _ in range(self.slots)
                 ]

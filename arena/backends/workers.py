@@ -31,8 +31,8 @@ from contextlib import suppress
 import msgspec
 import trio
 
-from arena.backends.pool import FaultGate
-from arena.backends.slots import FinishedGame, GameSlots, RemoteGate, Verdict, WorkItem
+from arena.backends.pool import FaultGate, Verdict, WorkItem
+from arena.backends.slots import FinishedGame, GameSlots, RemoteGate
 from arena.engine import sandbox as confinement
 from arena.engine.process import ChildProcess, child_preexec, fork, spawn
 from arena.match.events import EVENT_BACKLOG, EventSink, GameMoved, GameStarted, LiveEvent

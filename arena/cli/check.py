@@ -13,7 +13,7 @@ from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
 if TYPE_CHECKING:
-    from arena.engine.config import EngineConfig
+    from arena.plan.config import TournamentConfig
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
@@ -76,6 +76,7 @@ def check_bot(
     exactly as the tournament starts it (its game, unless --game says another).
     """
     from arena.match.clock import TimeControl
+    from arena.plan.launch import entry_config
     from arena.tools.compliance import run_checks
 
     if game_name is not None:
@@ -83,9 +84,11 @@ def check_bot(
     TimeControl.parse(tc)
     entry = builtin = None
     if from_file is not None:
-        entry, game, builtin = _entry(from_file, command)
-        game_name = game_name or game
-        limits, box = entry.limits, entry.sandbox
+        config = _entry(from_file, command)
+        entry = entry_config(config, command[0])
+        game_name = game_name or config.game
+        builtin = config.bot(command[0]).builtin
+        limits, box = config.limits, config.sandbox  # the opponents' too
     else:
         limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
     sys.exit(
@@ -107,12 +110,11 @@ def check_bot(
 LIMIT_OPTIONS = ("memory_mb", "cpu_seconds", "file_size_mb", "processes")
 
 
-def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str, str | None]:
-    """The engine configuration of entry ``words[0]`` of the tournament file ``path``,
-    as its tournament builds it (``--sandbox`` given wins over the file's mode, as for
-    ``arena run``), the file's game, and the entry's built-in name if it is one. The
-    limit options may not be given: the file's ``[limits]`` are what is checked."""
-    from arena.backends.slots import engine_config
+def _entry(path: Path, words: tuple[str, ...]) -> TournamentConfig:
+    """The tournament file ``path``, which must have the entry ``words[0]``, as its
+    tournament runs it (``--sandbox`` given wins over the file's mode, as for ``arena
+    run``). The limit options may not be given: the file's ``[limits]`` are what is
+    checked."""
     from arena.plan.config import load_config
     from arena.tournament import _confined
 
@@ -132,8 +134,7 @@ def _entry(path: Path, words: tuple[str, ...]) -> tuple[EngineConfig, str, str |
             "arena check-bot COMMAND on the machine it plays from"
         )
     mode = ctx.params["sandbox"] if _given(ctx, "sandbox") else None
-    config = _confined(config, mode, Path("results"))
-    return engine_config(config, words[0]), config.game, config.bot(words[0]).builtin
+    return _confined(config, mode, Path("results"))
 
 
 def _given(ctx: click.Context, name: str) -> bool:

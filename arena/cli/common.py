@@ -11,10 +11,10 @@ import click
 
 from arena.analysis import DEFAULT_BUDGET_MS, MAX_BUDGET_MS, MIN_BUDGET_MS
 from arena.cli.app import FiniteFloat, UserError
-from arena.engine.sandbox import MODES, Sandbox
+from arena.engine.sandbox import MODES, SandboxSettings
 
 if TYPE_CHECKING:
-    from arena.engine.config import ResourceLimits
+    from arena.plan.config import Limits
 
 BUDGET = click.option(
     "--budget-ms",
@@ -116,9 +116,9 @@ def confinement_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def confinement(
     sandbox: str, memory_mb: int, cpu_seconds: int, file_size_mb: int, processes: int
-) -> tuple[ResourceLimits, Sandbox]:
-    """(ResourceLimits, Sandbox) from the options; the sandbox mode decided once, here."""
-    from arena.backends.slots import resource_limits
+) -> tuple[Limits, SandboxSettings]:
+    """A tournament file's ``[limits]`` and ``[sandbox]`` from the options; the sandbox
+    mode decided once, here."""
     from arena.engine.sandbox import resolve
     from arena.plan.config import Limits
 
@@ -128,7 +128,7 @@ def confinement(
         file_size_mb=file_size_mb or None,
         processes=processes or None,
     )
-    return resource_limits(limits), Sandbox(mode=resolve(sandbox))
+    return limits, SandboxSettings(mode=resolve(sandbox))
 
 
 def protocol_settings(

@@ -55,8 +55,9 @@ def connect_command(
     """
     import trio
 
-    from arena.engine.config import EngineConfig
+    from arena.plan.config import BotConfig
     from arena.plan.entrants import entrant
+    from arena.plan.launch import engine_config
     from arena.plan.prepare import prepare
     from arena.plan.programs import program_command
     from arena.remote.client import ConnectError, Link, connect, gateway_url
@@ -64,8 +65,9 @@ def connect_command(
     words = list(command)
     bot = entrant(words[0] if len(words) == 1 else shlex.join(words))
     limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
-    argv, cwd = (bot.command, None) if bot.builtin else program_command(bot.command, Path.cwd())
-    config = EngineConfig(name=name, command=argv, cwd=cwd, limits=limits, sandbox=box)
+    argv, cwd = program_command(bot.command, Path.cwd())
+    entry = BotConfig(name=name, command=argv, cwd=cwd)
+    config = engine_config(entry, limits=limits, sandbox=box)
 
     def say(line: str) -> None:
         click.echo(f"{datetime.now():%H:%M:%S} {line}")

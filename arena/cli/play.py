@@ -89,8 +89,9 @@ def play(
     from arena.match.clock import TimeControl
     from arena.match.events import GameMoved
     from arena.match.referee import RefereeSettings, play_game
-    from arena.plan.config import ProtocolSettings
+    from arena.plan.config import BotConfig, ProtocolSettings
     from arena.plan.entrants import entrant, start_named
+    from arena.plan.launch import engine_config
     from arena.plan.programs import program_command
 
     game = get_game(game_name)
@@ -110,19 +111,10 @@ def play(
     roles = opening.player_names()
     limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
 
-    def engine_config(name: str, command: list[str]) -> EngineConfig:
+    def config(name: str, command: list[str]) -> EngineConfig:
         command, cwd = program_command(command, Path.cwd())
-        return EngineConfig(
-            name=name,
-            command=command,
-            cwd=cwd,
-            max_line=settings.max_line,
-            handshake_timeout=settings.handshake_timeout,
-            limits=limits,
-            sandbox=box,
-            threads=threads,
-            ponder=ponder,
-        )
+        bot = BotConfig(name=name, command=command, cwd=cwd, threads=threads)
+        return engine_config(bot, limits=limits, sandbox=box, protocol=settings, ponder=ponder)
 
     def show_action(event: GameMoved) -> None:
         if quiet:
@@ -132,8 +124,8 @@ def play(
 
     async def run() -> None:
         async with (
-            Engine(engine_config(bots[0].name, bots[0].command)) as a,
-            Engine(engine_config(bots[1].name, bots[1].command)) as b,
+            Engine(config(bots[0].name, bots[0].command)) as a,
+            Engine(config(bots[1].name, bots[1].command)) as b,
         ):
             await start_named([a, b], bots, game.name, variant)
             if not quiet:

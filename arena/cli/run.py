@@ -174,10 +174,10 @@ def run_command(
         concurrency=concurrency,
         sandbox=sandbox,
         skip_broken=skip_broken,
+        # The analysis runs on the cluster the games ran on: a local Ray instance
+        # started for the games is kept for it (Ray's start costs seconds).
+        keep_ray=analyze,
     )
-    # The analysis runs on the cluster the games ran on: a local Ray instance
-    # started for the games is kept for it (Ray's start costs seconds).
-    tournament.keep_ray = analyze
     try:
         tournament.fork_workers()  # before trio runs: workers with the modules loaded
         if listen is None:

@@ -1,11 +1,14 @@
-"""One bot process on trio: start, handshake, requests with deadlines, kill.
+"""One bot process on trio: start it in its sandbox, freeze and thaw it, kill it.
 
-In the spirit of python-chess's ``chess/engine.py``: the transport knows nothing
+In the spirit of python-chess's ``chess/engine.py``: the engine knows nothing
 of the board, every exchange is one request and its answer under its own
 timeout, and everything that can go wrong with a foreign program surfaces as a
 typed exception carrying the reason the referee records (``errors.py``). The
-bot's settings are ``config.py``; its running process and pipes ``pipes.py``;
-a reply and the reading of each line ``exchange.py``.
+requests, their deadlines and faults are :class:`~arena.engine.conversation.Conversation`'s,
+over the process's pipes as its :class:`~arena.engine.transport.Transport`
+(``pipes.py``); what is here is the process around them: spawn, sandbox and cgroup,
+freezer, stderr drain, kill. The bot's settings are ``config.py``; a reply and the
+reading of each line ``exchange.py``.
 
 A faulted bot has lost its game, so the engine kills it at once (it should not
 keep burning the CPU other games are timed on) and keeps its stderr tail for the
@@ -21,9 +24,10 @@ bot outlives the arena. For the deaths no code survives (SIGKILL, a crash of
 the interpreter), Linux's ``PR_SET_PDEATHSIG`` makes the kernel SIGKILL each
 bot when the arena goes (see :func:`arena.engine.process.child_preexec`).
 
-Timing: ``Reply.elapsed`` runs from the moment the request line has been
-written to the pipe until the answer line has been read, on trio's clock.
-That is exactly the interval the referee charges to the bot's clock.
+Timing: ``Reply.elapsed`` runs from just before the request line is written to
+the pipe until the answer line has been read, on trio's clock (the thaw of a
+frozen bot inside it). That is exactly the interval the referee charges to the
+bot's clock.
 """
 
 from __future__ import annotations
@@ -32,9 +36,7 @@ import os
 import resource
 import signal
 import subprocess
-from collections import deque
 from contextlib import AbstractAsyncContextManager, suppress
-from typing import NoReturn
 
 import msgspec
 import trio
@@ -42,17 +44,9 @@ import trio
 from arena.engine import cgroups, cpu
 from arena.engine.config import EngineConfig
 from arena.engine.confine import IdentityError, bot_identity, reachable, seccomp_fd
-from arena.engine.errors import (
-    EngineCrashed,
-    EngineError,
-    EngineProtocolError,
-    EngineTimeout,
-    describe_exit,
-    name_out_of_memory,
-)
-from arena.engine.exchange import Reply, decode_answer, is_text
-from arena.engine.output import StderrTail
-from arena.engine.pipes import EXIT_DRAIN, Running, close_fd, wait_exit, write_line
+from arena.engine.conversation import Conversation
+from arena.engine.errors import EngineCrashed, EngineError, name_out_of_memory
+from arena.engine.pipes import EXIT_DRAIN, Running, close_fd, wait_exit
 from arena.engine.process import child_preexec, spawn
 from arena.engine.record import SandboxRecord
 from arena.engine.sandbox import (
@@ -62,29 +56,8 @@ from arena.engine.sandbox import (
     resolve,
     wrap,
 )
-from arena.protocol.messages import (
-    EXPECTED_ANSWER,
-    PROTOCOL_VERSION,
-    EndOfStream,
-    GameOver,
-    Go,
-    Hello,
-    Identity,
-    Info,
-    LineReader,
-    NewGame,
-    Ping,
-    ProtocolError,
-    Quit,
-    Request,
-    SetOption,
-    encode_line,
-)
+from arena.protocol.messages import Identity, LineReader, Quit, encode_line
 
-_EOF_GRACE = 0.5
-"""After stdout closes, how long to wait for the exit that tells crash from misbehaviour."""
-_STRAY_LINES = 20
-"""Lines of stdout kept after one that is not a message (read for ``EXIT_DRAIN`` at most)."""
 _REAP_TIMEOUT = 2.0
 """After SIGKILL, how long to wait for the kernel to report the exit."""
 
@@ -93,7 +66,7 @@ _REAP_TIMEOUT = 2.0
 # the engine
 
 
-class Engine:
+class Engine(Conversation):
     """A bot process that can be started, questioned, restarted and killed.
 
     ::
@@ -108,13 +81,9 @@ class Engine:
     """
 
     def __init__(self, config: EngineConfig) -> None:
-        self.config = config
-        self.identity: Identity | None = None
-        self.faulted: EngineError | None = None
-        """The fault that ended the last process, ``None`` while healthy."""
+        super().__init__(config)
         self.returncode: int | None = None
         """Exit status of the last process once it is gone."""
-        self.starts = 0
         self.sandbox_mode: str | None = None
         """``bwrap`` or ``none``: the confinement of the last process started."""
         self.sandbox_user = ""
@@ -127,19 +96,10 @@ class Engine:
         self._frozen = False
         self._last_freeze = ""
         self._oom_killed = False
-        self._tail = StderrTail(
-            config.stderr_lines,
-            config.stderr_bytes,
-            head_lines=config.stderr_head_lines,
-            head_bytes=config.stderr_head_bytes,
-            line_bytes=config.stderr_line_bytes,
-        )
         self._proc: Running | None = None
+        """The process; also the conversation's transport while it is attached."""
         self._nursery: trio.Nursery | None = None
         self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
-        self._next_id = 0
-        self._busy = False
-        self._set_options: list[SetOption] = []
 
     # -- lifetime -------------------------------------------------------------
 
@@ -166,15 +126,6 @@ class Engine:
         return False
 
     @property
-    def name(self) -> str:
-        return self.config.name
-
-    @property
-    def running(self) -> bool:
-        """A process exists and has not exited."""
-        return self._proc is not None and not self._proc.exited.is_set()
-
-    @property
     def pid(self) -> int | None:
         return None if self._proc is None else self._proc.process.pid
 
@@ -185,9 +136,12 @@ class Engine:
 
     def cpu_seconds(self) -> float | None:
         """CPU time the running bot's processes used so far, from its cgroup (``None``: none)."""
-        group = self._cgroup
-        used = None if group is None or group.cpu is None else group.cpu.usage_ns()
+        used = self._cpu_ns()
         return None if used is None else used / 1e9
+
+    def _cpu_ns(self) -> int | None:
+        group = self._cgroup
+        return None if group is None or group.cpu is None else group.cpu.usage_ns()
 
     @property
     def sandbox_record(self) -> SandboxRecord:
@@ -204,10 +158,7 @@ class Engine:
         everything the bot wrote before its last answer was read.
         """
         self._drain_now()
-        text = self._tail.text()
-        if clear:
-            self._tail.clear()
-        return text
+        return super().stderr_tail(clear=clear)
 
     def _drain_now(self, limit: int = 16) -> None:
         """Read what stderr holds right now, without waiting (at most ``limit`` chunks).
@@ -308,39 +259,12 @@ class Engine:
             watch=watch,
         )
         self._proc = proc
+        self._attach(proc)
         self._freezer, self._frozen = self._pick_freezer(proc.pgid), False
         self._nursery.start_soon(self._watch_exit, proc)
         self._nursery.start_soon(self._drain_stderr, proc)
 
-        hello = Hello(game=game, variant=variant, max_line=cfg.max_line, cores=cfg.threads)
-        reply = await self.request(hello, timeout=cfg.handshake_timeout)
-        ident = reply.answer
-        assert isinstance(ident, Identity)
-        if check_identity and ident.protocol != PROTOCOL_VERSION:
-            await self._fault(
-                EngineProtocolError(
-                    f"speaks protocol version {ident.protocol}, arena speaks {PROTOCOL_VERSION}",
-                    engine=self.name,
-                )
-            )
-        if check_identity and not ident.supports(game, variant):
-            await self._fault(
-                EngineProtocolError(
-                    f"does not support {game}/{variant} (it declared {ident.games})",
-                    engine=self.name,
-                )
-            )
-        if check_identity and cfg.options:
-            from arena.engine.options import OptionError, check_options
-
-            try:
-                self._set_options = check_options(
-                    ident.declared_options, cfg.options, bot=self.name
-                )
-            except OptionError as exc:
-                await self._fault(EngineProtocolError(str(exc), engine=self.name))
-        self.identity = ident
-        return ident
+        return await self._handshake(game, variant, check_identity=check_identity)
 
     def _confine(
         self, limits: list[tuple[int, int, int]], pass_fds: list[int], join_fds: list[int]
@@ -432,11 +356,6 @@ class Engine:
             self._oom_killed = self._oom_killed or group.oom_killed()
             await group.remove()
 
-    async def restart(self, game: str, variant: str) -> Identity:
-        """Kill whatever runs (no grace if it faulted) and start afresh."""
-        await self.stop(graceful=self.faulted is None)
-        return await self.start(game, variant)
-
     async def stop(self, *, graceful: bool = True) -> None:
         """End the process: ``quit`` and a bounded wait, then SIGTERM, then SIGKILL.
 
@@ -479,7 +398,7 @@ class Engine:
                     await proc.process.stdin.aclose()
                     await proc.process.stdout.aclose()
                     await proc.process.stderr.aclose()
-                self._proc = None
+                self._proc = self._transport = None
                 with trio.CancelScope(shield=True):
                     await self._release_cgroup()
 
@@ -496,6 +415,8 @@ class Engine:
         with proc.watch_scope:
             await proc.process.wait()
             proc.mark_exited()
+            if self._transport is proc:
+                self._cut_short()
 
     async def _drain_stderr(self, proc: Running) -> None:
         """Read stderr until EOF, always, so the bot can never block on it."""
@@ -509,209 +430,8 @@ class Engine:
             finally:
                 proc.stderr_done.set()
 
-    # -- requests -------------------------------------------------------------
-
-    async def request(self, msg: Request, timeout: float) -> Reply:
-        """Send ``msg`` (with a fresh id) and wait for its answer.
-
-        ``timeout`` counts from the moment the line has been written; writing
-        itself is bounded by the same amount. ``info`` lines are collected into
-        the reply, the latest ``info_lines`` within ``info_bytes``; the rest are
-        only counted (``Reply.infos_dropped``). Any fault kills the process and is raised as an
-        :class:`EngineError`; the engine then needs :meth:`restart`.
-        """
-        proc = self._proc
-        if proc is None:
-            raise RuntimeError(f"{self.name}: not running; call start() or restart()")
-        if self._busy:
-            raise RuntimeError(f"{self.name}: a request is already outstanding")
-        self._busy = True
-        try:
-            return await self._exchange(proc, msg, timeout)
-        finally:
-            self._busy = False
-
-    async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
-        """Tell the bot a new game starts (after its ``setoption`` lines); it answers ``ready``.
-
-        The stderr tail then starts afresh for the new game: what the bot wrote
-        after the last game (in answer to ``gameover``, say) is written before
-        ``ready``. A process that has played no game yet keeps its start-up lines.
-        """
-        for option in self._set_options:
-            await self.notify(option, timeout)
-        reply = await self.request(msg, timeout)
-        proc = self._proc
-        if proc is not None:
-            if proc.games:
-                self.stderr_tail(clear=True)
-            proc.games += 1
-        return reply
-
-    def use_options(self, options: list[SetOption]) -> None:
-        """Send ``options`` before every later ``newgame`` (check-bot sets its own)."""
-        self._set_options = list(options)
-
-    async def go(self, msg: Go, timeout: float) -> Reply:
-        """Ask for a decision; ``reply.answer`` is an ``Action`` (legality is the referee's)."""
-        return await self.request(msg, timeout)
-
-    async def ping(self, timeout: float = 5.0) -> float:
-        """Round-trip time in seconds of a ``ping``; faults as for any request."""
-        return (await self.request(Ping(), timeout)).elapsed
-
-    async def notify(self, msg: GameOver | Quit | SetOption, timeout: float = 1.0) -> None:
-        """Write a message that has no answer. A dead or stuck bot is ignored here:
-        the game is over, and its next request will report the fault.
-        """
-        proc = self._proc
-        if proc is None or proc.exited.is_set():
-            return
-        with trio.move_on_after(timeout):
-            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await proc.process.stdin.send_all(encode_line(msg))
-        # Stays frozen: the line waits in the pipe until its next request thaws it. A
-        # bot thawed for its ``gameover`` would run on other games' time until then
-        # (an idle engine of a tournament waits for its next pairing).
-
-    async def _exchange(self, proc: Running, msg: Request, timeout: float) -> Reply:
-        """One request and its answer under a single cancel scope.
-
-        The scope bounds the write (a bot that does not read its input) and the
-        reads together: ``timeout`` from just before the write. One scope rather than one
-        per step: on the hot path each costs about as much as a pipe round trip's
-        own Python work. A fault found inside is raised from inside (``_fault``
-        shields its cleanup); the ends that leave the scope without a line
-        (deadline, closed pipe, reader error) are judged after it.
-        """
-        self._next_id += 1
-        msg = msgspec.structs.replace(msg, id=self._next_id)
-        expected = EXPECTED_ANSWER[type(msg)]
-        line = encode_line(msg)
-        sent_at: float | None = None
-        stdin_closed = False
-        failure: Exception | None = None  # why the reader stopped without a line
-        infos: deque[tuple[Info, int]] = deque()  # the latest ones, with their sizes
-        info_size = dropped = 0
-        max_infos, max_info_bytes = self.config.info_lines, self.config.info_bytes
-        # Timed from just before the write: the bot may read the line and start
-        # thinking as soon as the write begins, and on a loaded machine the
-        # arena can lose the CPU for milliseconds right after it; a clock read
-        # after the write would then charge less than the bot thought.
-        group = self._cgroup.cpu if self._cgroup is not None else None
-        used = None if group is None else group.usage_ns()
-        writing_at = trio.current_time()
-        # Thawed inside the charged interval: the bot pays for its own thaw (microseconds).
-        self.thaw()
-        with trio.CancelScope(deadline=writing_at + timeout) as scope:
-            try:
-                await write_line(proc.process.stdin, line)
-            except (trio.BrokenResourceError, trio.ClosedResourceError):
-                stdin_closed = True
-            else:
-                sent_at = writing_at
-                proc.read_scope = scope  # an exit cuts the wait short (mark_exited)
-                if proc.exited.is_set():
-                    scope.deadline = min(scope.deadline, sent_at + EXIT_DRAIN)
-                try:
-                    while True:
-                        try:
-                            raw = await proc.reader.receive_line()
-                        except (ProtocolError, EndOfStream, trio.BrokenResourceError) as exc:
-                            failure = exc
-                            break
-                        received_at = trio.current_time()
-                        answer = decode_answer(raw, msg, expected, engine=self.name)
-                        if isinstance(answer, EngineError):
-                            if is_text(raw):  # not a message: what else it wrote
-                                await self._stray_stdout(proc, raw)
-                            await self._fault(answer, received_at - sent_at)
-                        if isinstance(answer, Info):
-                            if len(raw) > max_info_bytes:  # would evict every other one
-                                dropped += 1
-                                continue
-                            infos.append((answer, len(raw)))
-                            info_size += len(raw)
-                            while infos and (len(infos) > max_infos or info_size > max_info_bytes):
-                                info_size -= infos.popleft()[1]
-                                dropped += 1
-                            continue
-                        kept = tuple(info for info, _ in infos)
-                        now = None if group is None or used is None else group.usage_ns()
-                        self._freeze()  # nothing of it runs until its next request
-                        cpu_ns = None if now is None or used is None else now - used
-                        return Reply(answer, kept, sent_at, received_at, dropped, cpu_ns)
-                finally:
-                    proc.read_scope = None
-        if stdin_closed:
-            await self._closed_pipe(proc, "closed its stdin", None)
-        if sent_at is None:
-            await self._fault(
-                EngineTimeout(f"did not read its input for {timeout:.3f} s", engine=self.name)
-            )
-        elapsed = trio.current_time() - sent_at
-        if isinstance(failure, ProtocolError):  # LineTooLong, the reader's only one
-            await self._fault(EngineProtocolError(str(failure), engine=self.name), elapsed)
-        if failure is not None:  # EndOfStream, BrokenResourceError
-            await self._closed_pipe(proc, "closed its stdout", sent_at)
-        if proc.exited.is_set():
-            await self._crashed(proc, sent_at)
-        await self._fault(
-            EngineTimeout(f"no answer within {timeout:.3f} s", engine=self.name), elapsed
-        )
-
-    async def _stray_stdout(self, proc: Running, first: bytes | None) -> None:
-        """Keep a line of stdout that is not a message (``first``), and the lines that
-        follow it within a moment (bounded in lines and time), among the bot's
-        output: a runtime that cannot start (a JVM) writes its reasons there, not to
-        stderr, and may exit before the arena's first line reaches it."""
-        tail = self._tail
-        if first is not None:
-            tail.feed_stdout(first[: tail.line_bytes])
-        with trio.move_on_after(EXIT_DRAIN):
-            for _ in range(_STRAY_LINES - (first is not None)):
-                try:
-                    raw = await proc.reader.receive_line()
-                except (
-                    ProtocolError,
-                    EndOfStream,
-                    trio.BrokenResourceError,
-                    trio.ClosedResourceError,
-                ):
-                    break
-                tail.feed_stdout(raw[: tail.line_bytes])
-
-    async def _closed_pipe(self, proc: Running, what: str, sent_at: float | None) -> NoReturn:
-        """A pipe closed: a crash if the process exits soon, else a protocol fault."""
-        with trio.move_on_after(_EOF_GRACE):
-            await proc.exited.wait()
-        if proc.exited.is_set():
-            await self._crashed(proc, sent_at)
-        elapsed = None if sent_at is None else trio.current_time() - sent_at
-        await self._fault(
-            EngineProtocolError(f"{what} but keeps running", engine=self.name), elapsed
-        )
-
-    async def _crashed(self, proc: Running, sent_at: float | None) -> NoReturn:
-        rc = proc.returncode
-        assert rc is not None
-        await self._stray_stdout(proc, None)  # what it wrote there before it died
-        elapsed = None if sent_at is None else trio.current_time() - sent_at
-        await self._fault(
-            EngineCrashed(describe_exit(rc), engine=self.name, returncode=rc), elapsed
-        )
-
-    async def _fault(self, exc: EngineError, elapsed: float | None = None) -> NoReturn:
-        """Record the fault, kill the bot (shielded: it must die even if we are
-        being cancelled; every wait inside is bounded), attach its stderr, raise."""
-        if elapsed is not None and exc.elapsed is None:
-            exc.elapsed = elapsed
-        self.faulted = exc
-        with trio.CancelScope(shield=True):
-            await self.stop(graceful=False)
-        exc.stderr_tail = self._tail.text()
+    def _annotate(self, exc: EngineError) -> None:
         name_out_of_memory(exc, oom_killed=self._oom_killed, limit=self.config.limits.memory_bytes)
-        raise exc
 
 
 __all__ = ["Engine"]

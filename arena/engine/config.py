@@ -1,7 +1,8 @@
 """How to run one bot: its command, environment, limits, sandbox and protocol bounds.
 
-Plain values (msgspec Structs), built from a tournament file's table or the
-command line, and handed to :class:`arena.engine.bot.Engine`.
+Plain values (msgspec Structs), built in one place (``arena/plan/launch.py``) from a
+bot entry and a tournament's settings, whether from its file or the command line,
+and handed to :class:`arena.engine.bot.Engine`.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ class ResourceLimits(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_f
 
 
 class EngineConfig(msgspec.Struct, frozen=True, kw_only=True, forbid_unknown_fields=True):
-    """How to run one bot. Build from a TOML table with ``msgspec.convert``.
+    """How to run one bot (outside the engine, built by ``arena/plan/launch.py`` only).
 
     Timeouts are seconds. ``env`` is added to a scrubbed environment holding only
     PATH, HOME and LANG, so bots see the same world on every machine. ``sandbox``

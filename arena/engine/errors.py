@@ -92,6 +92,14 @@ def describe_exit(returncode: int) -> str:
     return f"exited with code {returncode}"
 
 
+def name_engine(exc: EngineError, engine: str) -> EngineError:
+    """Name the bot in a fault made without its name (a transport's :meth:`end_fault`)."""
+    if not exc.engine and engine:
+        exc.engine = visible(engine)
+        exc.args = (f"{exc.engine}: {exc.detail}",)
+    return exc
+
+
 def name_out_of_memory(exc: EngineError, *, oom_killed: bool, limit: int | None) -> None:
     """Say "out of memory" in a crash that a memory kill (``oom_killed``) or the
     bot's last words (its ``stderr_tail``, already attached) show to be one."""
@@ -111,5 +119,6 @@ __all__ = [
     "EngineProtocolError",
     "EngineTimeout",
     "describe_exit",
+    "name_engine",
     "name_out_of_memory",
 ]

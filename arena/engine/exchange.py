@@ -2,7 +2,8 @@
 of each line the bot sends while a request is outstanding (its answer, an
 ``info`` line, or a fault).
 
-The exchange itself, under one cancel scope, is :meth:`arena.engine.bot.Engine.request`;
+The exchange itself, under one cancel scope, is
+:meth:`arena.engine.conversation.Conversation.request`;
 what is here is plain (no trio, no process), so it can be tested on bytes.
 """
 
@@ -27,11 +28,16 @@ class Reply:
     """``info`` lines read but not kept (beyond ``info_lines``/``info_bytes``)."""
     cpu_ns: int | None = None
     """CPU time the bot's cgroup used from the request to its answer (``None``: not counted)."""
+    leeway: float = 0.0
+    """The transport's allowance (:attr:`arena.engine.transport.Transport.leeway`):
+    ``sent_at``/``received_at`` stay the raw times, :attr:`elapsed` is net of it."""
 
     @property
     def elapsed(self) -> float:
-        """Seconds from request written to answer read: what the clock charges."""
-        return self.received_at - self.sent_at
+        """Seconds from the request's write starting to its answer read, less the
+        leeway (never below zero): what the clock charges."""
+        raw = self.received_at - self.sent_at
+        return raw if not self.leeway else max(0.0, raw - self.leeway)
 
     @property
     def elapsed_ms(self) -> int:

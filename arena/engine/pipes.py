@@ -1,8 +1,10 @@
 """One running incarnation of a bot as the engine holds it: the process, its line
 reader, its exit, and the writing of a request line to its stdin.
 
-The engine starts and stops these (``arena/engine/bot.py``); what is here knows
-nothing of requests or faults, only of pipes and an exit.
+:class:`Running` is the pipe :class:`arena.engine.transport.Transport`: the engine
+starts and stops these (``arena/engine/bot.py``) and converses over them
+(``arena/engine/conversation.py``); what is here knows nothing of requests, only of
+pipes and an exit.
 """
 
 from __future__ import annotations
@@ -13,12 +15,11 @@ from dataclasses import dataclass, field
 
 import trio
 
+from arena.engine.errors import EngineCrashed, EngineError, describe_exit
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import exit_status
+from arena.engine.transport import EXIT_DRAIN
 from arena.protocol.messages import LineReader
-
-EXIT_DRAIN = 0.1
-"""After the process exits, how long a pending read may still drain the pipe."""
 
 
 def close_fd(fd: int | None) -> None:
@@ -29,36 +30,45 @@ def close_fd(fd: int | None) -> None:
 
 @dataclass(eq=False)
 class Running:
-    """One running incarnation of the bot and its background tasks."""
+    """One running incarnation of the bot and its background tasks; its pipes are
+    the bot's :class:`~arena.engine.transport.Transport`."""
 
     process: ChildProcess
     reader: LineReader
     pgid: int
     sandboxed: bool = False
-    exited: trio.Event = field(default_factory=trio.Event)
+    ended: trio.Event = field(default_factory=trio.Event)
+    """The process has exited (and been reaped)."""
     stderr_done: trio.Event = field(default_factory=trio.Event)
     watch_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     drain_scope: trio.CancelScope = field(default_factory=trio.CancelScope)
-    read_scope: trio.CancelScope | None = None
-    """The scope of the read in progress, which an exit cuts short."""
-    games: int = 0
-    """``newgame`` requests answered by this process."""
     watch: int | None = None
     """The write end of the sandbox's reaper pipe (:func:`arena.engine.sandbox.wrap`),
     held until the process group is gone."""
+    leeway: float = 0.0
+    """Pipes need no allowance: the time from write to read is the bot's."""
+
+    @property
+    def exited(self) -> trio.Event:
+        return self.ended
+
+    async def send(self, line: bytes) -> None:
+        await write_line(self.process.stdin, line)
+
+    async def receive(self) -> bytes:
+        return await self.reader.receive_line()
+
+    def end_fault(self) -> EngineError:
+        rc = self.returncode
+        if rc is None:  # not reaped yet: only a closed pipe is known
+            return EngineCrashed("its pipes closed")
+        return EngineCrashed(describe_exit(rc), returncode=rc)
 
     def mark_exited(self) -> None:
-        """Announce the exit; a pending read gets only a short drain from now on.
-
-        Done by whoever reaps the process, rather than by a watcher task per read:
-        spawning a task (and a nursery) for every answer cost more than the pipe
-        round trip itself.
-        """
-        self.exited.set()
-        if self.read_scope is not None:
-            self.read_scope.deadline = min(
-                self.read_scope.deadline, trio.current_time() + EXIT_DRAIN
-            )
+        """Announce the exit. Done by whoever reaps the process, rather than by a
+        watcher task per read: spawning a task (and a nursery) for every answer cost
+        more than the pipe round trip itself. The engine cuts a pending read short."""
+        self.ended.set()
 
     def cancel_tasks(self) -> None:
         self.watch_scope.cancel()

@@ -251,6 +251,23 @@ def _load_prctl() -> Callable[..., int] | None:
 
 
 _PRCTL = _load_prctl()
+_SIGKILL = int(signal.SIGKILL)
+
+
+def die_with_parent() -> bool:
+    """Have the kernel SIGKILL this process when its parent goes (Linux's
+    ``prctl(PR_SET_PDEATHSIG, SIGKILL)``; whether it could be asked).
+
+    The one place the arena asks it, for bots (:func:`child_preexec`), worker
+    processes and the analysis's solvers alike: a process of the arena's must not
+    outlive it, and a SIGKILLed arena or a crash runs no ``finally`` to end it.
+    The "parent" the kernel watches is the *thread* that forked, not the process
+    (see the module docstring). Cheap enough for the child of a threaded parent.
+    """
+    if _PRCTL is None:
+        return False
+    _PRCTL(_PR_SET_PDEATHSIG, _SIGKILL, 0, 0, 0)
+    return True
 
 
 def _load_signal() -> Callable[..., int] | None:
@@ -292,11 +309,9 @@ def child_preexec(
 ) -> Callable[[], None]:
     """The child-side hook, run between ``fork`` and ``exec``; everything computed beforehand.
 
-    1. ``prctl(PR_SET_PDEATHSIG, SIGKILL)`` (Linux): the kernel kills the bot when
-       the arena dies, even by SIGKILL or a crash, when no ``finally`` runs. The
-       "parent" the kernel watches is the *thread* that forked, not the process;
-       hence :func:`spawn` forks from the thread running trio (see the module
-       docstring).
+    1. :func:`die_with_parent`: the kernel kills the bot when the arena dies, even
+       by SIGKILL or a crash; :func:`spawn` forks from the thread running trio, the
+       one the kernel watches.
        The signal is not inherited by the bot's own children: a helper that
        ignores the closing of its pipes may outlive a SIGKILLed arena (the
        arena's normal exits kill the whole group instead).
@@ -317,17 +332,13 @@ def child_preexec(
 
     No allocation-heavy work here: the child of a threaded parent must stay trivial.
     """
-    prctl = _PRCTL
     parent = os.getpid()
-    sigkill = int(signal.SIGKILL)
     reset = _SIGNAL if default_signals else None
     ignored = ignored_signals() if reset is not None else []
 
     def apply() -> None:
-        if prctl is not None:
-            prctl(_PR_SET_PDEATHSIG, sigkill, 0, 0, 0)
-            if os.getppid() != parent:
-                os._exit(127)
+        if die_with_parent() and os.getppid() != parent:
+            os._exit(127)
         for fd in cgroup_fds:
             os.write(fd, b"0")
         for res, soft, hard in limits:

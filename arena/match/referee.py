@@ -2,7 +2,8 @@
 
 The referee is the only judge: it asks the bot whose decision it is, checks the
 answer against the rules core, charges the time the engine layer measured (request
-written to answer read) to that player's clock, and ends the game with a result
+written to answer read, less the transport's leeway: ``Reply.elapsed``) to that
+player's clock, and ends the game with a result
 and a reason whatever a bot does. A forced action is played without asking, at no
 cost in time, only when the game says every player can see it is forced
 (``State.forced_action``: a Kamisado zero-length move); a decision forced only by
@@ -21,8 +22,8 @@ from typing import Any
 
 import trio
 
-from arena.engine.bot import Engine
 from arena.engine.errors import EngineError, EngineTimeout
+from arena.engine.player import Player
 from arena.games import Game, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.events import GameMoved
@@ -56,7 +57,7 @@ class _Fault(Exception):
 async def play_game(
     game: Game,
     opening: State,
-    engines: Sequence[Engine],
+    engines: Sequence[Player],
     controls: Sequence[TimeControl],
     *,
     variant: str,
@@ -146,7 +147,7 @@ async def play_game(
 async def _prepare(
     game: Game,
     state: State,
-    engines: Sequence[Engine],
+    engines: Sequence[Player],
     controls: Sequence[TimeControl],
     names: list[str],
     variant: str,
@@ -162,7 +163,7 @@ async def _prepare(
     """
     faults: list[_Fault | None] = [None] * len(engines)
 
-    async def start(player: int, engine: Engine) -> None:
+    async def start(player: int, engine: Player) -> None:
         try:
             if engine.faulted is not None and not settings.restart:
                 raise engine.faulted
@@ -201,7 +202,7 @@ async def _prepare(
 
 async def _one_decision(
     state: State,
-    engines: Sequence[Engine],
+    engines: Sequence[Player],
     clocks: list[Clock],
     actions: list[ActionRecord],
     budget: InfoBudget,
@@ -226,8 +227,9 @@ async def _one_decision(
     timeout = clock.wall_budget(player)
     used = engine.cpu_seconds()
     # The referee's own deadline, a moment before the engine's (which counts from its
-    # write): at a time loss the bot's group still holds the CPU time it used.
-    with trio.move_on_after(timeout) as waiting:
+    # write): at a time loss the bot's group still holds the CPU time it used. Both
+    # run the transport's leeway longer (a remote bot's network allowance).
+    with trio.move_on_after(timeout + engine.leeway) as waiting:
         try:
             reply = await engine.go(request, timeout=timeout + _BACKSTOP)
         except EngineError as exc:
@@ -246,7 +248,8 @@ async def _one_decision(
             await engine.stop(graceful=False)
         raise _Fault(player, TIME, f"{engine.name}: {lost.detail}")
     allowed = clock.budget(player)
-    clock.start(player, reply.sent_at)
+    # The clock runs once the leeway is spent: it charges exactly ``reply.elapsed``.
+    clock.start(player, reply.sent_at + reply.leeway)
     cpu_s = None if reply.cpu_ns is None else reply.cpu_ns / 1e9
     _, flagged = clock.stop(player, reply.received_at, cpu_s)
     elapsed_ms = reply.elapsed_ms
@@ -290,7 +293,7 @@ def _ms(seconds: float) -> str:
     return f"{round(seconds * 1000)} ms"
 
 
-def _identity(engine: Engine) -> dict[str, Any]:
+def _identity(engine: Player) -> dict[str, Any]:
     """The bot's own account of itself, for the record (and ``arena export``)."""
     ident = engine.identity
     if ident is None:
@@ -299,7 +302,7 @@ def _identity(engine: Engine) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
 
 
-async def _announce(engines: Sequence[Engine], record: GameRecord) -> None:
+async def _announce(engines: Sequence[Player], record: GameRecord) -> None:
     """Tell both bots the game is over; a dead or stuck bot does not delay the arena."""
     winner = {1.0: 0, 0.0: 1}.get(record.score)
     message = GameOver(

@@ -29,14 +29,9 @@ from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
 from arena.plan.builtins import resolve_builtin
 from arena.plan.errors import ConfigError
+from arena.plan.knockout import resolve_seeds
 from arena.plan.own_files import bot_folders, leading_out, refused
-from arena.plan.programs import (
-    absolute_word,
-    find_program,
-    is_path,
-    leads_out_message,
-    program_folder,
-)
+from arena.plan.programs import absolute, find_program, is_path, leads_out, program_folder
 from arena.plan.remote import RemoteSettings, entry_tokens, remote_problem
 from arena.protocol.messages import MAX_LINE
 
@@ -439,10 +434,17 @@ class _Validator:
             raise self.fail("sandbox.user", str(e)) from None
         seeds = c.seeds
         if c.format == "knockout":
-            from arena.plan.knockout import resolve_seeds
-
+            ratings = None if c.ratings is None else (self.base / c.ratings).resolve()
             try:
-                seeds = resolve_seeds(c, self.base)
+                seeds = resolve_seeds(
+                    [bot.name for bot in c.bots],
+                    c.seeds,
+                    c.seed_from,
+                    seed=c.seed,
+                    ratings=ratings,
+                    game=c.game,
+                    variant=variant,
+                )
             except ValueError as e:
                 key = "ratings" if c.seed_from == "ratings" else "seeds"
                 raise self.fail(key, str(e)) from None
@@ -599,7 +601,7 @@ class _Validator:
             resolved = [self._resolve_executable(key, first, cwd, bot.env)]
         folder: str | None = str(cwd)
         if bot.cwd is None:
-            rest = [absolute_word(self.base, w) for w in rest]
+            rest = [absolute(self.base, w) for w in rest]
             folder = program_folder([*resolved, *rest])
         grants = self._resolve_grants(index, bot, folder, [*resolved, *rest])
         return msgspec.structs.replace(
@@ -631,12 +633,12 @@ class _Validator:
                     raise self.fail(_bot_key(index, bot, field), f"no such path {path!r}")
                 target = None if os.path.isabs(written) else leading_out(path, folders, granted)
                 if target is not None:
-                    raise self.fail(_bot_key(index, bot, field), leads_out_message(path, target))
+                    raise self.fail(_bot_key(index, bot, field), leads_out(path, target))
                 paths.append(os.path.realpath(path))
             grants[field] = paths
         found = refused(command, folder, program, bot.env.get("PATH"), granted)
         if found is not None:
-            raise self.fail(_bot_key(index, bot, "command"), leads_out_message(*found))
+            raise self.fail(_bot_key(index, bot, "command"), leads_out(*found))
         return grants
 
     def _resolve_builtin(self, key: str, word: str) -> list[str]:

@@ -19,10 +19,10 @@ from pathlib import Path
 import msgspec
 
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
 from arena.plan.builtins import builtin_names, resolve_builtin
-from arena.plan.config import NAME_RE
+from arena.plan.config import NAME_RE, BotConfig
+from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
 from arena.plan.programs import find_program
 from arena.protocol.text import visible
@@ -86,12 +86,13 @@ def distinct(names: Sequence[str]) -> list[str]:
 
 async def identity_name(bot: Entrant, game: str, variant: str) -> str:
     """The name a tournament enters a command bot under: its ``identity`` name made
-    valid (:func:`playing_name`), learnt by starting it once. A built-in (or a bot
-    that does not answer ``hello``, or whose name leaves nothing) keeps its name."""
+    valid (:func:`playing_name`), learnt by starting it once, confined as a tournament
+    file's defaults confine it. A built-in (or a bot that does not answer ``hello``, or
+    whose name leaves nothing) keeps its name."""
     if bot.builtin:
         return bot.name
     name = bot.name
-    async with Engine(EngineConfig(name=bot.name, command=bot.command)) as engine:
+    async with Engine(engine_config(BotConfig(name=bot.name, command=bot.command))) as engine:
         with suppress(EngineError):  # no answer: the placeholder stands
             name = (await engine.start(game, variant, check_identity=False)).name
     return playing_name(name) or bot.name

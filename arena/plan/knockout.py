@@ -19,10 +19,6 @@ import math
 import random
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:
-    from arena.plan.config import TournamentConfig
 
 __all__ = ["bracket_order", "bracket_size", "decide", "resolve_seeds"]
 
@@ -59,17 +55,27 @@ def decide(
     return (a if seed[a] < seed[b] else b), "tie: better seed"
 
 
-def resolve_seeds(config: TournamentConfig, base: Path) -> list[str]:
-    """Every entrant in seed order, best first: ``seeds`` from the file, the rating
-    list's order (``seed_from = "ratings"``, unrated entrants after the rated ones in
-    file order), or drawn with the tournament seed. Raises ValueError with what is wrong."""
-    names = [bot.name for bot in config.bots]
-    how = config.seed_from or ("file" if config.seeds else "draw")
+def resolve_seeds(
+    names: Sequence[str],
+    seeds: Sequence[str],
+    seed_from: str | None,
+    *,
+    seed: int,
+    ratings: Path | None,
+    game: str,
+    variant: str,
+) -> list[str]:
+    """Every entrant (``names``, in file order) in seed order, best first: ``seeds``
+    from the file, the rating list's order (``seed_from = "ratings"``, the file
+    ``ratings`` of ``game``/``variant``; unrated entrants after the rated ones in file
+    order), or drawn with the tournament ``seed``. Raises ValueError with what is wrong."""
+    names = list(names)
+    how = seed_from or ("file" if seeds else "draw")
     if how == "file":
-        if sorted(config.seeds) != sorted(names):
-            missing = [n for n in names if n not in config.seeds]
-            unknown = [n for n in config.seeds if n not in names]
-            doubled = sorted({n for n in config.seeds if config.seeds.count(n) > 1})
+        if sorted(seeds) != sorted(names):
+            missing = [n for n in names if n not in seeds]
+            unknown = [n for n in seeds if n not in names]
+            doubled = sorted({n for n in seeds if list(seeds).count(n) > 1})
             parts = []
             if missing:
                 parts.append(f"missing {', '.join(missing)}")
@@ -82,17 +88,16 @@ def resolve_seeds(config: TournamentConfig, base: Path) -> list[str]:
                 + ("; ".join(parts) or "empty")
                 + ")"
             )
-        return list(config.seeds)
-    if config.seeds:
+        return list(seeds)
+    if seeds:
         raise ValueError(f"seeds are given in the file, but seed_from = {how!r}")
     if how == "draw":
         order = list(names)
-        random.Random(f"knockout:{config.seed}").shuffle(order)
+        random.Random(f"knockout:{seed}").shuffle(order)
         return order
-    if config.ratings is None:
+    if ratings is None:
         raise ValueError("seed_from = 'ratings' needs ratings = 'file of arena ratings --json'")
-    path = (base / config.ratings).resolve()
-    elo = _ratings(path, config.game, config.variant)
+    elo = _ratings(ratings, game, variant)
     rated = sorted((n for n in names if n in elo), key=lambda n: (-elo[n], names.index(n)))
     return rated + [n for n in names if n not in elo]
 

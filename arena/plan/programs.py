@@ -1,8 +1,9 @@
-"""Where a bot's program is: the one lookup of a command's executable and folder.
+"""Where a bot's program is: a program word looked up as a shell would (a path, or
+a bare word on the ``PATH``), a command line made absolute, and the folder its
+program lies in (which the bot starts in and may read).
 
-A tournament file's bots (:mod:`arena.plan.config`), the bots named on the command
-line (``arena play``, ``arena check-bot``) and the entrants' checks all find a
-program the same way, so a bot starts in the same folder whichever way it is named.
+The one lookup of tournament files (:mod:`arena.plan.config`) and of bots named on
+the command line (:mod:`arena.plan.entrants`, ``arena play``, ``check-bot``).
 """
 
 from __future__ import annotations
@@ -14,19 +15,11 @@ from pathlib import Path
 
 from arena.plan.own_files import OwnFilesError, refused
 
-__all__ = [
-    "absolute_word",
-    "find_program",
-    "is_path",
-    "leads_out_message",
-    "program_command",
-    "program_folder",
-]
+__all__ = ["absolute", "find_program", "is_path", "leads_out", "program_command", "program_folder"]
 
 
-def leads_out_message(
-    path: str, target: str, hint: str = " (an absolute sandbox_ro grants more)"
-) -> str:
+def leads_out(path: str, target: str, hint: str = " (an absolute sandbox_ro grants more)") -> str:
+    """Why a symbolic link out of a bot's folder is refused, as one line's end."""
     return (
         f"{path!r} is a symbolic link leading out of the bot's folder, to {target!r}: "
         f"a bot is shown only its own files{hint}"
@@ -69,15 +62,15 @@ def program_command(argv: list[str], base: Path) -> tuple[list[str], str | None]
     first = argv[0]
     if os.sep in first and not os.path.isabs(first):
         first = os.path.normpath(base.absolute() / first)
-    command = [first, *(absolute_word(base, w) for w in argv[1:])]
+    command = [first, *(absolute(base, w) for w in argv[1:])]
     folder = program_folder(command)
     found = refused(command, folder, folder)
     if found is not None:
-        raise OwnFilesError(f"bot {shlex.join(argv)!r}: {leads_out_message(*found, hint='')}")
+        raise OwnFilesError(f"bot {shlex.join(argv)!r}: {leads_out(*found, hint='')}")
     return command, folder
 
 
-def absolute_word(base: Path, word: str) -> str:
+def absolute(base: Path, word: str) -> str:
     """``word`` as an absolute path if it names a file or folder relative to ``base``
     (not resolved: a symbolic link stays one, for :mod:`arena.plan.own_files` to see)."""
     if word.startswith("-") or os.path.isabs(word) or not (base / word).exists():
@@ -86,7 +79,8 @@ def absolute_word(base: Path, word: str) -> str:
 
 
 def program_folder(argv: list[str]) -> str | None:
-    """The folder of a command's program, ``None`` for a system folder (see ``_resolve_bot``).
+    """The folder of a command's program, ``None`` for a system folder (which no bot
+    is given; see ``_resolve_bot`` in :mod:`arena.plan.config`).
 
     The folder the program lies in, not the one a symbolic link leads to: an
     entrant's ``bot.py`` leading elsewhere does not make elsewhere its folder.

@@ -44,6 +44,7 @@ import numpy as np
 
 from arena.protocol.text import visible
 from arena.storage.safefile import atomic_file, read_own, refuse_link
+from arena.storage.schema import check_version
 from arena.storage.store import (
     DB_NAME,
     GAME_DAY,
@@ -276,12 +277,16 @@ _ABOUT = (
 
 
 def _schema_version(text: object, db: Path) -> int:
+    """The store's schema version, refused as the store refuses it (one with none is
+    read as version 1)."""
     try:
         version = int(text) if text is not None else 1  # type: ignore[call-overload]
     except (TypeError, ValueError):
-        version = -1
-    if version not in READABLE_VERSIONS:
-        raise RatingInputError(f"{db}: schema version {text}, this arena reads {SCHEMA_VERSION}")
+        raise RatingInputError(f"{db}: schema version {text!r} is not a number") from None
+    try:
+        check_version(db, version, READABLE_VERSIONS)
+    except StoreError as exc:
+        raise RatingInputError(str(exc)) from None
     return version
 
 

@@ -22,7 +22,7 @@ from rich.console import Console
 
 from arena.ratinglist.fit import RatingList, RatingTable, Row
 from arena.report import fmt
-from arena.report.markdown import md_text
+from arena.report.fmt import md_text
 from arena.report.plots import rating_plot_svg
 from arena.report.terminal import RIGHT, plain_table, rated_table, text_console
 from arena.storage.safefile import write_atomic

@@ -1,4 +1,5 @@
-"""Number formats shared by every report, so the terminal, Markdown and HTML agree.
+"""Number formats shared by every report, so the terminal, Markdown and HTML agree,
+and the one escaper of text in Markdown (:func:`md_text`).
 
 Unknown values (``None``: no games, or a rating the fit could not give) print
 as an en dash rather than 0, which would claim something.
@@ -23,6 +24,23 @@ if TYPE_CHECKING:
     from arena.stats.rating import RatedRow
 
 DASH = "–"
+
+_MD_SPECIAL = re.compile(r"([`*\[\]<>&!|@])")
+_MD_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
+"""A backslash that would escape the punctuation after it (``\\x1b`` shows as it is)."""
+_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp):|\b(www)\.")
+
+
+def md_text(text: str) -> str:
+    """``text`` as Markdown shows it literally, on one line: a name, a detail or an
+    info line from a bot or a store, which must bring no HTML, image, link or
+    code span into ``report.md`` or ``ratings.md``, nor split a table row or
+    start a line of its own. Every character that could start such a thing is
+    backslash-escaped (CommonMark shows the character itself), as is the colon
+    or dot that would make an address a link; line breaks become spaces."""
+    text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
+    text = _MD_SPECIAL.sub(r"\\\1", _MD_BACKSLASH.sub(r"\\\\", text))
+    return _AUTOLINK.sub(lambda m: f"{m[1]}\\:" if m[1] else f"{m[2]}\\.", text)
 
 
 def elo(value: float | None, *, signed: bool = False) -> str:

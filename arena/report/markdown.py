@@ -19,7 +19,6 @@ from arena.storage.safefile import write_atomic
 
 __all__ = [
     "md_code",
-    "md_text",
     "analysis_section",
     "fault_details_section",
     "games_section",
@@ -28,24 +27,6 @@ __all__ = [
     "search_section",
     "write_markdown",
 ]
-
-
-_MD_SPECIAL = re.compile(r"([`*\[\]<>&!|@])")
-_MD_BACKSLASH = re.compile(r"\\(?=[!-/:-@\[-`{-~])")
-"""A backslash that would escape the punctuation after it (``\\x1b`` shows as it is)."""
-_AUTOLINK = re.compile(r"(?i)\b(https?|ftp|mailto|xmpp):|\b(www)\.")
-
-
-def md_text(text: str) -> str:
-    """``text`` as Markdown shows it literally, on one line: a name, a detail or an
-    info line from a bot or a store, which must bring no HTML, image, link or
-    code span into ``report.md`` or ``ratings.md``, nor split a table row or
-    start a line of its own. Every character that could start such a thing is
-    backslash-escaped (CommonMark shows the character itself), as is the colon
-    or dot that would make an address a link; line breaks become spaces."""
-    text = " ".join(text.splitlines()) if "\n" in text or "\r" in text else text
-    text = _MD_SPECIAL.sub(r"\\\1", _MD_BACKSLASH.sub(r"\\\\", text))
-    return _AUTOLINK.sub(lambda m: f"{m[1]}\\:" if m[1] else f"{m[2]}\\.", text)
 
 
 def md_code(text: str) -> str:
@@ -60,7 +41,7 @@ def md_code(text: str) -> str:
 def _cell(text: str) -> str:
     """A table cell, shown literally: a ``|`` in a bot's name must not split the row,
     nor its ``<`` start HTML."""
-    return md_text(text)
+    return fmt.md_text(text)
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = "") -> list[str]:
@@ -73,17 +54,17 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]], align: str = ""
 
 def markdown_report(data: ReportData) -> str:
     """The whole report as one Markdown document."""
-    out = [f"# {md_text(data.tournament)}", ""]
-    games = md_text(", ".join(data.game_names)) or "no games"
+    out = [f"# {fmt.md_text(data.tournament)}", ""]
+    games = fmt.md_text(", ".join(data.game_names)) or "no games"
     out += [
-        f"{data.games} games ({games}); tournament created {md_text(data.created_at)}, "
-        f"report generated {data.generated_at} by arena {md_text(data.arena_version)}.",
+        f"{data.games} games ({games}); tournament created {fmt.md_text(data.created_at)}, "
+        f"report generated {data.generated_at} by arena {fmt.md_text(data.arena_version)}.",
         "",
         "## Standings",
         "",
     ]
     anchor = (
-        f"{md_text(data.anchor[0])} is fixed at {data.anchor[1]:g}"
+        f"{fmt.md_text(data.anchor[0])} is fixed at {data.anchor[1]:g}"
         if data.anchor
         else "the pool average is 0"
     )
@@ -199,7 +180,7 @@ def analysis_section(data: ReportData) -> list[str]:
     )
     if a.mistakes:
         lines += ["", f"Latest mistakes ({len(a.mistakes)} of {a.missed}):", ""]
-        lines += [f"- {md_text(fmt.mistake_text(m))}" for m in a.mistakes]
+        lines += [f"- {fmt.md_text(fmt.mistake_text(m))}" for m in a.mistakes]
     return lines
 
 
@@ -258,14 +239,14 @@ def fault_details_section(data: ReportData) -> list[str]:
         return ["No game ended by a fault."]
     lines: list[str] = []
     for g in faulted:
-        detail = ": " + md_text(g.detail) if g.detail else ""
+        detail = ": " + fmt.md_text(g.detail) if g.detail else ""
         lines.append(
-            f"- game {g.index} {md_code(g.key)}, {md_text(g.players[0])} vs "
-            f"{md_text(g.players[1])}: {md_text(fmt.reason(g))}{detail}"
+            f"- game {g.index} {md_code(g.key)}, {fmt.md_text(g.players[0])} vs "
+            f"{fmt.md_text(g.players[1])}: {fmt.md_text(fmt.reason(g))}{detail}"
         )
         for name, tail in zip(g.players, g.stderr, strict=True):
             if tail:
-                said = f"  output of {md_text(name)} (first and last lines):"
+                said = f"  output of {fmt.md_text(name)} (first and last lines):"
                 lines += ["", said, "", "  ```text"]
                 lines += ["  " + line.replace("```", "` ` `") for line in _tail(tail)]
                 lines += ["  ```"]

@@ -10,23 +10,7 @@ from arena.storage.rounds import RoundsRecord
 
 __all__ = ["board_line", "drawn_line", "markdown_rounds", "swiss_cells", "SWISS_HEADERS"]
 
-MARKUP = "\\`*_[]<>|~&!"
-"""Escaped in names: inline markup (a name is never at the start of a line, where
-``#``, ``-``, ``+`` and ``1.`` would matter)."""
-
 SWISS_HEADERS = ["#", "player", "points", "Buchholz", "S-B", "direct", "byes", "Elo", "95%"]
-
-
-def _md(text: str) -> str:
-    """A name safe in a Markdown table cell or list item: the characters that mark
-    up inline text escaped, control characters dropped."""
-    out = []
-    for ch in text:
-        if ch in MARKUP:
-            out.append("\\" + ch)
-        elif ch.isprintable():
-            out.append(ch)
-    return "".join(out)
 
 
 def _plain(text: str) -> str:
@@ -89,14 +73,16 @@ def markdown_rounds(section: RoundsSection) -> list[str]:
             "",
             _row(SWISS_HEADERS),
             _row(["--:", ":--", *["--:"] * (len(SWISS_HEADERS) - 2)]),
-            *(_row(swiss_cells(r, name=_md)) for r in section.swiss),
+            *(_row(swiss_cells(r, name=fmt.md_text)) for r in section.swiss),
             "",
             "## Rounds",
             "",
         ]
         for table in section.rounds:
             out += [f"### Round {table.number} of {section.rounds_total}", ""]
-            out += [f"{i + 1}. {board_line(b, name=_md)}" for i, b in enumerate(table.boards)]
+            out += [
+                f"{i + 1}. {board_line(b, name=fmt.md_text)}" for i, b in enumerate(table.boards)
+            ]
             out.append("")
         return out
     out += ["## Bracket", "", "```text"]

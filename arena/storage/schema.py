@@ -170,10 +170,15 @@ def game_row(key: str, pair_key: str, record: GameRecord) -> dict[str, object]:
     }
 
 
-def check_version(path: Path, version: int | None, taken: tuple[int, ...]) -> None:
-    """Refuse a store of a schema version this arena does not take (a newer arena's)."""
+def check_version(path: Path, version: int | None, taken: tuple[int, ...], hint: str = "") -> None:
+    """Refuse a store of a schema version this arena does not take (a newer arena's),
+    in one line (``hint``: what to do instead, if there is something to say)."""
     if version not in taken:
-        raise StoreError(f"{path}: schema version {version}, this arena reads {SCHEMA_VERSION}")
+        found = "no schema version" if version is None else f"schema version {version}"
+        raise StoreError(
+            f"{path}: written by another arena version, {found}, this arena reads "
+            f"{SCHEMA_VERSION}{hint}"
+        )
 
 
 def schema_version(conn: sqlite3.Connection, path: Path) -> int | None:

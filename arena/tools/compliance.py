@@ -47,15 +47,17 @@ import msgspec
 import trio
 
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig, ResourceLimits
+from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
 from arena.engine.options import check_declaration, describe, sample_values
-from arena.engine.sandbox import Sandbox
+from arena.engine.sandbox import SandboxSettings
 from arena.games import CheckCase, Game, State, game_names, get_game
 from arena.games.base import advance_to_decision
 from arena.match.clock import Clock, TimeControl
 from arena.match.wire import clock_info
 from arena.plan.builtins import builtin_names, resolve_builtin
+from arena.plan.config import BotConfig, Limits, ProtocolSettings
+from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
 from arena.plan.programs import program_command
 from arena.protocol.messages import (
@@ -250,8 +252,8 @@ async def check_bot(
     timeout: float = 5.0,
     games: int = 0,
     tc: str = STAGE_TC,
-    limits: ResourceLimits | None = None,
-    sandbox: Sandbox | None = None,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
     cwd: str | None = None,
     entry: EngineConfig | None = None,
     builtin: str | None = None,
@@ -262,11 +264,12 @@ async def check_bot(
     the whole clock the bot sees in each ``go``. ``games`` whole games per
     declared variant and opponent follow, at time control ``tc``. Never raises
     for a bot fault: each one becomes a failed :class:`Check`. Raises
-    ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` confine
-    the bot as a tournament would (the CLI passes the tournament defaults); ``cwd``
-    is the folder it starts in. ``entry``: a tournament entry's engine
-    configuration, used as it is instead (its command, folder, environment,
-    grants, limits and sandbox; ``arena check-bot --from``). ``builtin``: the name
+    ``GameError`` for an unknown ``game``. ``limits`` and ``sandbox`` (a
+    tournament file's ``[limits]`` and ``[sandbox]``, their defaults when left
+    out) confine the bot and its opponents as a tournament would; ``cwd`` is the
+    folder it starts in. ``entry``: a tournament entry's engine configuration,
+    used as it is for the bot instead (its command, folder, environment, grants,
+    limits and sandbox; ``arena check-bot --from``). ``builtin``: the name
     of the built-in bot it starts, if it is one (prepared first).
     """
     rules = get_game(game)
@@ -283,7 +286,7 @@ async def check_bot(
         if engine.identity is not None and engine.identity.options:
             checks.append(await _options(session))
         if games > 0:
-            checks += await _games(session, games, tc)
+            checks += await _games(session, games, tc, limits, sandbox)
         checks.append(await _gameover(session))
         checks.append(await _quit(session))
     return checks
@@ -292,23 +295,17 @@ async def check_bot(
 def _config(
     command: list[str],
     timeout: float,
-    limits: ResourceLimits | None,
-    sandbox: Sandbox | None,
+    limits: Limits | None,
+    sandbox: SandboxSettings | None,
     cwd: str | None,
     entry: EngineConfig | None = None,
 ) -> EngineConfig:
-    if entry is not None:  # started as its tournament starts it; stopped as the checks stop it
-        return msgspec.structs.replace(entry, quit_timeout=QUIT_TIMEOUT, term_timeout=0.5)
-    return EngineConfig(
-        name=Path(command[0]).name if command else "bot",
-        command=list(command),
-        cwd=cwd,
-        handshake_timeout=timeout,
-        quit_timeout=QUIT_TIMEOUT,
-        term_timeout=0.5,
-        limits=limits or ResourceLimits(),
-        sandbox=sandbox or Sandbox(),
-    )
+    if entry is None:  # else started as its tournament starts it
+        bot = BotConfig(name=Path(command[0]).name if command else "bot", command=command, cwd=cwd)
+        protocol = ProtocolSettings(handshake_timeout=timeout)
+        entry = engine_config(bot, limits=limits, sandbox=sandbox, protocol=protocol)
+    # stopped as the checks stop it
+    return msgspec.structs.replace(entry, quit_timeout=QUIT_TIMEOUT, term_timeout=0.5)
 
 
 async def _handshake(session: _Session) -> list[Check]:
@@ -402,7 +399,13 @@ async def _options(session: _Session) -> Check:
     return Check("options", True, f"{names}: {tried} values set, each followed by ready")
 
 
-async def _games(session: _Session, games: int, tc: str) -> list[Check]:
+async def _games(
+    session: _Session,
+    games: int,
+    tc: str,
+    limits: Limits | None,
+    sandbox: SandboxSettings | None,
+) -> list[Check]:
     """The whole-game stage in every variant the bot declares (``compliance_games``)."""
     if (why := await session.ensure_running()) is not None:
         return [Check("games", False, why)]
@@ -411,7 +414,9 @@ async def _games(session: _Session, games: int, tc: str) -> list[Check]:
     variants = [v for v in rules.variants if ident is not None and ident.supports(rules.name, v)]
     if not variants:
         return [Check("games", False, f"not run: the bot declares no variant of {rules.name}")]
-    return await play_stage(session.engine, rules, variants, games=games, tc=tc)
+    return await play_stage(
+        session.engine, rules, variants, games=games, tc=tc, limits=limits, sandbox=sandbox
+    )
 
 
 async def _ping(session: _Session) -> Check:
@@ -484,8 +489,8 @@ async def choose_games(
     command: list[str],
     *,
     timeout: float = 5.0,
-    limits: ResourceLimits | None = None,
-    sandbox: Sandbox | None = None,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
     cwd: str | None = None,
     entry: EngineConfig | None = None,
     builtin: str | None = None,
@@ -542,8 +547,8 @@ def run_checks(
     games: int = 0,
     tc: str = STAGE_TC,
     echo: Callable[[str], None] = print,
-    limits: ResourceLimits | None = None,
-    sandbox: Sandbox | None = None,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
     entry: EngineConfig | None = None,
     builtin: str | None = None,
 ) -> int:

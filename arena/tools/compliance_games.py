@@ -18,12 +18,14 @@ from collections import Counter
 from dataclasses import dataclass
 
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
+from arena.engine.sandbox import SandboxSettings
 from arena.games import Game, State
 from arena.match.clock import TimeControl
 from arena.match.record import GameRecord
 from arena.match.referee import RefereeSettings, play_game
+from arena.plan.config import BotConfig, Limits
+from arena.plan.launch import engine_config
 from arena.protocol.text import visible
 
 STAGE_TC = "2+0.05"
@@ -111,8 +113,11 @@ async def play_stage(
     games: int,
     seed: int = 2026,
     tc: str = STAGE_TC,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> list[Check]:
-    """``games`` games per variant and opponent, seats alternating (game 1 as player 0)."""
+    """``games`` games per variant and opponent, seats alternating (game 1 as player 0);
+    the opponents run under ``limits`` and ``sandbox``, as in a tournament."""
     from arena.plan.builtins import resolve_builtin
     from arena.plan.prepare import prepare
 
@@ -123,11 +128,9 @@ async def play_stage(
         for opponent in opponents(game):
             name = f"games: {variant} vs {opponent}"
             command = [*resolve_builtin(opponent), "--seed", str(seed)]
-            config = EngineConfig(
-                name=opponent if opponent != bot.name else f"{opponent}-2",
-                command=command,
-                limits=bot.config.limits,
-                sandbox=bot.config.sandbox,
+            named = opponent if opponent != bot.name else f"{opponent}-2"
+            config = engine_config(
+                BotConfig(name=named, command=command), limits=limits, sandbox=sandbox
             )
             by_seat = [[0, 0, 0], [0, 0, 0]]  # per seat: wins, losses, draws
             notable: Counter[str] = Counter()

@@ -27,15 +27,15 @@ from dataclasses import dataclass
 
 import trio
 
-from arena.backends.slots import resource_limits
 from arena.engine.bot import Engine
-from arena.engine.config import EngineConfig, ResourceLimits
-from arena.engine.sandbox import Sandbox
+from arena.engine.config import EngineConfig
+from arena.engine.sandbox import SandboxSettings
 from arena.games.base import Game, GameError, State
 from arena.match.clock import Clock, TimeControl
 from arena.match.referee import play_game
 from arena.match.wire import clock_info
-from arena.plan.config import Limits
+from arena.plan.config import BotConfig, Limits
+from arena.plan.launch import engine_config
 from arena.plan.prepare import prepare
 from arena.protocol.messages import GameOver, Go, NewGame
 
@@ -197,8 +197,8 @@ async def generate(
     stats: Counter[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
     builtins: Sequence[str] = (),
-    limits: ResourceLimits | None = None,
-    sandbox: Sandbox | None = None,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
 ) -> list[str]:
     """``count`` distinct position texts of the book (fewer only if ``max_tries`` ran out).
 
@@ -233,11 +233,9 @@ async def generate(
     limit = max_tries if max_tries is not None else 50 * count
     for name in builtins:
         await prepare(name)
-    limits = resource_limits(Limits()) if limits is None else limits
-    sandbox = Sandbox() if sandbox is None else sandbox
 
     def config(name: str, command: list[str]) -> EngineConfig:
-        return EngineConfig(name=name, command=command, limits=limits, sandbox=sandbox)
+        return engine_config(BotConfig(name=name, command=command), limits=limits, sandbox=sandbox)
 
     async with (
         Engine(config("scorer", bot)) as engine,

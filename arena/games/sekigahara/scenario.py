@@ -9,8 +9,9 @@ position text. :func:`deal` makes a seeded one from the published decks.
 from __future__ import annotations
 
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from arena.games.base import GameError
 from arena.games.sekigahara.cards import (
@@ -183,33 +184,44 @@ def load_toml(text: str) -> Scenario:
     )
 
 
-def _block(item: Any) -> Block:
+T = TypeVar("T")
+
+
+def _piece(item: Any, what: str, token: Callable[[str], T], table: Callable[[dict], T]) -> T:
+    """A block or card of a scenario file: its token (``id:mon:3g``) or its table;
+    either way a bad one is a ``GameError`` that shows it."""
     if isinstance(item, str):
-        return Block.from_token(item)
+        return token(item)
     if not isinstance(item, dict):
-        raise GameError(f"scenario: bad block {item!r}")
+        raise GameError(f"scenario: bad {what} {item!r}")
     try:
-        return Block(
-            check_id(str(item["id"]), "block"),
-            str(item["mon"]),
-            int(item["strength"]),
-            Mark(item.get("mark", "none")),
-            bool(item.get("any_card", False)),
-        )
+        return table(item)
     except (KeyError, ValueError) as exc:
-        raise GameError(f"scenario: bad block {item!r}: {exc}") from None
+        raise GameError(f"scenario: bad {what} {item!r}: {exc}") from None
+
+
+def _block(item: Any) -> Block:
+    return _piece(
+        item,
+        "block",
+        Block.from_token,
+        lambda t: Block(
+            check_id(str(t["id"]), "block"),
+            str(t["mon"]),
+            int(t["strength"]),
+            Mark(t.get("mark", "none")),
+            bool(t.get("any_card", False)),
+        ),
+    )
 
 
 def _card(item: Any) -> Card:
-    if isinstance(item, str):
-        return Card.from_token(item)
-    if not isinstance(item, dict):
-        raise GameError(f"scenario: bad card {item!r}")
-    try:
-        mon = item.get("mon")
-        return Card(check_id(str(item["id"]), "card"), CardKind(item["kind"]), mon)
-    except (KeyError, ValueError) as exc:
-        raise GameError(f"scenario: bad card {item!r}: {exc}") from None
+    return _piece(
+        item,
+        "card",
+        Card.from_token,
+        lambda t: Card(check_id(str(t["id"]), "card"), CardKind(t["kind"]), t.get("mon")),
+    )
 
 
 # --- making scenarios ----------------------------------------------------------
