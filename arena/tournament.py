@@ -39,6 +39,7 @@ from arena.backends.pool import FaultGate, Pool, WorkItem, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
 from arena.backends.slots import InProcessPool, slot_cores
 from arena.backends.workers import WorkerPool, fork_workers, release
+from arena.engine.gateway import Gateway
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
@@ -225,6 +226,16 @@ class Tournament:
         that the store keeps and the workers get hold ``REDACTED`` instead."""
         config_text = redact_text(config_text, config, config_path)
         config = redact(config)
+        self.gateway: Gateway | None = None
+        """Where remote entrants connect (served by ``arena run --web``); their games,
+        and with them every game of the run, are played in this process."""
+        if self.tokens:
+            self.gateway = Gateway(
+                self.tokens,
+                max_line=config.protocol.max_line,
+                leeway=config.remote.leeway_ms / 1000,
+                reconnect=config.remote.reconnect_s,
+            )
         self.config = config
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
@@ -331,7 +342,7 @@ class Tournament:
         them once it does: they start with the arena's modules loaded
         (:func:`arena.backends.workers.fork_workers`). For ``arena run``; without
         this call the pool spawns its workers as before."""
-        if self.backend != "local" or self._forked:
+        if self.backend != "local" or self._forked or self.gateway is not None:
             return
         work = len(self.pending())
         cpus = os.cpu_count() or 1
@@ -421,7 +432,7 @@ class Tournament:
         not fit what a bot declares are the operator's mistake: a one-line
         :class:`ConfigError`.
         """
-        result = await preflight(self.config, self.game.name)
+        result = await preflight(self.config, self.game.name, self.gateway)
         self.preflight = result
         for line in result.warnings:
             self.observer.warning(line)
@@ -466,6 +477,15 @@ class Tournament:
         on_event: EventSink | None = (
             self.observer.game_event if self.observer.wants_events else None
         )
+        if self.gateway is not None:  # remote entrants play where the gateway is
+            return InProcessPool(
+                self.config,
+                min(self.config.concurrency, max(work, 1)),
+                on_record=self._store_game,
+                gate=self._gate(),
+                on_event=on_event,
+                gateway=self.gateway,
+            )
         if self.backend == "ray":
             from arena.backends.raypool import RayPool
 

@@ -63,9 +63,11 @@ def connect_command(
     from arena.remote.client import ConnectError, Link, connect, gateway_url
 
     words = list(command)
-    bot = entrant(words[0] if len(words) == 1 else shlex.join(words))
+    bot = entrant(words[0])  # a built-in's name, its own arguments after it
+    if not bot.builtin:
+        bot = entrant(shlex.join(words))
     limits, box = confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes)
-    argv, cwd = program_command(bot.command, Path.cwd())
+    argv, cwd = program_command(bot.command + (words[1:] if bot.builtin else []), Path.cwd())
     entry = BotConfig(name=name, command=argv, cwd=cwd)
     config = engine_config(entry, limits=limits, sandbox=box)
 

@@ -153,6 +153,12 @@ def run_command(
             f"remote entrants ({', '.join(remote)}) connect through the web server: "
             "add --web HOST:PORT"
         )
+    if remote and ((workers or 1) > 1 or (backend or config.backend) == "ray"):
+        click.echo(
+            "note: with remote entrants every game is played in this process, where "
+            "the gateway is (--workers and the Ray backend do not apply)",
+            err=True,
+        )
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
     if analyze:

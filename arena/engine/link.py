@@ -17,6 +17,8 @@ window passes does the link end, and the game is a ``disconnect`` fault.
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 import trio
 
 from arena.engine.errors import (
@@ -27,6 +29,7 @@ from arena.engine.errors import (
 )
 from arena.engine.replay import Replay
 from arena.protocol.messages import EndOfStream, LineTooLong, ProtocolError
+from arena.protocol.remote import ENDING
 
 __all__ = ["EngineDisconnected", "RemoteLink"]
 
@@ -67,6 +70,8 @@ class RemoteLink:
         """Why the connection ended, one line (for :meth:`end_fault`)."""
         self.reported: tuple[str, str] | None = None
         """``(reason, detail)`` of a fault ``arena connect`` reported before closing."""
+        self.close_code = ENDING
+        """What the socket is closed with when the arena ends the link."""
         self.up = False
         """A socket carries the link now (else it waits for one, or has ended)."""
         self.connections = 0
@@ -130,17 +135,19 @@ class RemoteLink:
             return queued
         return self._replay.lines(queued)
 
-    async def deliver(self, frame: bytes) -> None:
-        """A frame from the bot. One over ``max_line`` ends the link with
-        :class:`LineTooLong`, as an over-long line of a local bot does."""
+    async def deliver(self, frame: bytes) -> bool:
+        """A frame from the bot; ``False`` if it was over ``max_line``, which ends the
+        link with :class:`LineTooLong`, as an over-long line of a local bot does."""
         if len(frame.rstrip(b"\r\n")) > self.max_line:
             self._fault = LineTooLong(
                 f"frame longer than {self.max_line} bytes ({len(frame)} bytes)", frame
             )
             self.close(f"a frame over max_line ({self.max_line} bytes)")
-            return
+            return False
         if self._replay.received(frame):
-            await self._in_send.send(frame)
+            with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+                await self._in_send.send(frame)  # (unless the link has ended meanwhile)
+        return True
 
     async def outgoing(self) -> bytes:
         """The next line for the bot; :class:`trio.EndOfChannel` once the link is closed."""
@@ -159,11 +166,14 @@ class RemoteLink:
             return
         self.close(why)
 
-    def close(self, why: str) -> None:
-        """The link is gone for good: every wait on it ends now."""
+    def close(self, why: str, code: int = ENDING) -> None:
+        """The link is gone for good: every wait on it ends now; a socket still up
+        is closed with ``code`` (:data:`~arena.protocol.remote.RESTART`: the
+        arena wants a fresh process of the bot)."""
         if self.ended.is_set():
             return
         self.why = why
+        self.close_code = code
         self.up = False
         self._in_send.close()
         self._out_recv.close()

@@ -25,6 +25,7 @@ __all__ = [
     "CLOSE_CODES",
     "ENDING",
     "REFUSED",
+    "RESTART",
     "TAKEN",
     "TOO_BIG",
     "TOO_SLOW",
@@ -61,6 +62,9 @@ BINARY = 1003
 """A binary frame: the protocol's lines are text."""
 ENDING = 1001
 """The arena is ending (the run finished or was interrupted)."""
+RESTART = 4011
+"""The arena is done with this process of the bot (after a fault, or the
+pre-flight): ``arena connect`` connects again at once with a fresh one."""
 BOT_FAULT = 4010
 """From ``arena connect``: the bot faulted on its author's machine; the reason is
 the fault's (``crash: ...``, ``protocol: ...``, ``time: ...``)."""
@@ -74,6 +78,7 @@ CLOSE_CODES = {
     BINARY: "binary",
     ENDING: "ending",
     BOT_FAULT: "bot fault",
+    RESTART: "restart",
 }
 
 

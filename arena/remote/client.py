@@ -57,6 +57,7 @@ from arena.protocol.remote import (
     ENDING,
     GATEWAY_PATH,
     REFUSED,
+    RESTART,
     Auth,
     Fault,
     close_reason,
@@ -125,25 +126,47 @@ async def connect(
         try:
             if await session.run():
                 return
-            backoff = FIRST_BACKOFF  # it was up: the next drop starts afresh
             why = "the arena closed the connection"
-        except ConnectionClosed as e:
-            code, reason = e.reason.code, visible(e.reason.reason or "")
-            if code in (REFUSED, BAD_AUTH):
-                raise ConnectError(f"the arena refused: {reason or code}") from None
-            if code == ENDING:
-                say(f"the arena ended the run ({reason or code})")
-                return
-            why = f"connection closed ({code}{': ' + reason if reason else ''})"
-        except HandshakeError as e:
-            why = f"cannot open the connection: {visible(str(e)) or type(e).__name__}"
-        except (OSError, trio.TooSlowError, trio.BrokenResourceError, ProtocolError) as e:
-            why = f"connection lost: {visible(str(e)) or type(e).__name__}"
+        except BaseException as raised:  # trio's nurseries wrap the network's errors
+            e = _leaf(raised)
+            if isinstance(e, ConnectionClosed):
+                code, reason = e.reason.code, visible(e.reason.reason or "")
+                if code in (REFUSED, BAD_AUTH):
+                    raise ConnectError(f"the arena refused: {reason or code}") from None
+                if code == ENDING:
+                    say(f"the arena ended the run ({reason or code})")
+                    return
+                if code == RESTART:  # a fresh process of the bot, at once
+                    say(f"the arena starts the bot afresh; connecting again ({reason})")
+                    backoff = FIRST_BACKOFF
+                    continue
+                why = f"connection closed ({code}{': ' + reason if reason else ''})"
+            elif isinstance(e, HandshakeError):
+                status = getattr(e, "status_code", None)
+                why = "cannot open the connection" + (f" (HTTP {status})" if status else "")
+            elif isinstance(e, NETWORK):
+                why = f"connection lost: {visible(str(e)) or type(e).__name__}"
+            else:
+                raise
         if session.welcomed:
-            backoff = FIRST_BACKOFF
+            backoff = FIRST_BACKOFF  # it was up: the next drop starts afresh
         say(f"{why}; connecting again in {backoff:g} s")
         await trio.sleep(backoff)
         backoff = min(backoff * 2, max_backoff)
+
+
+NETWORK = (OSError, trio.TooSlowError, trio.BrokenResourceError, ProtocolError)
+"""What a lost or broken connection raises here (a new one cures it)."""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    """The one error inside trio's exception groups (cancellations aside), else ``exc``."""
+    while isinstance(exc, BaseExceptionGroup):
+        inner = [e for e in exc.exceptions if not isinstance(e, trio.Cancelled)]
+        if len(inner) != 1:
+            return exc
+        exc = inner[0]
+    return exc
 
 
 class Session:

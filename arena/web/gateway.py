@@ -26,7 +26,6 @@ from arena.protocol.remote import (
     BAD_AUTH,
     BINARY,
     BUSY,
-    ENDING,
     GATEWAY_PATH,
     TOO_BIG,
     TOO_SLOW,
@@ -126,7 +125,7 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
     welcome = Welcome(
         name=link.name, max_line=gateway.max_line, leeway_ms=round(gateway.leeway * 1000)
     )
-    code, reason = ENDING, ""
+    code, reason = 0, ""
     lost = trio.Event()
     async with trio.open_nursery() as nursery:
 
@@ -160,8 +159,7 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
                 if fault is not None:
                     link.reported = (fault.reason, fault.detail)
                     continue
-                await link.deliver(text.encode())
-                if link.ended.is_set():
+                if not await link.deliver(text.encode()):
                     code = TOO_BIG
                     reason = f"arena: a frame over max_line ({link.max_line} bytes)"
                     return
@@ -193,8 +191,7 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
         nursery.cancel_scope.cancel()
     if code == DROPPED:
         return True
-    if code:
-        await _close(ws, code, reason or f"arena: {link.why}")
+    await _close(ws, code or link.close_code, reason or f"arena: {link.why}")
     return False
 
 

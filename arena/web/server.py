@@ -16,6 +16,7 @@ import secrets
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -153,10 +154,16 @@ async def run_with_web(
 ) -> bool:
     """``arena run --web``: the tournament and its web view in one trio loop, until
     the run ends or is interrupted (``True``); the view closes with the run."""
+    gateway = tournament.gateway
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(serve, site, listen)
-        announce(url_for(url, listen, "/live"))
-        interrupted = await tournament.run_until_interrupted()
+        url = await nursery.start(partial(serve, site, listen, gateway=gateway))
+        hint = "" if gateway is None else f" (remote entrants: arena connect {url} --name NAME)"
+        announce(url_for(url, listen, "/live") + hint)
+        try:
+            interrupted = await tournament.run_until_interrupted()
+        finally:
+            if gateway is not None:
+                gateway.close("the run is over")
         if site.hub is not None:
             with trio.move_on_after(5):
                 await refresh_results(site, once=True)  # the final standings

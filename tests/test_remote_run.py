@@ -1,0 +1,123 @@
+"""A whole tournament mixing local and remote entrants: ``arena run --web`` and a
+real ``arena connect`` for the remote one, over loopback; every game stored."""
+
+from __future__ import annotations
+
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import trio
+
+ARENA = [sys.executable, "-m", "arena.cli"]
+TOKEN = "far-token-0123456789"
+WAIT = 180.0
+
+TOURNAMENT = """
+name = "mixed"
+game = "kamisado"
+variant = "single"
+tc = "5+0.1"
+games_per_pairing = 2
+concurrency = 2
+
+[remote]
+connect_timeout = 60
+
+[[bots]]
+name = "near"
+command = "builtin:random"
+args = ["--seed", "1"]
+
+[[bots]]
+name = "other"
+command = "builtin:random"
+args = ["--seed", "2"]
+
+[[bots]]
+name = "far"
+remote = true
+token_env = "FAR_TOKEN"
+"""
+
+
+async def read_until(stream: trio.abc.ReceiveStream, pattern: str, seen: bytearray) -> re.Match:
+    while (match := re.search(pattern, seen.decode(errors="replace"))) is None:
+        chunk = await stream.receive_some(1 << 16)
+        assert chunk, f"ended before {pattern!r}: {seen.decode(errors='replace')}"
+        seen += chunk
+    return match
+
+
+async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Path) -> None:
+    (tmp_path / "t.toml").write_text(TOURNAMENT)
+    env = {**os.environ, "FAR_TOKEN": TOKEN}
+    run = await trio.lowlevel.open_process(
+        [*ARENA, "run", "t.toml", "--web", "127.0.0.1:0", "--quiet"],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    connect = None
+    try:
+        seen = bytearray()
+        with trio.fail_after(WAIT):
+            match = await read_until(run.stderr, r"arena connect (http://127\.0\.0\.1:\d+)", seen)
+        assert "--token" not in seen.decode() and TOKEN not in seen.decode()
+        connect = await trio.lowlevel.open_process(
+            [*ARENA, "connect", match[1], "--name", "far", "--", "random", "--seed", "3"],
+            env=env | {"ARENA_TOKEN": TOKEN},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+        )
+        with trio.fail_after(WAIT):
+            assert await run.wait() == 0, seen.decode()
+            assert await connect.wait() == 0
+            said = bytearray()
+            await read_until(connect.stdout, r"the arena ended the run", said)
+    finally:
+        for process in (run, connect):
+            if process is not None and process.returncode is None:
+                process.kill()
+    told = said.decode()
+    assert "as far" in told and "game 1: against" in told and "game 4 over" in told
+    with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
+        rows = db.execute("SELECT key, reason FROM games").fetchall()
+        (stored,) = db.execute("SELECT config_toml FROM tournament").fetchone()
+    assert len(rows) == 6
+    assert all(
+        reason not in ("crash", "time", "protocol", "disconnect", "start") for _, reason in rows
+    )
+    assert sum("far" in key for key, _ in rows) == 4
+    assert TOKEN not in stored
+
+
+def test_a_remote_entrant_that_never_connects_cannot_start(tmp_path: Path) -> None:
+    """The pre-flight waits ``connect_timeout`` for it, then it is an entrant that
+    cannot start: the run stops in one line, or ``--skip-broken`` plays the others."""
+    text = TOURNAMENT.replace("connect_timeout = 60", "connect_timeout = 1")
+    (tmp_path / "t.toml").write_text(text)
+    env = {**os.environ, "FAR_TOKEN": TOKEN}
+    command = [*ARENA, "run", "t.toml", "--web", "127.0.0.1:0", "--quiet", "--no-report"]
+    done = subprocess.run(
+        command, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=WAIT
+    )
+    assert done.returncode != 0
+    lines = done.stderr.splitlines()
+    assert lines[1].startswith(
+        "arena: far: did not start: not connected within 1 s (its author runs arena connect)"
+    ), lines
+    done = subprocess.run(
+        [*command, "--skip-broken"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=WAIT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "2 of 6 games stored" in done.stdout and "did not start: far" in done.stdout
