@@ -121,3 +121,87 @@ def test_a_remote_entrant_that_never_connects_cannot_start(tmp_path: Path) -> No
     )
     assert done.returncode == 0, done.stderr
     assert "2 of 6 games stored" in done.stdout and "did not start: far" in done.stdout
+
+
+SLOW_BOT = """\
+import json, sys, time
+for line in sys.stdin:
+    m = json.loads(line)
+    if m["type"] == "hello":
+        print(json.dumps({"type": "identity", "id": m["id"], "protocol": 1,
+                          "name": "slow", "games": ["kamisado"]}), flush=True)
+    elif m["type"] == "newgame":
+        print(json.dumps({"type": "ready", "id": m["id"]}), flush=True)
+    elif m["type"] == "go":
+        time.sleep(0.3)
+        print(json.dumps({"type": "action", "id": m["id"], "action": m["legal"][0]}), flush=True)
+"""
+
+
+async def start_connect(url: str, script: Path) -> trio.Process:
+    return await trio.lowlevel.open_process(
+        [
+            *ARENA,
+            "connect",
+            url,
+            "--name",
+            "far",
+            "--sandbox",
+            "none",
+            "--",
+            sys.executable,
+            str(script),
+        ],
+        env={**os.environ, "ARENA_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+
+
+async def killed_mid_game(tmp_path: Path, reconnect: float, back: str) -> list[tuple[str, str]]:
+    """A run whose remote entrant's ``arena connect`` is killed in its first game and
+    started again once the run's output shows ``back``; the stored games."""
+    text = TOURNAMENT.replace(
+        "connect_timeout = 60", f"connect_timeout = 60\nreconnect_s = {reconnect}"
+    )
+    (tmp_path / "t.toml").write_text(text.replace('tc = "5+0.1"', 'tc = "60+0.1"'))
+    script = tmp_path / "slow.py"
+    script.write_text(SLOW_BOT)
+    run = await trio.lowlevel.open_process(
+        [*ARENA, "run", "t.toml", "--web", "127.0.0.1:0", "--quiet", "--no-report", "-j", "1"],
+        cwd=tmp_path,
+        env={**os.environ, "FAR_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    processes = [run]
+    try:
+        with trio.fail_after(WAIT):
+            url = (await read_until(run.stderr, r"arena connect (http://\S+)", bytearray()))[1]
+            first = await start_connect(url, script)
+            processes.append(first)
+            await read_until(first.stdout, r"game 1: against", bytearray())
+            first.kill()
+            await read_until(run.stdout, back, bytearray())
+            processes.append(await start_connect(url, script))
+            assert await run.wait() == 0
+    finally:
+        for process in processes:
+            if process.returncode is None:
+                process.kill()
+    with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
+        return db.execute("SELECT key, reason FROM games ORDER BY key").fetchall()
+
+
+async def test_connect_killed_mid_game_and_back_within_the_window_completes_the_game(
+    tmp_path: Path,
+) -> None:
+    rows = await killed_mid_game(tmp_path, 30, r"")
+    assert len(rows) == 6
+    assert not [r for r in rows if r[1] in ("disconnect", "crash", "time", "start", "protocol")]
+
+
+async def test_connect_gone_past_the_window_is_a_disconnect(tmp_path: Path) -> None:
+    rows = await killed_mid_game(tmp_path, 1, r"disconnect")
+    assert len(rows) == 6
+    assert [r[1] for r in rows].count("disconnect") == 1, rows
