@@ -25,6 +25,7 @@ from arena.protocol.remote import (
     TOO_SLOW,
     Auth,
     decode_welcome,
+    rtt_id,
 )
 from arena.web.app import Site
 from arena.web.server import Listen, serve
@@ -56,6 +57,17 @@ def auth(name: str = "far", token: str = TOKEN) -> str:
     return f'{{"type":"auth","name":"{name}","token":"{token}"}}'
 
 
+async def next_line(ws: WebSocketConnection) -> str | bytes:
+    """The next frame that is not a round-trip probe (each probe echoed, as
+    ``arena connect`` does)."""
+    while True:
+        frame = await ws.get_message()
+        if isinstance(frame, str) and rtt_id(frame) is not None:
+            await ws.send_message(frame)
+            continue
+        return frame
+
+
 async def refused(ws: WebSocketConnection) -> tuple[int, str]:
     """The close code and reason the gateway ends ``ws`` with."""
     with trio.fail_after(WAIT), pytest.raises(ConnectionClosed) as info:
@@ -77,7 +89,7 @@ async def test_an_entrant_connects_and_lines_flow_both_ways(served: tuple[Gatewa
         assert link is not None and link.leeway == 0.05
         with trio.fail_after(WAIT):
             await link.send(b'{"type":"ping","id":7}\n')
-            assert await ws.get_message() == '{"type":"ping","id":7}'
+            assert await next_line(ws) == '{"type":"ping","id":7}'
             await ws.send_message('{"type":"pong","id":7}')
             assert await link.receive() == b'{"type":"pong","id":7}'
     with trio.fail_after(WAIT):
@@ -119,7 +131,7 @@ async def test_a_second_connection_for_an_entrant_is_refused(served: tuple[Gatew
         assert link is not None
         with trio.fail_after(WAIT):
             await link.send(b'{"type":"ping","id":1}\n')
-            assert await first.get_message() == '{"type":"ping","id":1}'
+            assert await next_line(first) == '{"type":"ping","id":1}'
 
 
 async def test_an_oversized_frame_closes_with_a_reason(served: tuple[Gateway, str]) -> None:
@@ -288,3 +300,23 @@ async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_cloc
     assert fault.reason == "disconnect"
     assert str(fault) == "far: connection lost (the bot's side closed it (code 1006))"
     assert gateway.attach("far") is not link  # a later connection starts afresh
+
+
+async def test_round_trip_probes_go_only_between_requests(autojump_clock: object) -> None:
+    """A probe sent while the bot thinks would time its thinking: none then; the
+    latency is the median of the latest probes."""
+    link = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0).attach("far")
+    link.connected()
+    assert link.rtt_ms is None
+    for delay in (0.010, 0.030, 0.020):
+        number = link.probe(trio.current_time())
+        assert number is not None and link.probe(trio.current_time()) is None  # one at a time
+        await trio.sleep(delay)
+        link.probed(number, trio.current_time())
+    assert link.rtt_ms == pytest.approx(20)
+    await link.send(b'{"type":"go","id":4}\n')
+    assert link.probe(trio.current_time()) is None and not link.idle
+    assert link.probe(trio.current_time(), first=True) is not None  # a new socket's first
+    link.probe_lost()
+    await link.deliver(b'{"type":"action","id":4,"action":"a1"}')
+    assert link.idle and link.probe(trio.current_time()) is not None

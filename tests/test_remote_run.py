@@ -94,6 +94,18 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Pa
     )
     assert sum("far" in key for key, _ in rows) == 4
     assert TOKEN not in stored
+    from arena.storage.store import Store
+
+    with Store.open_existing(tmp_path / "results" / "mixed") as store:
+        records = list(store.records())
+    for record in records:  # each remote move keeps its connection's round trip
+        for action in record.actions:
+            remote = record.players[action.player] == "far" and not action.forced
+            assert (action.rtt_ms is not None) == remote
+            if action.rtt_ms is not None:
+                assert 0 < action.rtt_ms < 1000
+        if "far" in record.players:
+            assert record.sandbox[record.players.index("far")].mode == "remote"
 
 
 def test_a_remote_entrant_that_never_connects_cannot_start(tmp_path: Path) -> None:

@@ -17,6 +17,7 @@ window passes does the link end, and the game is a ``disconnect`` fault.
 
 from __future__ import annotations
 
+from collections import deque
 from contextlib import suppress
 
 import trio
@@ -35,6 +36,8 @@ __all__ = ["EngineDisconnected", "RemoteLink"]
 
 BUFFERED = 8
 """Frames each way held between the socket and the engine."""
+RTT_SAMPLES = 9
+"""Round trips kept: the median of the latest is the connection's latency."""
 
 
 class EngineDisconnected(EngineError):
@@ -76,6 +79,10 @@ class RemoteLink:
         """A socket carries the link now (else it waits for one, or has ended)."""
         self.connections = 0
         """Sockets that carried the link (more than one: it reconnected)."""
+        self.rtts: deque[float] = deque(maxlen=RTT_SAMPLES)
+        """The latest round trips measured (seconds), by the gateway's probes."""
+        self._probe: tuple[int, float] | None = None
+        self._probes = 0
         self._fault: ProtocolError | None = None
         self._replay = Replay()
         self._resumed = trio.Event()
@@ -115,13 +122,48 @@ class RemoteLink:
             return kind(f"on its author's machine: {detail}", engine=self.name)
         return EngineDisconnected(f"connection lost ({self.why or 'closed'})", engine=self.name)
 
+    @property
+    def rtt_ms(self) -> float | None:
+        """The connection's round trip (milliseconds): the median of the latest probes."""
+        if not self.rtts:
+            return None
+        ordered = sorted(self.rtts)
+        return ordered[len(ordered) // 2] * 1000
+
     # -- the gateway's end --------------------------------------------------------
+
+    def probe(self, now: float, *, first: bool = False) -> int | None:
+        """The number of a round-trip probe to send now, or ``None``: not while a
+        request waits for its answer (the bot's side answers probes between its
+        requests only, so one sent meanwhile would time the bot's thinking too).
+        The ``first`` probe of a socket goes before any line, so it is always clean."""
+        if self._probe is not None or (not first and self._replay.outstanding is not None):
+            return None
+        self._probes += 1
+        self._probe = (self._probes, now)
+        return self._probes
+
+    @property
+    def idle(self) -> bool:
+        """No request waits for its answer."""
+        return self._replay.outstanding is None
+
+    def probed(self, number: int, now: float) -> None:
+        """The probe ``number`` came back at ``now``."""
+        if self._probe is not None and self._probe[0] == number:
+            self.rtts.append(now - self._probe[1])
+        self._probe = None
+
+    def probe_lost(self) -> None:
+        """A probe not sent after all (a request went first), or lost with its socket."""
+        self._probe = None
 
     def connected(self) -> list[bytes]:
         """A socket carries the link from now on; the lines to send it before any
         other: for a reconnection, what the last socket was told and the bot may
         not have heard (the engine's lines queued meanwhile among them)."""
         self.up = True
+        self._probe = None
         self.connections += 1
         queued = []
         while True:

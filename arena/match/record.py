@@ -41,6 +41,9 @@ class ActionRecord(msgspec.Struct, frozen=True):
     cpu_ms: float | None = None
     """CPU time the bot's cgroup used from the request to the answer, in milliseconds
     (all its processes; ``None``: no cgroup counted it, or a forced action)."""
+    rtt_ms: float | None = None
+    """A remote bot's connection round trip when it answered, in milliseconds (the
+    median of the gateway's latest probes; ``None``: a local bot, or an older record)."""
 
 
 class GameRecord(msgspec.Struct, kw_only=True):

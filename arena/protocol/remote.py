@@ -32,12 +32,15 @@ __all__ = [
     "GATEWAY_PATH",
     "MAX_AUTH",
     "FAULT_PREFIX",
+    "RTT_PREFIX",
     "Auth",
     "Fault",
     "Welcome",
     "close_reason",
     "decode_auth",
     "decode_fault",
+    "rtt_frame",
+    "rtt_id",
     "decode_welcome",
 ]
 
@@ -143,6 +146,23 @@ def decode_fault(frame: str) -> Fault | None:
         return _fault.decode(frame)
     except (msgspec.DecodeError, RecursionError):
         return None
+
+
+RTT_PREFIX = '{"type":"rtt","id":'
+"""The gateway's round-trip probe, sent between requests; ``arena connect`` sends the
+same frame straight back (the bot never sees it)."""
+
+
+def rtt_frame(number: int) -> str:
+    return f"{RTT_PREFIX}{number}}}"
+
+
+def rtt_id(frame: str) -> int | None:
+    """The number of a probe frame, else ``None`` (never an exception)."""
+    if not frame.startswith(RTT_PREFIX) or not frame.endswith("}") or len(frame) > 64:
+        return None
+    digits = frame[len(RTT_PREFIX) : -1]
+    return int(digits) if digits.isdigit() else None
 
 
 def close_reason(text: str) -> str:

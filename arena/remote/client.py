@@ -62,6 +62,7 @@ from arena.protocol.remote import (
     Fault,
     close_reason,
     decode_welcome,
+    rtt_id,
 )
 from arena.protocol.text import visible
 
@@ -226,14 +227,20 @@ class Session:
             self.latency_ms = (trio.current_time() - start) * 1000
 
     async def _send(self, ws: WebSocketConnection, msg: msgspec.Struct) -> None:
+        await self._send_text(ws, encode_line(msg).rstrip(b"\n").decode())
+
+    async def _send_text(self, ws: WebSocketConnection, text: str) -> None:
         with trio.fail_after(SEND_TIMEOUT):
-            await ws.send_message(encode_line(msg).rstrip(b"\n").decode())
+            await ws.send_message(text)
 
     async def _play(self, ws: WebSocketConnection) -> bool:
         async with AsyncExitStack() as stack:
             engine: Engine | None = None
             while True:
                 frame = await ws.get_message()
+                if isinstance(frame, str) and rtt_id(frame) is not None:
+                    await self._send_text(ws, frame)  # the arena times its round trip
+                    continue
                 msg = decode_arena_message(frame)
                 try:
                     if isinstance(msg, Hello):

@@ -34,10 +34,16 @@ from arena.protocol.remote import (
     close_reason,
     decode_auth,
     decode_fault,
+    rtt_frame,
+    rtt_id,
 )
 
 __all__ = ["max_message_size", "with_gateway"]
 
+PROBE_EVERY = 1.0
+"""Seconds between two round-trip probes of one connection."""
+PROBE_POLL = 0.05
+"""How often an idle wait for a probe looks again whether the link is free."""
 DROPPED = -1
 """The socket went away (the link may wait for the next)."""
 
@@ -127,6 +133,7 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
     )
     code, reason = 0, ""
     lost = trio.Event()
+    sending = trio.Lock()  # the lines and the probes share the socket
     async with trio.open_nursery() as nursery:
 
         async def from_bot() -> None:
@@ -155,6 +162,10 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
                     code, reason = BINARY, "arena: the protocol's lines are text frames"
                     link.close("a binary frame")
                     return
+                probe = rtt_id(text)
+                if probe is not None:
+                    link.probed(probe, trio.current_time())
+                    continue
                 fault = decode_fault(text)
                 if fault is not None:
                     link.reported = (fault.reason, fault.detail)
@@ -173,15 +184,38 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
                 lost.set()
 
         async def pump_out() -> None:
-            await ws.send_text(msgspec.json.encode(welcome).decode())
-            for line in first:
-                await ws.send_text(line.decode())
+            async with sending:
+                await ws.send_text(msgspec.json.encode(welcome).decode())
+                number = link.probe(trio.current_time(), first=True)
+                if number is not None:  # before any line: the bot's side echoes it at once
+                    await ws.send_text(rtt_frame(number))
+                for line in first:
+                    await ws.send_text(line.decode())
+            nursery.start_soon(prober)
             while True:
                 try:
                     line = await link.outgoing()
                 except trio.EndOfChannel:
                     return
-                await ws.send_text(line.decode())
+                async with sending:
+                    await ws.send_text(line.decode())
+
+        async def prober() -> None:
+            """A round-trip probe whenever the link is idle, at most every PROBE_EVERY s."""
+            nonlocal code
+            try:
+                while True:
+                    number = link.probe(trio.current_time())
+                    if number is not None:
+                        async with sending:
+                            if link.idle:  # still: no request went out while waiting
+                                await ws.send_text(rtt_frame(number))
+                            else:
+                                link.probe_lost()
+                    await trio.sleep(PROBE_EVERY if number is not None else PROBE_POLL)
+            except Exception as e:
+                link.why, code = f"sending failed: {type(e).__name__}", DROPPED
+                lost.set()
 
         nursery.start_soon(from_bot)
         nursery.start_soon(to_bot)
