@@ -88,6 +88,9 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Pa
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
         rows = db.execute("SELECT key, reason FROM games").fetchall()
         (stored,) = db.execute("SELECT config_toml FROM tournament").fetchone()
+    report = (tmp_path / "results" / "mixed" / "report.md").read_text(encoding="utf-8")
+    assert "Latency of the remote entrants (round trip, median over their moves): far " in report
+    assert "Latency of the remote entrants" in (await run.stdout.receive_some(1 << 20)).decode()
     assert len(rows) == 6
     assert all(
         reason not in ("crash", "time", "protocol", "disconnect", "start") for _, reason in rows
