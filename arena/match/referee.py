@@ -131,6 +131,7 @@ async def play_game(
                         clocks=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
                         t=time.time(),
                         info=last.info,
+                        rtt_ms=last.rtt_ms,
                     )
                 )
         else:
