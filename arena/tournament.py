@@ -227,8 +227,8 @@ class Tournament:
         config_text = redact_text(config_text, config, config_path)
         config = redact(config)
         self.gateway: Gateway | None = None
-        """Where remote entrants connect (served by ``arena run --web``); their games,
-        and with them every game of the run, are played in this process."""
+        """Where remote entrants connect (served by ``arena run --web``); their games
+        are played in this process (:meth:`_play`)."""
         if self.tokens:
             self.gateway = Gateway(
                 self.tokens,
@@ -284,6 +284,8 @@ class Tournament:
         total = self.rounds.total_games() if self.rounds else 2 * len(self.tasks)
         self.progress = Progress(total=total)
         self.pool: Pool | None = None
+        self.remote_pool: Pool | None = None
+        """The games of remote entrants, played in this process (``None``: none)."""
         self._ray_pools: list[Pool] = []
         self._forked: list[ChildProcess] = []
 
@@ -342,9 +344,10 @@ class Tournament:
         them once it does: they start with the arena's modules loaded
         (:func:`arena.backends.workers.fork_workers`). For ``arena run``; without
         this call the pool spawns its workers as before."""
-        if self.backend != "local" or self._forked or self.gateway is not None:
+        if self.backend != "local" or self._forked:
             return
-        work = len(self.pending())
+        remote = self._remote_names()
+        work = sum(not {task.a, task.b} & remote for task, _ in self.pending())
         cpus = os.cpu_count() or 1
         processes, _ = split(self.config.concurrency, work, cpus, self.workers)
         if work and processes > 1:
@@ -465,27 +468,55 @@ class Tournament:
                 kept.append(item)
         return kept
 
+    def _remote_names(self) -> set[str]:
+        return {bot.name for bot in self.config.bots if bot.remote}
+
     async def _play(self, work: list[WorkItem]) -> None:
-        self.pool = self._pool(len(work))
-        forked, self._forked = self._forked, []
-        if not isinstance(self.pool, WorkerPool):  # one process after all
+        """Play ``work``: the games of remote entrants here, where the gateway is (one
+        at a time per remote entrant, on top of ``concurrency``), the others on
+        the backend as ever, both at once."""
+        remote = self._remote_names()
+        near = [item for item in work if {item.task.a, item.task.b} & remote]
+        rest = [item for item in work if not {item.task.a, item.task.b} & remote]
+        if not near:
+            self.pool = self._pool(len(rest))
+            forked = self._take_forked()
+            if not isinstance(self.pool, WorkerPool):  # one process after all
+                await release(forked)
+            await self.pool.run(rest)
+            return
+        on_event = self.observer.game_event if self.observer.wants_events else None
+        here = InProcessPool(
+            self.config,
+            min(len(remote), len(near)),
+            on_record=self._store_game,
+            gate=self._gate(),
+            on_event=on_event,
+            gateway=self.gateway,
+            affinity=False,  # the backend's slots hold the cores
+        )
+        self.remote_pool = here
+        if not rest:
+            await release(self._take_forked())
+            await here.run(near)
+            return
+        self.pool = self._pool(len(rest))
+        forked = self._take_forked()
+        if not isinstance(self.pool, WorkerPool):
             await release(forked)
-        await self.pool.run(work)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(here.run, near)
+            await self.pool.run(rest)
+
+    def _take_forked(self) -> list[ChildProcess]:
+        forked, self._forked = self._forked, []
+        return forked
 
     def _pool(self, work: int) -> Pool:
         """The backend's pool for ``work`` pair tasks."""
         on_event: EventSink | None = (
             self.observer.game_event if self.observer.wants_events else None
         )
-        if self.gateway is not None:  # remote entrants play where the gateway is
-            return InProcessPool(
-                self.config,
-                min(self.config.concurrency, max(work, 1)),
-                on_record=self._store_game,
-                gate=self._gate(),
-                on_event=on_event,
-                gateway=self.gateway,
-            )
         if self.backend == "ray":
             from arena.backends.raypool import RayPool
 
@@ -573,8 +604,9 @@ class Tournament:
 
     def kill_all(self) -> None:
         """Second Ctrl-C: SIGKILL every bot and worker now."""
-        if self.pool is not None:
-            self.pool.kill_all()
+        for pool in (self.pool, self.remote_pool):
+            if pool is not None:
+                pool.kill_all()
 
     def release_ray(self) -> None:
         """Shut down the local Ray instance kept after the run (``keep_ray``)."""

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 import trio
 
 ARENA = [sys.executable, "-m", "arena.cli"]
@@ -38,6 +39,11 @@ command = "builtin:random"
 args = ["--seed", "2"]
 
 [[bots]]
+name = "third"
+command = "builtin:random"
+args = ["--seed", "4"]
+
+[[bots]]
 name = "far"
 remote = true
 token_env = "FAR_TOKEN"
@@ -52,11 +58,16 @@ async def read_until(stream: trio.abc.ReceiveStream, pattern: str, seen: bytearr
     return match
 
 
-async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Path) -> None:
+@pytest.mark.parametrize("workers", ["1", "2"])
+async def test_a_tournament_with_a_remote_entrant_stores_every_game(
+    tmp_path: Path, workers: str
+) -> None:
+    """With ``--workers 2`` the local pair's games go to the worker processes as ever,
+    the remote entrant's are played in the arena's process, at the same time."""
     (tmp_path / "t.toml").write_text(TOURNAMENT)
     env = {**os.environ, "FAR_TOKEN": TOKEN}
     run = await trio.lowlevel.open_process(
-        [*ARENA, "run", "t.toml", "--web", "127.0.0.1:0", "--quiet"],
+        [*ARENA, "run", "t.toml", "--web", "127.0.0.1:0", "--quiet", "--workers", workers],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,
@@ -68,6 +79,8 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Pa
         with trio.fail_after(WAIT):
             match = await read_until(run.stderr, r"arena connect (http://127\.0\.0\.1:\d+)", seen)
         assert "--token" not in seen.decode() and TOKEN not in seen.decode()
+        note = "note: the remote entrants' games are played in this process"
+        assert (note in seen.decode()) == (workers == "2")
         connect = await trio.lowlevel.open_process(
             [*ARENA, "connect", match[1], "--name", "far", "--", "random", "--seed", "3"],
             env=env | {"ARENA_TOKEN": TOKEN},
@@ -84,18 +97,18 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(tmp_path: Pa
             if process is not None and process.returncode is None:
                 process.kill()
     told = said.decode()
-    assert "as far" in told and "game 1: against" in told and "game 4 over" in told
+    assert "as far" in told and "game 1: against" in told and "game 6 over" in told
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
         rows = db.execute("SELECT key, reason FROM games").fetchall()
         (stored,) = db.execute("SELECT config_toml FROM tournament").fetchone()
     report = (tmp_path / "results" / "mixed" / "report.md").read_text(encoding="utf-8")
     assert "Latency of the remote entrants (round trip, median over their moves): far " in report
     assert "Latency of the remote entrants" in (await run.stdout.receive_some(1 << 20)).decode()
-    assert len(rows) == 6
+    assert len(rows) == 12
     assert all(
         reason not in ("crash", "time", "protocol", "disconnect", "start") for _, reason in rows
     )
-    assert sum("far" in key for key, _ in rows) == 4
+    assert sum("far" in key for key, _ in rows) == 6
     assert TOKEN not in stored
     from arena.storage.store import Store
 
@@ -135,7 +148,7 @@ def test_a_remote_entrant_that_never_connects_cannot_start(tmp_path: Path) -> No
         timeout=WAIT,
     )
     assert done.returncode == 0, done.stderr
-    assert "2 of 6 games stored" in done.stdout and "did not start: far" in done.stdout
+    assert "6 of 12 games stored" in done.stdout and "did not start: far" in done.stdout
 
 
 SLOW_BOT = """\
@@ -212,11 +225,11 @@ async def test_connect_killed_mid_game_and_back_within_the_window_completes_the_
     tmp_path: Path,
 ) -> None:
     rows = await killed_mid_game(tmp_path, 30, r"")
-    assert len(rows) == 6
+    assert len(rows) == 12
     assert not [r for r in rows if r[1] in ("disconnect", "crash", "time", "start", "protocol")]
 
 
 async def test_connect_gone_past_the_window_is_a_disconnect(tmp_path: Path) -> None:
     rows = await killed_mid_game(tmp_path, 1, r"disconnect")
-    assert len(rows) == 6
+    assert len(rows) == 12
     assert [r[1] for r in rows].count("disconnect") == 1, rows

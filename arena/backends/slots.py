@@ -242,7 +242,7 @@ class GameSlots:
                 cfg = entry_config(self.config, bot.name)
                 if bot.remote:  # one engine, one game at a time (its lock), in every slot
                     if self.gateway is None:
-                        raise RuntimeError(f"{bot.name} is remote: the pool needs the gateway")
+                        continue  # its games are played where the gateway is, not here
                     wait = self.config.remote.connect_timeout
                     one = await stack.enter_async_context(RemoteEngine(cfg, self.gateway, wait))
                     engines[bot.name] = [one] * self.slots
@@ -349,8 +349,10 @@ class InProcessPool:
         gate: FaultGate | None = None,
         on_event: EventSink | None = None,
         gateway: Gateway | None = None,
+        affinity: bool = True,
     ) -> None:
-        self.slots = GameSlots(config, slots, slot_cores(config, slots), gateway)
+        cores = slot_cores(config, slots) if affinity else None
+        self.slots = GameSlots(config, slots, cores, gateway)
         self.on_record = on_record
         self.gate = gate or FaultGate()
         self.on_event = on_event

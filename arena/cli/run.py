@@ -155,8 +155,8 @@ def run_command(
         )
     if remote and ((workers or 1) > 1 or (backend or config.backend) == "ray"):
         click.echo(
-            "note: with remote entrants every game is played in this process, where "
-            "the gateway is (--workers and the Ray backend do not apply)",
+            "note: the remote entrants' games are played in this process, where the "
+            "gateway is; the others as ever",
             err=True,
         )
     if address is not None and (backend or config.backend) != "ray":
