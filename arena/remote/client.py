@@ -181,6 +181,10 @@ class Session:
         self.welcomed = False
         self.latency_ms: float | None = None
         self._identity: Identity | None = None
+        self._moves = 0
+        self._thought = 0.0
+        self._left_ms: int | None = None
+        """This game's moves, the bot's thinking here, its clock at its last ``go``."""
 
     async def run(self) -> bool:
         """One connection, until it ends: ``True`` if the arena said ``quit``."""
@@ -219,12 +223,20 @@ class Session:
         return f"game {self.games}: against {visible(them)} ({msg.time_control}){latency}"
 
     async def _heartbeat(self, ws: WebSocketConnection) -> None:
+        """A ping now (the latency shown from the first game on), then every HEARTBEAT s."""
         while True:
-            await trio.sleep(HEARTBEAT)
             start = trio.current_time()
             with trio.fail_after(HEARTBEAT):
                 await ws.ping()
             self.latency_ms = (trio.current_time() - start) * 1000
+            await trio.sleep(HEARTBEAT)
+
+    def _over(self, msg: GameOver) -> str:
+        left = "" if self._left_ms is None else f", its clock had {self._left_ms / 1000:.1f} s"
+        return (
+            f"game {self.games} over: {msg.result} ({visible(msg.reason)}); {self._moves} "
+            f"moves, {self._thought:.1f} s thinking here{left}"
+        )
 
     async def _send(self, ws: WebSocketConnection, msg: msgspec.Struct) -> None:
         await self._send_text(ws, encode_line(msg).rstrip(b"\n").decode())
@@ -260,12 +272,16 @@ class Session:
                         raise ProtocolError(f"the arena sent {type(msg).__name__} before hello")
                     if isinstance(msg, NewGame):
                         self.games += 1
+                        self._moves, self._thought, self._left_ms = 0, 0.0, None
                         self.say(self._announce(msg))
                         reply = await engine.new_game(msg, NEWGAME_TIMEOUT)
                         await self._send(ws, msgspec.structs.replace(reply.answer, id=msg.id))
                     elif isinstance(msg, Go):
                         budget = (msg.clock.budget_ms + msg.clock.margin_ms) / 1000
                         reply = await engine.go(msg, budget + ANSWER_MARGIN)
+                        self._moves += 1
+                        self._thought += reply.elapsed
+                        self._left_ms = msg.clock.remaining_ms[msg.player]
                         for info in reply.infos:
                             await self._send(ws, msgspec.structs.replace(info, id=msg.id))
                         await self._send(ws, msgspec.structs.replace(reply.answer, id=msg.id))
@@ -274,7 +290,7 @@ class Session:
                         await self._send(ws, msgspec.structs.replace(reply.answer, id=msg.id))
                     elif isinstance(msg, GameOver):
                         await engine.notify(msg)
-                        self.say(f"game {self.games} over: {msg.result} ({visible(msg.reason)})")
+                        self.say(self._over(msg))
                     elif isinstance(msg, SetOption):
                         await engine.notify(msg)
                     elif isinstance(msg, Quit):
