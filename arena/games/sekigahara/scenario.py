@@ -98,7 +98,8 @@ class Scenario:
             army = self.ishida if side == "ishida" else self.tokugawa
             if not army.blocks:
                 raise GameError(f"{side} has no blocks")
-            for item in (*army.blocks, *army.hand):
+            items: tuple[Block | Card, ...] = (*army.blocks, *army.hand)
+            for item in items:
                 if item.id in seen:
                     raise GameError(f"id {item.id} used twice (ids are unique per scenario)")
                 seen.add(item.id)
