@@ -302,7 +302,7 @@ class Engine:
         # start_new_session makes the child a session and group leader: pgid == pid.
         proc = Running(
             process,
-            LineReader(process.stdout, cfg.max_line),
+            LineReader(process.stdout_pipe, cfg.max_line),
             pgid=process.pid,
             sandboxed=mode == "bwrap",
             watch=watch,
@@ -455,8 +455,8 @@ class Engine:
             if graceful and not proc.exited.is_set():
                 with trio.move_on_after(cfg.quit_timeout):
                     try:
-                        await proc.process.stdin.send_all(encode_line(Quit()))
-                        await proc.process.stdin.aclose()
+                        await proc.process.stdin_pipe.send_all(encode_line(Quit()))
+                        await proc.process.stdin_pipe.aclose()
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         pass
                     await wait_exit(proc)
@@ -476,9 +476,9 @@ class Engine:
                 close_fd(proc.watch)  # after the group's SIGKILL: the reaper has nothing left
                 self.returncode = proc.returncode
                 with trio.CancelScope(shield=True):
-                    await proc.process.stdin.aclose()
-                    await proc.process.stdout.aclose()
-                    await proc.process.stderr.aclose()
+                    await proc.process.stdin_pipe.aclose()
+                    await proc.process.stdout_pipe.aclose()
+                    await proc.process.stderr_pipe.aclose()
                 self._proc = None
                 with trio.CancelScope(shield=True):
                     await self._release_cgroup()
@@ -499,7 +499,7 @@ class Engine:
 
     async def _drain_stderr(self, proc: Running) -> None:
         """Read stderr until EOF, always, so the bot can never block on it."""
-        stream = proc.process.stderr
+        stream = proc.process.stderr_pipe
         with proc.drain_scope:
             try:
                 while chunk := await stream.receive_some(65536):
@@ -569,7 +569,7 @@ class Engine:
             return
         with trio.move_on_after(timeout):
             with suppress(trio.BrokenResourceError, trio.ClosedResourceError):
-                await proc.process.stdin.send_all(encode_line(msg))
+                await proc.process.stdin_pipe.send_all(encode_line(msg))
         # Stays frozen: the line waits in the pipe until its next request thaws it. A
         # bot thawed for its ``gameover`` would run on other games' time until then
         # (an idle engine of a tournament waits for its next pairing).
@@ -605,7 +605,7 @@ class Engine:
         self.thaw()
         with trio.CancelScope(deadline=writing_at + timeout) as scope:
             try:
-                await write_line(proc.process.stdin, line)
+                await write_line(proc.process.stdin_pipe, line)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 stdin_closed = True
             else:
