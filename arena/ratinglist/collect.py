@@ -28,6 +28,7 @@ is simply not kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -280,10 +281,13 @@ _ABOUT = (
 
 
 def _schema_version(text: object, db: Path) -> int:
-    try:
-        version = int(text) if text is not None else 1  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        version = -1
+    # The value is whatever the store holds (SQLite: text, a number or a blob).
+    version = -1
+    if text is None:
+        version = 1
+    elif isinstance(text, str | bytes | int | float):
+        with contextlib.suppress(ValueError, OverflowError):
+            version = int(text)
     if version not in READABLE_VERSIONS:
         raise RatingInputError(f"{db}: schema version {text}, this arena reads {SCHEMA_VERSION}")
     return version
