@@ -34,7 +34,7 @@ import signal
 import subprocess
 from collections import deque
 from contextlib import AbstractAsyncContextManager, suppress
-from typing import NoReturn
+from typing import Literal, NoReturn
 
 import msgspec
 import trio
@@ -148,7 +148,7 @@ class Engine:
         self._nursery = await self._nursery_cm.__aenter__()
         return self
 
-    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool:
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]:
         """Kill the group whatever happened; the body's exception passes through unchanged."""
         cfg = self.config
         budget = cfg.quit_timeout + cfg.term_timeout + _REAP_TIMEOUT + 1.0
