@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -50,6 +51,9 @@ from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.storage.rounds import write_rounds
 from arena.storage.store import Store, default_directory
+
+if TYPE_CHECKING:  # imported where the Ray backend starts: Ray is an optional extra
+    from arena.backends.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -267,7 +271,7 @@ class Tournament:
         total = self.rounds.total_games() if self.rounds else 2 * len(self.tasks)
         self.progress = Progress(total=total)
         self.pool: Pool | None = None
-        self._ray_pools: list[Pool] = []
+        self._ray_pools: list[RayPool] = []
         self._forked: list[ChildProcess] = []
 
     # ------------------------------------------------------------------ policy
@@ -563,7 +567,7 @@ class Tournament:
         """A Swiss or knockout keeps Ray between its rounds; the pool that started it ends it."""
         pools, self._ray_pools = self._ray_pools, []
         for pool in pools:
-            pool.release_ray()  # type: ignore[attr-defined]
+            pool.release_ray()
 
     def summary(self) -> str | None:
         """The backend's line for the end of a run (the Ray backend's nodes and losses)."""
