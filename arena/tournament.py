@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -45,13 +46,16 @@ from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
-from arena.plan.config import ConfigError, TournamentConfig, check_affinity
+from arena.plan.config import ConfigError, TournamentConfig, check_affinity, redact
 from arena.plan.prepare import prepare
-from arena.plan.remote import entry_tokens, redact, redact_text
+from arena.plan.remote import entry_tokens, redact_text
 from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.storage.rounds import write_rounds
 from arena.storage.store import Store, default_directory
+
+if TYPE_CHECKING:  # imported where the Ray backend starts: Ray is an optional extra
+    from arena.backends.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -286,7 +290,7 @@ class Tournament:
         self.pool: Pool | None = None
         self.remote_pool: Pool | None = None
         """The games of remote entrants, played in this process (``None``: none)."""
-        self._ray_pools: list[Pool] = []
+        self._ray_pools: list[RayPool] = []
         self._forked: list[ChildProcess] = []
 
     # ------------------------------------------------------------------ policy
@@ -621,7 +625,7 @@ class Tournament:
         """A Swiss or knockout keeps Ray between its rounds; the pool that started it ends it."""
         pools, self._ray_pools = self._ray_pools, []
         for pool in pools:
-            pool.release_ray()  # type: ignore[attr-defined]
+            pool.release_ray()
 
     def summary(self) -> str | None:
         """The backend's line for the end of a run (the Ray backend's nodes and losses)."""

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.cells import cell_len
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod
 from rich.live import Live
 from rich.progress import (
     BarColumn,
@@ -227,17 +227,18 @@ def running_table(running: dict[str, Running], rows: int = RUNNING_ROWS) -> Tabl
     """The running games, ``rows`` at most (a last one counts the others), one line
     each: a key or pairing too long for the terminal ends in "…"."""
     table = Table(title="running games", title_justify="left", expand=False)
-    for name, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("game", "left"),
         ("pairing", "left"),
         ("ply", "right"),
         ("clocks", "right"),
         ("last", "left"),
-    ):
+    )
+    for name, justify in columns:
         wraps = name in ("game", "pairing")  # the ones rich may narrow, cut with "…"
         table.add_column(
             name,
-            justify=justify,  # type: ignore[arg-type]
+            justify=justify,
             no_wrap=not wraps,
             overflow="ellipsis",
         )

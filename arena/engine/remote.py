@@ -13,6 +13,7 @@ local bot is started afresh after a fault.
 from __future__ import annotations
 
 from contextlib import AbstractAsyncContextManager
+from typing import Literal
 
 import trio
 
@@ -45,7 +46,7 @@ class RemoteEngine(Conversation):
         self._nursery = await self._nursery_cm.__aenter__()
         return self
 
-    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool:
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]:
         assert self._nursery is not None and self._nursery_cm is not None
         await self.stop(graceful=exc_type is None)
         self._nursery.cancel_scope.cancel()

@@ -32,7 +32,7 @@ from arena.plan.errors import ConfigError
 from arena.plan.knockout import resolve_seeds
 from arena.plan.own_files import bot_folders, leading_out, refused
 from arena.plan.programs import absolute, find_program, is_path, leads_out, program_folder
-from arena.plan.remote import RemoteSettings, entry_tokens, remote_problem
+from arena.plan.remote import REDACTED, RemoteSettings, entry_tokens, remote_problem
 from arena.protocol.messages import MAX_LINE
 
 __all__ = [
@@ -275,6 +275,15 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     config = parse_config(text, path)
     entry_tokens(config, path)  # the operator's run: every remote entrant's token is at hand
     return config
+
+
+def redact(config: TournamentConfig) -> TournamentConfig:
+    """``config`` with :data:`~arena.plan.remote.REDACTED` for every token written in
+    it: what the workers, Ray actors and the store may see (``arena/plan/remote.py``)."""
+    bots = [
+        b if b.token is None else msgspec.structs.replace(b, token=REDACTED) for b in config.bots
+    ]
+    return msgspec.structs.replace(config, bots=bots)
 
 
 def parse_config(text: str | bytes, path: str | os.PathLike[str]) -> TournamentConfig:

@@ -5,7 +5,8 @@ by the arena, and proves who it is with a token.
 A token is a password, so it is kept to the one place that needs it: the gateway
 of the arena process that loaded the file. The stored copy of the tournament file
 and every config handed to worker processes or Ray actors carry :data:`REDACTED`
-in its place (:func:`redact_text`, :func:`redact`), and no error message repeats
+in its place (:func:`redact_text`, :func:`arena.plan.config.redact`), and no error
+message repeats
 one. ``token_env`` keeps it out of the file altogether.
 """
 
@@ -15,7 +16,7 @@ import os
 import re
 import tomllib
 from collections.abc import Sequence
-from typing import Annotated, Protocol, TypeVar
+from typing import Annotated, Protocol
 
 import msgspec
 from msgspec import Meta
@@ -26,7 +27,6 @@ __all__ = [
     "REDACTED",
     "RemoteSettings",
     "entry_tokens",
-    "redact",
     "redact_text",
     "remote_problem",
     "token_problem",
@@ -68,9 +68,6 @@ class Entries(Protocol):
 
     @property
     def bots(self) -> Sequence[Entry]: ...
-
-
-Config = TypeVar("Config", bound=Entries)
 
 
 class RemoteSettings(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
@@ -153,15 +150,6 @@ def entry_tokens(config: Entries, where: object) -> dict[str, bytes]:
             )
         tokens[bot.name] = token.encode()
     return tokens
-
-
-def redact(config: Config) -> Config:
-    """``config`` with :data:`REDACTED` for every token written in it."""
-    bots = [
-        msgspec.structs.replace(b, token=REDACTED) if b.token is not None else b
-        for b in config.bots
-    ]
-    return msgspec.structs.replace(config, bots=bots)
 
 
 _PIECE = re.compile(

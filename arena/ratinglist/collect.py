@@ -28,6 +28,7 @@ is simply not kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -37,6 +38,7 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import msgspec
@@ -80,6 +82,9 @@ CACHE_VERSION = 7
 file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: the
 players of a store know which entries never gave an identity (not rated); 7: entry
 and tournament names shown so too (6 was also the number of that change alone)."""
+Meta = dict[str, Any]
+"""A store's cache header: JSON, read back from the cache file (what a field holds
+depends on its name, which a ``dict`` type cannot say)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -206,7 +211,7 @@ class StoreGames:
     unrated: list[bool] = field(default_factory=list)
     """Per label: an entry that never gave an identity in a store whose other bots
     did (it never started): not rated, and its games are left out."""
-    meta: dict = field(default_factory=dict, repr=False)
+    meta: Meta = field(default_factory=dict, repr=False)
     """The cache header it was built from (to read a part of the store again)."""
 
     @property
@@ -279,10 +284,13 @@ _ABOUT = (
 def _schema_version(text: object, db: Path) -> int:
     """The store's schema version, refused as the store refuses it (one with none is
     read as version 1)."""
-    try:
-        version = int(text) if text is not None else 1  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise RatingInputError(f"{db}: schema version {text!r} is not a number") from None
+    # The value is whatever the store holds (SQLite: text, a number or a blob).
+    version: int | None = 1 if text is None else None
+    if isinstance(text, str | bytes | int | float):
+        with contextlib.suppress(ValueError, OverflowError):
+            version = int(text)
+    if version is None:
+        raise RatingInputError(f"{db}: schema version {text!r} is not a number")
     try:
         check_version(db, version, READABLE_VERSIONS)
     except StoreError as exc:
@@ -336,7 +344,7 @@ class _Cache:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.path = cache_dir / CACHE_NAME if cache_dir is not None else None
-        self.entries: dict[str, tuple[dict, np.ndarray]] = {}
+        self.entries: dict[str, tuple[Meta, np.ndarray]] = {}
         self.used: set[str] = set()
         self.changed = False
         if self.path is None:
@@ -355,11 +363,11 @@ class _Cache:
         except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
             self.entries = {}
 
-    def get(self, key: str) -> tuple[dict, np.ndarray] | None:
+    def get(self, key: str) -> tuple[Meta, np.ndarray] | None:
         self.used.add(key)
         return self.entries.get(key)
 
-    def put(self, key: str, meta: dict, groups: np.ndarray) -> None:
+    def put(self, key: str, meta: Meta, groups: np.ndarray) -> None:
         self.used.add(key)
         self.entries[key] = (meta, groups)
         self.changed = True
@@ -372,7 +380,7 @@ class _Cache:
             for key, entry in self.entries.items()
             if key in self.used or os.path.exists(key)
         }
-        stores: dict[str, dict] = {}
+        stores: dict[str, Meta] = {}
         start = 0
         for key, (meta, groups) in kept.items():
             stores[key] = {**meta, "start": start, "end": start + len(groups)}
@@ -389,7 +397,7 @@ class _Cache:
             pass  # a read-only results folder: rate without a cache
 
 
-def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict) -> dict:
+def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict[str, str]) -> Meta:
     return {
         "tournament": name,
         "created_at": created_at,
@@ -426,7 +434,7 @@ def read_stores(
     still valid; the stores that changed are read at once, ``READERS`` at a time."""
     cache = _Cache(cache_dir)
     out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
-    todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
+    todo: list[tuple[int, Path, str, list[int], tuple[Meta, np.ndarray] | None]] = []
     for i, folder in enumerate(folders):
         key = os.path.abspath(os.path.join(folder, DB_NAME))
         stat_key = _stat_key(key)
@@ -452,8 +460,8 @@ def read_stores(
 
 
 def _read(
-    db: Path, key: str, stat_key: list[int], cached: tuple[dict, np.ndarray] | None
-) -> tuple[dict, np.ndarray] | RatingInputError:
+    db: Path, key: str, stat_key: list[int], cached: tuple[Meta, np.ndarray] | None
+) -> tuple[Meta, np.ndarray] | RatingInputError:
     """A store's groups: the cached ones and the games stored since, or all of
     them again (another file, or not the one cached)."""
     try:
@@ -482,7 +490,8 @@ def _read(
             ):
                 meta = {k: v for k, v in cached[0].items() if k not in _DERIVED}
                 old = cached[1]
-                where, args = "WHERE rowid > ?", (meta["last_rowid"],)
+                where = "WHERE rowid > ?"
+                args: tuple[int, ...] = (meta["last_rowid"],)
             else:
                 shown = visible(str(name)), visible(str(created_at))
                 meta = _new_meta(*shown, uid, version, _options_by_entry(config_text))
@@ -518,7 +527,8 @@ def _counts_agree(conn: sqlite3.Connection, last_rowid: int) -> bool:
     (counted,) = conn.execute("SELECT total(games) FROM game_counts").fetchone()
     if counted == last_rowid:
         return True
-    return counted == conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    (games,) = conn.execute("SELECT count(*) FROM games").fetchone()
+    return bool(counted == games)
 
 
 _DERIVED = ("start", "end", "stat", "players")
@@ -526,7 +536,7 @@ _DERIVED = ("start", "end", "stat", "players")
 when read, and its players as :func:`_from_parts` resolved them)."""
 
 
-def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
+def _groups(meta: Meta, rows: list[tuple[Any, ...]]) -> np.ndarray:
     """SQL groups as :data:`GROUPS` rows. A side's raw player is ``(entry, identity
     label)``, coded in ``meta["raw"]``; which raw players become which labels is
     decided in :func:`_from_parts`, once every game of the store is known. Only
@@ -639,7 +649,7 @@ def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
     return out
 
 
-def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
+def _from_parts(directory: Path, meta: Meta, groups: np.ndarray) -> StoreGames:
     """The store's games with its players resolved (see :func:`_players`; kept in
     ``meta`` and so in the cache: a store read from the cache costs no loop)."""
     players = meta.get("players")
@@ -665,7 +675,7 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
     )
 
 
-def _players(raw: list[list[str]]) -> dict[str, list]:
+def _players(raw: list[list[str]]) -> dict[str, list[Any]]:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot did not answer the handshake that game, or

@@ -131,7 +131,9 @@ async def connect(
         except BaseException as raised:  # trio's nurseries wrap the network's errors
             e = _leaf(raised)
             if isinstance(e, ConnectionClosed):
-                code, reason = e.reason.code, visible(e.reason.reason or "")
+                said = e.reason
+                code = 1006 if said is None else said.code  # none: closed without a frame
+                reason = "" if said is None else visible(said.reason or "")
                 if code in (REFUSED, BAD_AUTH):
                     raise ConnectError(f"the arena refused: {reason or code}") from None
                 if code == ENDING:

@@ -22,6 +22,7 @@ from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -33,12 +34,13 @@ from arena.protocol.text import visible
 from arena.report.rounds import RoundsSection, build_rounds
 from arena.stats.rating import JointFit, RatedRow, joint_fit
 from arena.storage.rounds import read_rounds
-from arena.storage.store import Store
+from arena.storage.store import TournamentInfo
 
 __all__ = [
     "BotStats",
     "CrossCell",
     "GameRow",
+    "GameSource",
     "ReportData",
     "RoleStats",
     "Standing",
@@ -216,8 +218,22 @@ LIST_FAULTED = 200
 and ``arena serve`` shows them all: a report stays small at any game count."""
 
 
+class GameSource(Protocol):
+    """What a report reads of a store: a :class:`Store`, or the web view's read-only
+    views of one (``arena.web.store_view``)."""
+
+    @property
+    def tournament(self) -> TournamentInfo: ...
+
+    def count(self) -> int: ...
+
+    def items(self) -> Iterator[tuple[str, GameRecord]]:
+        """``(key, record)`` of every game, in stored order."""
+        ...
+
+
 def build_report(
-    store: Store,
+    store: GameSource,
     *,
     anchor: tuple[str, float] | None = None,
     directory: str | os.PathLike[str] = "",
@@ -508,7 +524,7 @@ def _shown_record(r: GameRecord) -> GameRecord:
     store from elsewhere holds what its sender wrote); unchanged when clean."""
     fields = {"players": r.players, "reason": r.reason, "variant": r.variant}
     shown = {
-        "players": [visible(p) if isinstance(p, str) else p for p in r.players],
+        "players": [visible(p) for p in r.players],
         "reason": visible(r.reason),
         "variant": visible(r.variant),
     }

@@ -37,6 +37,7 @@ bot should not have to know that the arena's first game is Kamisado.
 
 from __future__ import annotations
 
+import functools
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -591,7 +592,8 @@ def run_checks(
     for name, why in zip(choice.games, choice.why, strict=True):
         echo(f"checking {why}")
         checks = trio.run(
-            lambda name=name: check_bot(
+            functools.partial(
+                check_bot,
                 argv,
                 game=name,
                 timeout=timeout,

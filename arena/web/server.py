@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
+from starlette.types import ASGIApp
 
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
@@ -137,8 +138,10 @@ def _listening_socket(listen: Listen) -> int:
 
 
 async def _hypercorn(
-    app: Callable, config: Config, *, task_status: trio.TaskStatus[list[str]]
+    app: ASGIApp, config: Config, *, task_status: trio.TaskStatus[list[str]]
 ) -> None:
+    # Starlette types the ASGI messages as plain mappings, Hypercorn as TypedDicts:
+    # one protocol, types that do not unify (Hypercorn's issue 353).
     await hypercorn_serve(app, config, task_status=task_status)  # type: ignore[arg-type]
 
 
