@@ -5,7 +5,8 @@ queue between processes), and Hypercorn's trio worker is what lets a trio
 program host an ASGI app. The server is bound to 127.0.0.1 unless asked
 otherwise; any other address requires a token, generated if none is given. A
 view without a token answers only requests naming its own address
-(``arena/web/guard.py``).
+(``arena/web/guard.py``). With remote entrants the same server carries their
+gateway (``arena/web/gateway.py``), outside that guard: a bot has its own token.
 """
 
 from __future__ import annotations
