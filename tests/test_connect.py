@@ -218,13 +218,13 @@ for line in sys.stdin:
 
 
 async def mid_game(
-    nursery: trio.Nursery, reconnect: float, tmp_path: object
+    nursery: trio.Nursery, reconnect: float, tmp_path: object, think: float = 1.5
 ) -> tuple[Gateway, str, RemoteLink, trio.Process, Go, list[str]]:
     """An arena whose entrant ``far`` (a bot that thinks 1.5 s) was just asked for a move."""
     from pathlib import Path
 
     script = Path(str(tmp_path)) / "slow.py"
-    script.write_text(SLOW_BOT)
+    script.write_text(SLOW_BOT.replace("time.sleep(1.5)", f"time.sleep({think})"))
     gateway = Gateway({"far": TOKEN.encode()}, max_line=1 << 20, leeway=0.0, reconnect=reconnect)
     url = await nursery.start(
         lambda task_status: serve(
@@ -292,3 +292,19 @@ async def test_a_client_gone_past_the_window_is_a_disconnect(
     fault = link.end_fault()
     assert fault.reason == "disconnect" and "connection lost" in str(fault)
     assert gateway.current("far") is None
+
+
+async def test_a_connection_the_arena_closes_while_the_bot_thinks_ends_at_once(
+    nursery: trio.Nursery, tmp_path: object
+) -> None:
+    """A time loss, say: the arena closes with RESTART while the bot still thinks;
+    arena connect stops it and is back with a fresh one at once, not after the
+    bot's 20 s."""
+    from arena.protocol.remote import RESTART
+
+    gateway, _, link, process, _, _ = await mid_game(nursery, 0.0, tmp_path, think=20)
+    link.close("the arena starts the bot afresh", code=RESTART)
+    with trio.fail_after(10):
+        again = await gateway.connection("far", trio.current_time() + 10)
+    assert again is not None and again is not link
+    process.kill()

@@ -22,9 +22,10 @@ from __future__ import annotations
 
 import ssl
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
+from functools import partial
 
 import msgspec
 import trio
@@ -38,6 +39,7 @@ from trio_websocket import (
 from arena.engine.bot import Engine
 from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
+from arena.engine.exchange import Reply
 from arena.protocol.messages import (
     GameOver,
     Go,
@@ -77,6 +79,8 @@ HEARTBEAT = 15.0
 ANSWER_MARGIN = 10.0
 """Seconds past its budget the bot is waited for before it counts as hung here."""
 NEWGAME_TIMEOUT = 60.0
+CLOSED_POLL = 0.05
+"""While the bot thinks, how often to look whether the arena closed the connection."""
 FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 
@@ -240,6 +244,30 @@ class Session:
             f"moves, {self._thought:.1f} s thinking here{left}"
         )
 
+    async def _unless_closed(
+        self, ws: WebSocketConnection, call: Callable[[], Awaitable[Reply]]
+    ) -> Reply:
+        """``call()``, cut short when the arena closes the connection meanwhile (the
+        game is over for it: a time loss, say): the bot is then stopped at once,
+        rather than its answer awaited and sent nowhere."""
+        replies: list[Reply] = []
+        async with trio.open_nursery() as nursery:
+
+            async def run() -> None:
+                replies.append(await call())
+                nursery.cancel_scope.cancel()
+
+            async def watch() -> None:
+                while ws.closed is None:
+                    await trio.sleep(CLOSED_POLL)
+                nursery.cancel_scope.cancel()
+
+            nursery.start_soon(run)
+            nursery.start_soon(watch)
+        if not replies:
+            raise ConnectionClosed(ws.closed)
+        return replies[0]
+
     async def _send(self, ws: WebSocketConnection, msg: msgspec.Struct) -> None:
         await self._send_text(ws, encode_line(msg).rstrip(b"\n").decode())
 
@@ -280,7 +308,9 @@ class Session:
                         await self._send(ws, msgspec.structs.replace(reply.answer, id=msg.id))
                     elif isinstance(msg, Go):
                         budget = (msg.clock.budget_ms + msg.clock.margin_ms) / 1000
-                        reply = await engine.go(msg, budget + ANSWER_MARGIN)
+                        reply = await self._unless_closed(
+                            ws, partial(engine.go, msg, budget + ANSWER_MARGIN)
+                        )
                         self._moves += 1
                         self._thought += reply.elapsed
                         self._left_ms = msg.clock.remaining_ms[msg.player]
