@@ -14,11 +14,17 @@ bot itself, so the bot's own work is the same on both paths):
 
 The difference is what the gateway, the WebSocket both ways and ``arena
 connect``'s relay add to a move; the ratio says how it compares with the pipe.
+
+With ``--flood N`` a third figure: the local pipe again while another process
+keeps N connections at a time knocking at the gateway with a wrong token (each
+refused in one line, then the next), in batches interleaved with the quiet ones
+(the flooder is stopped and continued between them): what a flood of strangers
+costs a local game.
 Batches of both are interleaved so they see the same machine; the best batch is
 the figure to compare, the median shows the noise. Both bots run unconfined
 (``--sandbox none``) so that the sandbox's cost (``bench/overhead.py``) stays out.
 
-    python bench/remote.py [--requests 500] [--rounds 5]
+    python bench/remote.py [--requests 500] [--rounds 5] [--flood 50]
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -61,6 +68,26 @@ for line in sys.stdin:
     sys.stdout.flush()
 """
 TOKEN = "bench-token-0123456789"
+FLOODER = """\
+import sys, trio
+from trio_websocket import open_websocket_url
+URL, N = sys.argv[1], int(sys.argv[2])
+async def knock():
+    while True:
+        try:
+            async with open_websocket_url(URL) as ws:
+                await ws.send_message(
+                    '{"type":"auth","name":"echo","token":"wrong-token-0123456789"}'
+                )
+                await ws.get_message()
+        except Exception:
+            pass
+async def main():
+    async with trio.open_nursery() as n:
+        for _ in range(N):
+            n.start_soon(knock)
+trio.run(main)
+"""
 WAIT = 60.0
 
 
@@ -73,7 +100,7 @@ async def batch(engine: Engine | RemoteEngine, requests: int) -> float:
     return total / requests
 
 
-async def main(requests: int, rounds: int) -> None:
+async def main(requests: int, rounds: int, flood: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-remote-"))
     script = folder / "echo.py"
     script.write_text(BOT)
@@ -99,10 +126,26 @@ async def main(requests: int, rounds: int) -> None:
                 await remote.start("kamisado", "standard")
                 await batch(local, max(1, requests // 10))  # warm both paths
                 await batch(remote, max(1, requests // 10))
-                pipe, net = [], []
-                for _ in range(rounds):
-                    pipe.append(await batch(local, requests))
-                    net.append(await batch(remote, requests))
+                pipe, net, flooded = [], [], []
+                flooder = None
+                if flood:
+                    ws_url = url.replace("http://", "ws://") + "/bots/connect"
+                    flooder = await trio.lowlevel.open_process(
+                        [sys.executable, "-c", FLOODER, ws_url, str(flood)]
+                    )
+                    flooder.send_signal(signal.SIGSTOP)
+                try:
+                    for _ in range(rounds):
+                        pipe.append(await batch(local, requests))
+                        net.append(await batch(remote, requests))
+                        if flooder is not None:
+                            flooder.send_signal(signal.SIGCONT)
+                            await trio.sleep(0.2)  # the flood under way before timing
+                            flooded.append(await batch(local, requests))
+                            flooder.send_signal(signal.SIGSTOP)
+                finally:
+                    if flooder is not None:
+                        flooder.kill()
                 rtt = remote.round_trip_ms()
         finally:
             connect.kill()
@@ -121,11 +164,15 @@ async def main(requests: int, rounds: int) -> None:
         f"gateway adds:  {added * us:8.1f} us per request (best), ratio {min(net) / min(pipe):.2f}"
     )
     print(f"probed round trip of the connection: {'-' if rtt is None else f'{rtt:.2f} ms'}")
+    if flooded:
+        ratio = min(flooded) / min(pipe)
+        print(f"local pipe, {flood} strangers knocking: {figure(flooded)} (x{ratio:.2f})")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--flood", type=int, default=0, help="strangers knocking at once")
     args = parser.parse_args()
-    trio.run(main, args.requests, args.rounds)
+    trio.run(main, args.requests, args.rounds, args.flood)
