@@ -109,6 +109,7 @@ VERBS = {
     "analyze": "analyze",
     "bots": "check",
     "check-bot": "check",
+    "connect": "connect",
     "export": "report",
     "openings": "openings",
     "perft": "rules",

@@ -128,6 +128,11 @@ def _entry(path: Path, words: tuple[str, ...]) -> TournamentConfig:
     names = [bot.name for bot in config.bots]
     if words[0] not in names:
         raise click.UsageError(f"{path}: no entry {words[0]!r} (its entries: {', '.join(names)})")
+    if config.bot(words[0]).remote:
+        raise click.UsageError(
+            f"{path}: {words[0]!r} is a remote entrant; its author checks it with "
+            "arena check-bot COMMAND on the machine it plays from"
+        )
     mode = ctx.params["sandbox"] if _given(ctx, "sandbox") else None
     return _confined(config, mode, Path("results"))
 

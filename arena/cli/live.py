@@ -32,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.events import GameStarted, LiveEvent
-from arena.match.record import FAULT_REASONS, GameRecord
+from arena.match.record import DISCONNECT, FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
 from arena.plan.rounds import Draw
 from arena.report.rounds_text import drawn_line
@@ -194,7 +194,11 @@ def live_standings_table(
 
 
 def faults_line(progress: Progress) -> str:
-    parts = [f"{reason} {progress.faults.get(reason, 0)}" for reason in FAULT_REASONS]
+    parts = [
+        f"{reason} {progress.faults.get(reason, 0)}"
+        for reason in FAULT_REASONS
+        if reason != DISCONNECT or progress.faults.get(reason)  # remote entrants' only
+    ]
     return "faults: " + ", ".join(parts)
 
 

@@ -120,6 +120,11 @@ class Conversation:
         """CPU time the bot used so far (``None``: not counted, the wall time is charged)."""
         return None
 
+    def round_trip_ms(self) -> float | None:
+        """The transport's measured round trip in milliseconds (a remote bot's
+        connection); ``None`` for pipes, which have no network to measure."""
+        return getattr(self._transport, "rtt_ms", None)
+
     def _annotate(self, exc: EngineError) -> None:
         """Add what only this kind of bot knows to a fault (a memory kill, say)."""
 

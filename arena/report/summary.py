@@ -17,6 +17,7 @@ import datetime as _dt
 import itertools
 import math
 import os
+import statistics
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -140,6 +141,9 @@ class BotStats:
     time charged, it shows a bot that waited (less CPU) or ran many threads (more)."""
     last_info: dict[str, object] | None = None
     """The last ``info`` it sent in the tournament: a sample of what it reports."""
+    rtt_ms: float | None = None
+    """A remote entrant's latency: the median round trip of its connection over its
+    moves (``None``: a local bot)."""
 
 
 @dataclass(frozen=True)
@@ -426,6 +430,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
     ms: Counter[str] = Counter()
     cpu_ms: dict[str, float] = {}
     cpu_moves: Counter[str] = Counter()
+    rtts: dict[str, list[float]] = {}
     infos: Counter[str] = Counter()
     depths: dict[str, list[int]] = {p: [] for p in order}
     counts = {key: Counter[str]() for key in ("nodes", "playouts")}
@@ -441,6 +446,9 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             if isinstance(a.cpu_ms, (int, float)) and a.cpu_ms >= 0:
                 cpu_ms[name] = cpu_ms.get(name, 0.0) + a.cpu_ms
                 cpu_moves[name] += 1
+            rtt = a.rtt_ms
+            if isinstance(rtt, (int, float)) and rtt >= 0:
+                rtts.setdefault(name, []).append(rtt)
             info = _info(a)
             if not info:
                 continue
@@ -468,6 +476,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
                 last_info=_shown_info(last.get(p)),
                 cpu_ms_per_move=cpu_ms[p] / cpu_moves[p] if cpu_moves[p] else None,
+                rtt_ms=statistics.median(rtts[p]) if rtts.get(p) else None,
             )
         )
     return tuple(out)
