@@ -41,11 +41,10 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
-from arena.storage.safefile import atomic_file, read_own, refuse_link
+from arena.ratinglist.cache import CACHE_DIR, CACHE_NAME, GROUPS, Cache, Meta
 from arena.storage.schema import check_version
 from arena.storage.store import (
     DB_NAME,
@@ -75,16 +74,6 @@ __all__ = [
     "without_copies",
 ]
 
-CACHE_DIR = ".ratings-cache"
-CACHE_NAME = "stores.cache"
-CACHE_VERSION = 7
-"""3: identity names and versions with control characters shown as escapes; 4: one
-file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: the
-players of a store know which entries never gave an identity (not rated); 7: entry
-and tournament names shown so too (6 was also the number of that change alone)."""
-Meta = dict[str, Any]
-"""A store's cache header: JSON, read back from the cache file (what a field holds
-depends on its name, which a ``dict`` type cannot say)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -98,21 +87,6 @@ _TC_LIMITS = (180.0, 480.0, 1500.0)
 DAY = 86400
 """Seconds in a day: games are grouped by the UTC day they started (``--since``
 takes a date)."""
-
-GROUPS = np.dtype(
-    [
-        ("p0", "<i4"),
-        ("p1", "<i4"),
-        ("half", "i1"),
-        ("variant", "<i2"),
-        ("tc", "i1"),
-        ("day", "<i4"),
-        ("count", "<i4"),
-    ]
-)
-"""One row per group of a store's games: the players (``p0`` moved first), player
-0's score in half points, the variant and time-control class, the UTC day they
-started (days since 1970-01-01) and how many games."""
 
 _FIELDS_V2 = "identity0, identity1, game, variant, time_control"
 _FIELDS_V1 = ", ".join(
@@ -333,70 +307,6 @@ def _identity_label(text: object) -> str | None:
     return f"{name} {visible(version)}" if isinstance(version, str) and version else name
 
 
-class _Cache:
-    """Every store's groups in one file, ``<cache dir>/stores.cache``: a JSON
-    header line (per store: its path, what :func:`_from_parts` and the next read
-    need, and where its rows are), then all rows. One read and one
-    ``np.frombuffer`` load hundreds of stores; the file is rewritten (beside,
-    then renamed) only when a store changed. Entries of stores this run did not
-    ask for are kept while their file exists, so lists over other folders
-    sharing the folder keep theirs."""
-
-    def __init__(self, cache_dir: Path | None) -> None:
-        self.path = cache_dir / CACHE_NAME if cache_dir is not None else None
-        self.entries: dict[str, tuple[Meta, np.ndarray]] = {}
-        self.used: set[str] = set()
-        self.changed = False
-        if self.path is None:
-            return
-        data = read_own(self.path)  # a cache planted in a received folder is not read
-        if data is None:
-            return
-        try:
-            end = data.index(b"\n")
-            header = msgspec.json.decode(data[:end])
-            if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
-                return
-            rows = np.frombuffer(data, GROUPS, offset=end + 1)
-            for key, meta in header["stores"].items():
-                self.entries[key] = (meta, rows[meta["start"] : meta["end"]])
-        except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
-            self.entries = {}
-
-    def get(self, key: str) -> tuple[Meta, np.ndarray] | None:
-        self.used.add(key)
-        return self.entries.get(key)
-
-    def put(self, key: str, meta: Meta, groups: np.ndarray) -> None:
-        self.used.add(key)
-        self.entries[key] = (meta, groups)
-        self.changed = True
-
-    def save(self) -> None:
-        if self.path is None or not self.changed:
-            return
-        kept = {
-            key: entry
-            for key, entry in self.entries.items()
-            if key in self.used or os.path.exists(key)
-        }
-        stores: dict[str, Meta] = {}
-        start = 0
-        for key, (meta, groups) in kept.items():
-            stores[key] = {**meta, "start": start, "end": start + len(groups)}
-            start += len(groups)
-        header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
-        rows = [groups for _, groups in kept.values()]
-        try:
-            refuse_link(self.path.parent, folder=True)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self.path, binary=True, unique=True) as f:
-                f.write(header + b"\n")
-                f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
-        except OSError:
-            pass  # a read-only results folder: rate without a cache
-
-
 def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict[str, str]) -> Meta:
     return {
         "tournament": name,
@@ -432,7 +342,7 @@ def read_stores(
 ) -> list[StoreGames | RatingInputError]:
     """Each folder's games (or why it cannot be rated), from the cache where it is
     still valid; the stores that changed are read at once, ``READERS`` at a time."""
-    cache = _Cache(cache_dir)
+    cache = Cache(cache_dir)
     out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
     todo: list[tuple[int, Path, str, list[int], tuple[Meta, np.ndarray] | None]] = []
     for i, folder in enumerate(folders):
