@@ -14,12 +14,15 @@ for as long as it lasts.
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 import trio
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from arena.engine.gateway import Gateway
+from arena.engine.gateway import MAX_HELD, Gateway
 from arena.engine.link import RemoteLink
 from arena.protocol.messages import ProtocolError
 from arena.protocol.remote import (
@@ -27,6 +30,7 @@ from arena.protocol.remote import (
     BINARY,
     BUSY,
     GATEWAY_PATH,
+    REFUSED,
     TOO_BIG,
     TOO_SLOW,
     Auth,
@@ -75,10 +79,39 @@ async def _close(ws: WebSocket, code: int, reason: str) -> None:
         pass
 
 
+async def _turn_away(gateway: Gateway, ws: WebSocket, line: str, retry: float) -> None:
+    """Refuse before the handshake: an HTTP 429 whose body is ``line`` (the
+    cheapest refusal: no WebSocket frames, no auth frame awaited), after up to
+    ``gateway.hold`` seconds (while fewer than MAX_HELD wait), so that a flooder
+    waiting for its answers cannot knock again at once."""
+    headers = {"Retry-After": str(max(1, math.ceil(retry)))}
+    if gateway.held < MAX_HELD:
+        gateway.held += 1
+        try:
+            await trio.sleep(min(retry, gateway.hold))
+        finally:
+            gateway.held -= 1
+    try:
+        with trio.move_on_after(1):
+            await ws.send_denial_response(PlainTextResponse(line, 429, headers))
+    except (RuntimeError, OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
 async def _connection(gateway: Gateway, ws: WebSocket) -> None:
-    with gateway.admission() as admitted:
+    peer = ws.client.host if ws.client is not None else None
+    with gateway.admission(peer, trio.current_time()) as door:
+        if door == "barred":
+            left = gateway.knocks.barred(peer or "", trio.current_time())
+            line = f"arena: a wrong token from your address; try again in {left:.1f} s"
+            await _turn_away(gateway, ws, line, left)
+            return
+        if door == "crowded":
+            line = "arena: too many connections from your address are authenticating"
+            await _turn_away(gateway, ws, line, 1)
+            return
         await ws.accept()
-        if not admitted:
+        if door == "busy":
             reason = "arena: too many connections are authenticating; try again shortly"
             await _close(ws, BUSY, reason)
             return
@@ -87,6 +120,8 @@ async def _connection(gateway: Gateway, ws: WebSocket) -> None:
             return
         refusal = gateway.refusal(auth)
         if refusal is not None:
+            if refusal[0] == REFUSED and peer is not None:
+                gateway.knocks.wrong(peer, trio.current_time())
             await _close(ws, *refusal)
             return
         link = gateway.attach(auth.name)
