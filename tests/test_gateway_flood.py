@@ -186,3 +186,28 @@ async def test_an_honest_entrant_gets_in_under_a_flood_from_another_address(
         assert gateway.waiting <= 2  # all the strangers' address may hold
         await welcomed(url)
         flood.cancel_scope.cancel()
+
+
+async def test_a_turned_away_connection_waits_for_its_answer(nursery: trio.Nursery) -> None:
+    """A flooder waiting for its answers knocks no more than once a ``hold``."""
+    hold = 0.3
+    gateway = Gateway(
+        {"far": TOKEN.encode()},
+        max_line=MAX_LINE,
+        leeway=0.05,
+        knocks=Knocks(free=0, first=60.0),
+        hold=hold,
+    )
+    url = await nursery.start(
+        lambda task_status: serve(
+            Site({}), Listen("127.0.0.1", 0, None), gateway=gateway, task_status=task_status
+        )
+    )
+    url = url.replace("http://", "ws://") + GATEWAY_PATH
+    ws = await from_stranger(nursery, url)
+    await ws.send_message(WRONG)
+    assert (await refused(ws))[0] == REFUSED  # told at once, then barred
+    start = trio.current_time()
+    status, _ = await rejected(nursery, url)
+    assert status == 429 and trio.current_time() - start >= hold
+    assert gateway.held == 0
