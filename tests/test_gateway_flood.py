@@ -188,7 +188,9 @@ async def test_an_honest_entrant_gets_in_under_a_flood_from_another_address(
         flood.cancel_scope.cancel()
 
 
-async def test_a_turned_away_connection_waits_for_its_answer(nursery: trio.Nursery) -> None:
+async def test_a_refused_or_turned_away_connection_waits_for_its_answer(
+    nursery: trio.Nursery,
+) -> None:
     """A flooder waiting for its answers knocks no more than once a ``hold``."""
     hold = 0.3
     gateway = Gateway(
@@ -205,8 +207,10 @@ async def test_a_turned_away_connection_waits_for_its_answer(nursery: trio.Nurse
     )
     url = url.replace("http://", "ws://") + GATEWAY_PATH
     ws = await from_stranger(nursery, url)
+    start = trio.current_time()
     await ws.send_message(WRONG)
-    assert (await refused(ws))[0] == REFUSED  # told at once, then barred
+    assert (await refused(ws))[0] == REFUSED  # told after the hold too, then barred
+    assert trio.current_time() - start >= hold and gateway.waiting == 0
     start = trio.current_time()
     status, _ = await rejected(nursery, url)
     assert status == 429 and trio.current_time() - start >= hold

@@ -79,18 +79,25 @@ async def _close(ws: WebSocket, code: int, reason: str) -> None:
         pass
 
 
+async def _hold(gateway: Gateway, seconds: float) -> None:
+    """Wait up to ``gateway.hold`` seconds before a refusal (at once if MAX_HELD
+    wait already): a flooder that waits for its answers knocks that much less
+    often, and an idle socket costs the arena no CPU."""
+    if gateway.held < MAX_HELD:
+        gateway.held += 1
+        try:
+            await trio.sleep(min(seconds, gateway.hold))
+        finally:
+            gateway.held -= 1
+
+
 async def _turn_away(gateway: Gateway, ws: WebSocket, line: str, retry: float) -> None:
     """Refuse before the handshake: an HTTP 429 whose body is ``line`` (the
     cheapest refusal: no WebSocket frames, no auth frame awaited), after up to
     ``gateway.hold`` seconds (while fewer than MAX_HELD wait), so that a flooder
     waiting for its answers cannot knock again at once."""
     headers = {"Retry-After": str(max(1, math.ceil(retry)))}
-    if gateway.held < MAX_HELD:
-        gateway.held += 1
-        try:
-            await trio.sleep(min(retry, gateway.hold))
-        finally:
-            gateway.held -= 1
+    await _hold(gateway, retry)
     try:
         with trio.move_on_after(1):
             await ws.send_denial_response(PlainTextResponse(line, 429, headers))
@@ -112,20 +119,25 @@ async def _connection(gateway: Gateway, ws: WebSocket) -> None:
             return
         await ws.accept()
         if door == "busy":
-            reason = "arena: too many connections are authenticating; try again shortly"
-            await _close(ws, BUSY, reason)
-            return
-        auth = await _authenticate(gateway, ws)
-        if auth is None:
-            return
-        refusal = gateway.refusal(auth)
-        if refusal is not None:
-            if refusal[0] == REFUSED and peer is not None:
+            refusal: tuple[int, str] | None = (
+                BUSY,
+                "arena: too many connections are authenticating; try again shortly",
+            )
+        else:
+            auth = await _authenticate(gateway, ws)
+            if auth is None:
+                return
+            refusal = gateway.refusal(auth)
+            if refusal is None:
+                link = gateway.attach(auth.name)
+                first = link.connected()
+            elif refusal[0] == REFUSED and peer is not None:
                 gateway.knocks.wrong(peer, trio.current_time())
-            await _close(ws, *refusal)
-            return
-        link = gateway.attach(auth.name)
-        first = link.connected()
+    if refusal is not None:  # held outside the admission: it takes no place there
+        if refusal[0] in (BUSY, REFUSED):
+            await _hold(gateway, gateway.hold)
+        await _close(ws, *refusal)
+        return
     try:
         dropped = await _play(ws, link, gateway, first)
     except BaseException:
