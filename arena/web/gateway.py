@@ -4,10 +4,14 @@ Every connection is a stranger until its first frame names an entrant and its
 token (:class:`~arena.protocol.remote.Auth`), within a few seconds; the web
 view's own token and host check do not apply here (a bot has its own token, and
 authors reach the arena by any name a proxy gives it). What a connection may
-cost is bounded: a cap on connections authenticating at once, a deadline for
-each, one live connection per entrant, and frames no longer than the
-tournament's ``max_line`` (Hypercorn drops a message past twice that before it
-reaches here). Every refusal is a close frame with one readable line. An
+cost is bounded: a cap on connections authenticating at once (in all and per
+peer address), a deadline for each, one live connection per entrant, and frames
+no longer than the tournament's ``max_line`` (Hypercorn drops a message past
+twice that before it reaches here). Every refusal is a close frame with one
+readable line, except for an address barred after wrong tokens or with too many
+authenticating: that is turned away before the handshake (HTTP 429 and the
+line), the cheapest refusal. Refusals to strangers are held up to
+``gateway.hold`` seconds, so that a flooder waiting for answers knocks rarely. An
 accepted connection becomes the entrant's :class:`~arena.engine.link.RemoteLink`
 for as long as it lasts.
 """
