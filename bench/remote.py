@@ -19,12 +19,16 @@ With ``--flood N`` a third figure: the local pipe again while another process
 keeps N connections at a time knocking at the gateway with a wrong token (each
 refused in one line, then the next), in batches interleaved with the quiet ones
 (the flooder is stopped and continued between them): what a flood of strangers
-costs a local game.
+costs a local game. The strangers knock from ``--addresses A`` loopback
+addresses (127.1.0.2 on), each knock from the next: one address is soon barred
+by the gateway's per-address back-off; thousands, each knocking a few times,
+are a flood the per-address limits hardly see (the global cap and the auth
+deadline bound it).
 Batches of both are interleaved so they see the same machine; the best batch is
 the figure to compare, the median shows the noise. Both bots run unconfined
 (``--sandbox none``) so that the sandbox's cost (``bench/overhead.py``) stays out.
 
-    python bench/remote.py [--requests 500] [--rounds 5] [--flood 50]
+    python bench/remote.py [--requests 500] [--rounds 5] [--flood 50 [--addresses 50]]
 """
 
 from __future__ import annotations
@@ -70,22 +74,33 @@ for line in sys.stdin:
 TOKEN = "bench-token-0123456789"
 FLOODER = """\
 import sys, trio
-from trio_websocket import open_websocket_url
-URL, N = sys.argv[1], int(sys.argv[2])
-async def knock():
+from urllib.parse import urlsplit
+from trio_websocket import wrap_client_stream
+URL, N, A = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+PARTS = urlsplit(URL)
+async def knock(i):
     while True:
+        k, i = i % A, i + N  # the next knock from the next address of this stranger's
+        source = f"127.{1 + (k >> 16)}.{(k >> 8) & 255}.{2 + (k & 255) % 250}"
         try:
-            async with open_websocket_url(URL) as ws:
+            async with trio.open_nursery() as own:
+                sock = trio.socket.socket()
+                await sock.bind((source, 0))
+                await sock.connect((PARTS.hostname, PARTS.port))
+                ws = await wrap_client_stream(
+                    own, trio.SocketStream(sock), PARTS.hostname, PARTS.path
+                )
                 await ws.send_message(
                     '{"type":"auth","name":"echo","token":"wrong-token-0123456789"}'
                 )
                 await ws.get_message()
-        except Exception:
+                own.cancel_scope.cancel()
+        except* Exception:
             pass
 async def main():
     async with trio.open_nursery() as n:
-        for _ in range(N):
-            n.start_soon(knock)
+        for i in range(N):
+            n.start_soon(knock, i)
 trio.run(main)
 """
 WAIT = 60.0
@@ -100,7 +115,7 @@ async def batch(engine: Engine | RemoteEngine, requests: int) -> float:
     return total / requests
 
 
-async def main(requests: int, rounds: int, flood: int) -> None:
+async def main(requests: int, rounds: int, flood: int, addresses: int) -> None:
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-remote-"))
     script = folder / "echo.py"
     script.write_text(BOT)
@@ -131,7 +146,7 @@ async def main(requests: int, rounds: int, flood: int) -> None:
                 if flood:
                     ws_url = url.replace("http://", "ws://") + "/bots/connect"
                     flooder = await trio.lowlevel.open_process(
-                        [sys.executable, "-c", FLOODER, ws_url, str(flood)]
+                        [sys.executable, "-c", FLOODER, ws_url, str(flood), str(addresses)]
                     )
                     flooder.send_signal(signal.SIGSTOP)
                 try:
@@ -166,7 +181,8 @@ async def main(requests: int, rounds: int, flood: int) -> None:
     print(f"probed round trip of the connection: {'-' if rtt is None else f'{rtt:.2f} ms'}")
     if flooded:
         ratio = min(flooded) / min(pipe)
-        print(f"local pipe, {flood} strangers knocking: {figure(flooded)} (x{ratio:.2f})")
+        where = f"from {addresses} address{'es' if addresses > 1 else ''}"
+        print(f"local pipe, {flood} strangers knocking {where}: {figure(flooded)} (x{ratio:.2f})")
 
 
 if __name__ == "__main__":
@@ -174,5 +190,8 @@ if __name__ == "__main__":
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--flood", type=int, default=0, help="strangers knocking at once")
+    parser.add_argument(
+        "--addresses", type=int, default=1, help="loopback addresses they knock from"
+    )
     args = parser.parse_args()
-    trio.run(main, args.requests, args.rounds, args.flood)
+    trio.run(main, args.requests, args.rounds, args.flood, max(1, min(args.addresses, 1 << 20)))

@@ -15,7 +15,7 @@ from collections.abc import AsyncIterator
 import pytest
 import trio
 
-from arena.engine.gateway import Gateway
+from arena.engine.gateway import Gateway, Knocks
 from arena.engine.link import RemoteLink
 from arena.games import get_game
 from arena.match.clock import Clock, TimeControl
@@ -148,6 +148,26 @@ async def test_a_wrong_token_ends_the_client_in_one_line(
     assert out.strip().splitlines()[-1] == (
         "arena: error: the arena refused: arena: no remote entrant of that name with that token"
     )
+
+
+async def test_a_barred_address_is_told_why_and_gets_in_once_the_bar_ends(
+    arena: tuple[Gateway, str], nursery: trio.Nursery
+) -> None:
+    gateway, url = arena
+    gateway.knocks = Knocks(free=0, first=3.0)
+    gateway.knocks.wrong("127.0.0.1", trio.current_time())  # as after a wrong token
+    process = await client(nursery, url, "random")
+    assert process.stdout is not None
+    out = ""
+    with trio.fail_after(WAIT):
+        while "connecting again" not in out:
+            out += (await process.stdout.receive_some(1 << 16)).decode()
+        link = await gateway.connection("far", trio.current_time() + WAIT)
+    assert link is not None
+    assert (
+        "cannot open the connection (HTTP 429: arena: a wrong token from your address;"
+        " try again in "
+    ) in out
 
 
 async def test_a_bot_that_crashes_here_closes_the_connection_with_its_fault(

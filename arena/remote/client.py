@@ -150,7 +150,10 @@ async def connect(
                 why = f"connection closed ({code}{': ' + reason if reason else ''})"
             elif isinstance(e, HandshakeError):
                 status = getattr(e, "status_code", None)
-                why = "cannot open the connection" + (f" (HTTP {status})" if status else "")
+                body = getattr(e, "body", None)  # the arena's one line, if it turned us away
+                line = visible(body[:200].decode(errors="replace")) if body else ""
+                detail = f"HTTP {status}" + (f": {line}" if line else "")
+                why = "cannot open the connection" + (f" ({detail})" if status else "")
             elif isinstance(e, NETWORK):
                 why = f"connection lost: {visible(str(e)) or type(e).__name__}"
             else:

@@ -4,22 +4,29 @@ Every connection is a stranger until its first frame names an entrant and its
 token (:class:`~arena.protocol.remote.Auth`), within a few seconds; the web
 view's own token and host check do not apply here (a bot has its own token, and
 authors reach the arena by any name a proxy gives it). What a connection may
-cost is bounded: a cap on connections authenticating at once, a deadline for
-each, one live connection per entrant, and frames no longer than the
-tournament's ``max_line`` (Hypercorn drops a message past twice that before it
-reaches here). Every refusal is a close frame with one readable line. An
+cost is bounded: a cap on connections authenticating at once (in all and per
+peer address), a deadline for each, one live connection per entrant, and frames
+no longer than the tournament's ``max_line`` (Hypercorn drops a message past
+twice that before it reaches here). Every refusal is a close frame with one
+readable line, except for an address barred after wrong tokens or with too many
+authenticating: that is turned away before the handshake (HTTP 429 and the
+line), the cheapest refusal. Refusals to strangers are held up to
+``gateway.hold`` seconds, so that a flooder waiting for answers knocks rarely. An
 accepted connection becomes the entrant's :class:`~arena.engine.link.RemoteLink`
 for as long as it lasts.
 """
 
 from __future__ import annotations
 
+import math
+
 import msgspec
 import trio
+from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from arena.engine.gateway import Gateway
+from arena.engine.gateway import MAX_HELD, Gateway
 from arena.engine.link import RemoteLink
 from arena.protocol.messages import ProtocolError
 from arena.protocol.remote import (
@@ -27,6 +34,7 @@ from arena.protocol.remote import (
     BINARY,
     BUSY,
     GATEWAY_PATH,
+    REFUSED,
     TOO_BIG,
     TOO_SLOW,
     Auth,
@@ -75,22 +83,65 @@ async def _close(ws: WebSocket, code: int, reason: str) -> None:
         pass
 
 
+async def _hold(gateway: Gateway, seconds: float) -> None:
+    """Wait up to ``gateway.hold`` seconds before a refusal (at once if MAX_HELD
+    wait already): a flooder that waits for its answers knocks that much less
+    often, and an idle socket costs the arena no CPU."""
+    if gateway.held < MAX_HELD:
+        gateway.held += 1
+        try:
+            await trio.sleep(min(seconds, gateway.hold))
+        finally:
+            gateway.held -= 1
+
+
+async def _turn_away(gateway: Gateway, ws: WebSocket, line: str, retry: float) -> None:
+    """Refuse before the handshake: an HTTP 429 whose body is ``line`` (the
+    cheapest refusal: no WebSocket frames, no auth frame awaited), after up to
+    ``gateway.hold`` seconds (while fewer than MAX_HELD wait), so that a flooder
+    waiting for its answers cannot knock again at once."""
+    headers = {"Retry-After": str(max(1, math.ceil(retry)))}
+    await _hold(gateway, retry)
+    try:
+        with trio.move_on_after(1):
+            await ws.send_denial_response(PlainTextResponse(line, 429, headers))
+    except (RuntimeError, OSError, trio.BrokenResourceError, trio.ClosedResourceError):
+        pass
+
+
 async def _connection(gateway: Gateway, ws: WebSocket) -> None:
-    with gateway.admission() as admitted:
+    peer = ws.client.host if ws.client is not None else None
+    with gateway.admission(peer, trio.current_time()) as door:
+        if door == "barred":
+            left = gateway.knocks.barred(peer or "", trio.current_time())
+            line = f"arena: a wrong token from your address; try again in {left:.1f} s"
+            await _turn_away(gateway, ws, line, left)
+            return
+        if door == "crowded":
+            line = "arena: too many connections from your address are authenticating"
+            await _turn_away(gateway, ws, line, 1)
+            return
         await ws.accept()
-        if not admitted:
-            reason = "arena: too many connections are authenticating; try again shortly"
-            await _close(ws, BUSY, reason)
-            return
-        auth = await _authenticate(gateway, ws)
-        if auth is None:
-            return
-        refusal = gateway.refusal(auth)
-        if refusal is not None:
-            await _close(ws, *refusal)
-            return
-        link = gateway.attach(auth.name)
-        first = link.connected()
+        if door == "busy":
+            refusal: tuple[int, str] | None = (
+                BUSY,
+                "arena: too many connections are authenticating; try again shortly",
+            )
+        else:
+            auth = await _authenticate(gateway, ws)
+            if auth is None:
+                return
+            refusal = gateway.refusal(auth)
+            if refusal is None:
+                link = gateway.attach(auth.name)
+                first = link.connected()
+            elif refusal[0] == REFUSED and peer is not None:
+                gateway.knocks.wrong(peer, trio.current_time())
+    if refusal is not None:  # held outside the admission: it takes no place there
+        if refusal[0] in (BUSY, REFUSED):
+            await _hold(gateway, gateway.hold)
+        await _close(ws, *refusal)
+        return
     try:
         dropped = await _play(ws, link, gateway, first)
     except BaseException:
