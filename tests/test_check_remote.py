@@ -93,8 +93,18 @@ async def check_over_gateway(bot: list[str], *options: str) -> tuple[int, list[s
     return code, out, connected
 
 
+CHECKS = ["start", "identity", "ping", "newgame", "go: start position", "gameover", "quit"]
+
+
 def verdicts(out: list[str]) -> dict[str, str]:
-    return {m[2]: m[1] for x in out if (m := re.match(r"(PASS|FAIL|SKIP) ([^:]+):", x))}
+    """Each check's verdict by name (``games: ...`` checks under their own names)."""
+    seen = {}
+    for x in out:
+        for name in [*CHECKS, *re.findall(r"^\w+ (games: [^:]+):", x)]:
+            for verdict in ("PASS", "FAIL", "SKIP"):
+                if x.startswith(f"{verdict} {name}: "):
+                    seen[name] = verdict
+    return seen
 
 
 async def test_a_good_bot_passes_over_the_gateway_with_quit_skipped() -> None:
