@@ -136,7 +136,7 @@ async def test_a_bot_answering_garbage_fails_its_go_checks_over_the_gateway(
     assert seen["start"] == seen["ping"] == seen["newgame"] == "PASS", out
     assert seen["go: start position"] == "FAIL", out
     go_line = next(x for x in out if x.startswith("FAIL go: start position"))
-    assert "garbage" in go_line or "protocol" in go_line, go_line
+    assert "protocol" in go_line and "garbage" in go_line, go_line
     assert seen["quit"] == "SKIP"
     assert "remote entry far, connected through http://127.0.0.1:" in out[-1], out
 
