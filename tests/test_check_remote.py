@@ -155,3 +155,17 @@ async def test_nobody_connecting_is_one_line_within_the_wait() -> None:
     assert done.stderr == b""
     assert out[1:] == ["nobody connected as far within 0.5 s; nothing was checked"], out
     assert "(its token in ARENA_TOKEN)" in out[0] and TOKEN not in out[0]
+
+
+def test_listen_wants_a_name_and_no_command() -> None:
+    from click.testing import CliRunner
+
+    from arena.cli import main
+
+    runner = CliRunner()
+    alone = runner.invoke(main, ["check-bot", "--name", "far"])
+    assert alone.exit_code == 2 and "--listen and --name go together" in alone.output
+    both = runner.invoke(main, ["check-bot", "--listen", "0", "--name", "far", "--", "./bot"])
+    assert both.exit_code == 2 and "no COMMAND" in both.output
+    nothing = runner.invoke(main, ["check-bot"])
+    assert nothing.exit_code == 2 and "give the bot's COMMAND" in nothing.output
