@@ -4,7 +4,10 @@ In the spirit of fastchess's compliance checker: a bot author runs
 ``arena check-bot -- COMMAND...`` and gets one line per check, each passed or
 failed with the reason, instead of discovering in a tournament that the bot
 loses every game on a protocol fault. The checks drive the bot through the
-real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament sees:
+real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament sees
+(``arena check-bot --listen``: the same checks on the
+:class:`~arena.engine.remote.RemoteEngine` a real ``arena connect`` brings,
+``compliance_remote.py``):
 
 * ``start``: the process starts and answers ``hello`` within the timeout;
 * ``identity``, ``protocol version``, ``supports game``: the handshake's content;
@@ -24,7 +27,8 @@ real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament se
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
   after each one proves;
-* ``quit``: the bot exits by itself, with status 0, within the quit timeout.
+* ``quit``: the bot exits by itself, with status 0, within the quit timeout
+  (a SKIP over the gateway: only the author's machine sees the exit).
 
 A failed check does not stop the later ones: a faulted bot is killed (as the
 engine always does) and restarted for the next check. Only a bot that cannot be
