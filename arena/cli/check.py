@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import functools
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
@@ -14,7 +13,8 @@ from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
 if TYPE_CHECKING:
-    from arena.plan.config import TournamentConfig
+    from arena.engine.sandbox import SandboxSettings
+    from arena.plan.config import Limits, TournamentConfig
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
@@ -120,11 +120,7 @@ def check_bot(
                 games,
                 tc,
                 wait,
-                sandbox,
-                memory_mb,
-                cpu_seconds,
-                file_size_mb,
-                processes,
+                confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes),
             )
         )
     if not command:
@@ -164,42 +160,30 @@ def _remote(
     games: int,
     tc: str,
     wait: float,
-    *confine: Any,
+    confined: tuple[Limits, SandboxSettings],
 ) -> int:
     """``--listen`` and ``--name``: the checks over a gateway (``compliance_remote``)."""
     import os
-    import secrets
 
-    import trio
-
-    from arena.tools.compliance_remote import check_remote
-    from arena.web.server import parse_listen
+    from arena.tools.compliance_remote import run_remote_checks
 
     if listen is None or name is None:
         raise click.UsageError("--listen and --name go together")
     if command or from_file is not None:
         raise click.UsageError("with --listen, the bot is the one arena connect brings: no COMMAND")
-    token = os.environ.get("ARENA_TOKEN", "").strip()
-    made = not token
-    token = token or secrets.token_urlsafe(24)
-    where = parse_listen(listen)
-    limits, box = confinement(*confine)
-    return trio.run(
-        functools.partial(
-            check_remote,
-            where,
-            name,
-            token,
-            wait=wait,
-            game=game_name,
-            timeout=timeout,
-            games=games,
-            tc=tc,
-            echo=click.echo,
-            limits=limits,
-            sandbox=box,
-            show_token=made,
-        )
+    limits, box = confined
+    return run_remote_checks(
+        listen,
+        name,
+        token=os.environ.get("ARENA_TOKEN"),
+        wait=wait,
+        game=game_name,
+        timeout=timeout,
+        games=games,
+        tc=tc,
+        echo=click.echo,
+        limits=limits,
+        sandbox=box,
     )
 
 

@@ -16,6 +16,7 @@ sandbox) is a SKIP that says so; ``arena check-bot -- COMMAND`` there checks it.
 from __future__ import annotations
 
 import functools
+import secrets
 import time
 from collections.abc import Callable
 
@@ -32,9 +33,47 @@ from arena.plan.remote import RemoteSettings
 from arena.tools.compliance import GameChoice, choice_for, conversation_checks, summary
 from arena.tools.compliance_games import STAGE_TC
 from arena.web.app import Site
-from arena.web.server import Listen, serve
+from arena.web.server import Listen, parse_listen, serve
 
-__all__ = ["check_remote"]
+__all__ = ["check_remote", "run_remote_checks"]
+
+
+def run_remote_checks(
+    listen: str,
+    name: str,
+    *,
+    token: str | None,
+    wait: float,
+    game: str | None = None,
+    timeout: float = 5.0,
+    games: int = 0,
+    tc: str = STAGE_TC,
+    echo: Callable[[str], None] = print,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
+) -> int:
+    """Synchronous entry point for ``arena check-bot --listen [HOST:]PORT --name NAME``:
+    ``token`` is the author's (``ARENA_TOKEN``); without one a token is made here
+    and shown with the command to run."""
+    where = parse_listen(listen)
+    given = (token or "").strip()
+    return trio.run(
+        functools.partial(
+            check_remote,
+            where,
+            name,
+            given or secrets.token_urlsafe(24),
+            wait=wait,
+            game=game,
+            timeout=timeout,
+            games=games,
+            tc=tc,
+            echo=echo,
+            limits=limits,
+            sandbox=sandbox,
+            show_token=not given,
+        )
+    )
 
 
 async def check_remote(
