@@ -328,3 +328,62 @@ async def test_a_connection_the_arena_closes_while_the_bot_thinks_ends_at_once(
         again = await gateway.connection("far", trio.current_time() + 10)
     assert again is not None and again is not link
     process.kill()
+
+
+async def test_a_bot_answering_garbage_to_go_is_reported_as_a_protocol_fault(
+    arena: tuple[Gateway, str], nursery: trio.Nursery, tmp_path: object
+) -> None:
+    """A fault in ``go`` (which the client runs watching for the arena's close) is
+    reported like any other, and the client comes back with a fresh bot; it used
+    to escape wrapped in a nursery's group and end the client with a traceback."""
+    from pathlib import Path
+
+    script = Path(str(tmp_path)) / "garbage.py"
+    script.write_text(
+        "import sys, json\n"
+        "for line in sys.stdin:\n"
+        "    m = json.loads(line)\n"
+        "    if m['type'] == 'hello':\n"
+        "        print(json.dumps({'type': 'identity', 'id': m['id'], 'protocol': 1,"
+        " 'name': 'garbage', 'games': ['kamisado']}), flush=True)\n"
+        "    elif m['type'] == 'newgame':\n"
+        "        print(json.dumps({'type': 'ready', 'id': m['id']}), flush=True)\n"
+        "    elif m['type'] == 'go':\n"
+        "        print('garbage', flush=True)\n"
+    )
+    gateway, url = arena
+    process = await client(nursery, url, sys.executable, str(script))
+    with trio.fail_after(WAIT):
+        link = await gateway.connection("far", trio.current_time() + WAIT)
+    assert link is not None
+    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    state = get_game("kamisado").new_state("standard")
+    control = TimeControl.parse("10+0.1")
+    new = NewGame(
+        id=2,
+        game="kamisado",
+        variant="standard",
+        player=0,
+        players=["far", "near"],
+        position=state.observation_text(0),
+        time_control=str(control),
+    )
+    assert await ask(link, new) == Ready(id=2)
+    go = Go(
+        id=3,
+        player=0,
+        position=state.observation_text(0),
+        observation=state.observation(0),
+        history=state.history(0),
+        legal=state.legal_actions(),
+        clock=clock_info([Clock(control), Clock(control)], 0),
+    )
+    with trio.fail_after(WAIT):
+        await link.send(encode_line(go))
+        await link.ended.wait()
+    fault = link.end_fault()
+    assert fault.reason == "protocol" and "garbage" in str(fault), fault
+    with trio.fail_after(WAIT):  # connected again, with a fresh bot
+        again = await gateway.connection("far", trio.current_time() + WAIT)
+    assert again is not None and again is not link
+    process.kill()

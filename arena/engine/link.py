@@ -77,6 +77,9 @@ class RemoteLink:
         """What the socket is closed with when the arena ends the link."""
         self.up = False
         """A socket carries the link now (else it waits for one, or has ended)."""
+        self.released = trio.Event()
+        """A socket that carried the link is done (its close frame sent): the arena
+        may stop serving without leaving ``arena connect`` to guess why it went."""
         self.connections = 0
         """Sockets that carried the link (more than one: it reconnected)."""
         self.rtts: deque[float] = deque(maxlen=RTT_SAMPLES)

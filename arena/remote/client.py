@@ -252,12 +252,18 @@ class Session:
     ) -> Reply:
         """``call()``, cut short when the arena closes the connection meanwhile (the
         game is over for it: a time loss, say): the bot is then stopped at once,
-        rather than its answer awaited and sent nowhere."""
+        rather than its answer awaited and sent nowhere. A bot's fault comes out as
+        the :class:`EngineError` it is (not wrapped in the nursery's group), so it
+        is reported to the arena as any other."""
         replies: list[Reply] = []
+        faults: list[EngineError] = []
         async with trio.open_nursery() as nursery:
 
             async def run() -> None:
-                replies.append(await call())
+                try:
+                    replies.append(await call())
+                except EngineError as e:
+                    faults.append(e)
                 nursery.cancel_scope.cancel()
 
             async def watch() -> None:
@@ -267,6 +273,8 @@ class Session:
 
             nursery.start_soon(run)
             nursery.start_soon(watch)
+        if faults:
+            raise faults[0]
         if not replies:
             raise ConnectionClosed(ws.closed)
         return replies[0]

@@ -147,6 +147,8 @@ async def _connection(gateway: Gateway, ws: WebSocket) -> None:
     except BaseException:
         link.close("the arena closed the connection")
         raise
+    finally:
+        link.released.set()
     if dropped:  # it may come back: the link waits (its game's clock runs meanwhile)
         await link.dropped(link.why or "connection lost", gateway.reconnect)
     else:
