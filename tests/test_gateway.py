@@ -18,6 +18,7 @@ from arena.protocol.remote import (
     BAD_AUTH,
     BINARY,
     BUSY,
+    ENDING,
     GATEWAY_PATH,
     REFUSED,
     TAKEN,
@@ -320,3 +321,45 @@ async def test_round_trip_probes_go_only_between_requests(autojump_clock: object
     link.probe_lost()
     await link.deliver(b'{"type":"action","id":4,"action":"a1"}')
     assert link.idle and link.probe(trio.current_time()) is not None
+
+
+async def test_the_end_of_the_run_reaches_a_connected_entrant_before_the_server_stops(
+    nursery: trio.Nursery,
+) -> None:
+    """The run's end closes the links and cancels the server at once: the entrant
+    must still get the ``ending`` close frame (``arena connect`` then ends), not a
+    cut connection (1006: it would knock again for ever). Seen at the end of real
+    runs whose web view had nothing left to refresh."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.05)
+    scope = trio.CancelScope()
+
+    async def server(task_status: trio.TaskStatus[str]) -> None:
+        with scope:
+            await serve(
+                Site({}), Listen("127.0.0.1", 0, None), gateway=gateway, task_status=task_status
+            )
+
+    url = await nursery.start(server)
+    with trio.fail_after(WAIT):
+        async with open_websocket_url(url.replace("http://", "ws://") + GATEWAY_PATH) as ws:
+            await ws.send_message(auth())
+            assert decode_welcome(await next_line(ws)) is not None
+            assert await gateway.connection("far", trio.current_time() + WAIT) is not None
+            await gateway.close_and_tell("the run is over")
+            scope.cancel()  # as run_with_web does once the run has ended
+            code, reason = await refused(ws)
+    assert code == ENDING and "the run is over" in reason
+
+
+async def test_an_entrant_arriving_as_the_run_ends_is_told_it_is_over(
+    served: tuple[Gateway, str],
+) -> None:
+    """A bot started afresh as the last game ended connects again while the run is
+    ending: it is told so (``arena connect`` ends), not accepted into a link that
+    nothing will use and cut with the server."""
+    gateway, url = served
+    await gateway.close_and_tell("the run is over")
+    async with open_websocket_url(url) as ws:
+        await ws.send_message(auth())
+        code, reason = await refused(ws)
+    assert code == ENDING and "the run is over" in reason

@@ -22,7 +22,7 @@ from typing import Literal
 import trio
 
 from arena.engine.link import RemoteLink
-from arena.protocol.remote import REFUSED, TAKEN, Auth
+from arena.protocol.remote import ENDING, REFUSED, TAKEN, Auth
 
 __all__ = ["AUTH_TIMEOUT", "MAX_WAITING", "PER_ADDRESS", "Gateway", "Knocks"]
 
@@ -47,6 +47,8 @@ MAX_HELD = 256
 """Turned-away connections held at once; past it they are answered at once."""
 ADDRESSES = 4096
 """Addresses remembered at once (past it the oldest are forgotten)."""
+CLOSE_GRACE = 2.0
+"""Seconds the run's end waits for its remote entrants' sockets to be told it is over."""
 
 
 Door = Literal["open", "busy", "crowded", "barred"]
@@ -136,6 +138,11 @@ class Gateway:
         """Turned-away connections waiting for their answer."""
         self._links: dict[str, RemoteLink] = {}
         self._arrived = {name: trio.Event() for name in self._tokens}
+        self.over: str | None = None
+        """Why the run is over, once it is: every entrant connecting is told so."""
+        self.sockets = 0
+        """Connections being served now, whatever their stage."""
+        self._quiet = trio.Event()
 
     @property
     def names(self) -> list[str]:
@@ -178,6 +185,8 @@ class Gateway:
         same = hmac.compare_digest(given, expected if expected is not None else b"\0" * len(given))
         if expected is None or not same:
             return REFUSED, "arena: no remote entrant of that name with that token"
+        if self.over is not None:  # a bot started afresh as the run ended, say
+            return ENDING, f"arena: {self.over}"
         link = self._links.get(auth.name)
         if link is not None and link.up:
             return TAKEN, f"arena: {auth.name} is connected already (one connection per entrant)"
@@ -215,3 +224,28 @@ class Gateway:
         """Every live link ends (the arena is ending)."""
         for link in self._links.values():
             link.close(why)
+
+    async def close_and_tell(self, why: str, grace: float = CLOSE_GRACE) -> None:
+        """:meth:`close`, then wait (at most ``grace`` seconds) until every socket has
+        been answered: those up are sent their close frame, and one arriving now (a
+        bot started afresh as the last game ended) is told the run is over. The run's
+        end cancels the server right after: a socket cut before its frame went out is
+        a lost connection to ``arena connect`` (1006), which then knocks again
+        instead of ending."""
+        self.over = why
+        self.close(why)
+        with trio.move_on_after(grace):
+            while self.sockets:
+                await self._quiet.wait()
+
+    @contextmanager
+    def serving(self) -> Iterator[None]:
+        """Count one connection while it is served (for :meth:`close_and_tell`)."""
+        self.sockets += 1
+        try:
+            yield
+        finally:
+            self.sockets -= 1
+            if not self.sockets:
+                self._quiet.set()
+                self._quiet = trio.Event()

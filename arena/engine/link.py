@@ -80,6 +80,9 @@ class RemoteLink:
         self.released = trio.Event()
         """A socket that carried the link is done (its close frame sent): the arena
         may stop serving without leaving ``arena connect`` to guess why it went."""
+        self.spent = False
+        """Its bot has had a session with an engine that has stopped since: the next
+        engine wants a fresh bot (:meth:`arena.engine.remote.RemoteEngine.start`)."""
         self.connections = 0
         """Sockets that carried the link (more than one: it reconnected)."""
         self.rtts: deque[float] = deque(maxlen=RTT_SAMPLES)
@@ -166,6 +169,7 @@ class RemoteLink:
         other: for a reconnection, what the last socket was told and the bot may
         not have heard (the engine's lines queued meanwhile among them)."""
         self.up = True
+        self.released = trio.Event()  # this socket's, not the last one's
         self._probe = None
         self.connections += 1
         queued = []

@@ -79,6 +79,9 @@ class RemoteEngine(Conversation):
         self.faulted = None
         self.identity = None
         self._tail.clear()
+        spent = self.gateway.current(self.name)
+        if spent is not None and spent.spent:  # its bot has had its session: a fresh one
+            spent.close("the arena starts the bot afresh", code=RESTART)
         link = await self.gateway.connection(self.name, trio.current_time() + self.wait)
         if link is None:
             err = EngineCrashed(
@@ -100,8 +103,16 @@ class RemoteEngine(Conversation):
             self._cut_short()
 
     async def stop(self, *, graceful: bool = True) -> None:
-        """Detach; the connection closes with :data:`RESTART` (a fresh bot next time)."""
+        """Detach. After a fault the connection closes with :data:`RESTART` (a fresh
+        bot next time) at once; otherwise the link is left up, marked spent, and
+        closed so only when a bot is wanted again (:meth:`start`): at the run's end
+        the gateway closes it with ``ENDING`` instead, and ``arena connect`` ends
+        rather than coming back to an arena that has gone."""
         link, self._link = self._link, None
         self._transport = None
-        if link is not None:
+        if link is None:
+            return
+        if graceful and self.faulted is None and not link.ended.is_set():
+            link.spent = True
+        else:
             link.close("the arena starts the bot afresh", code=RESTART)

@@ -110,6 +110,11 @@ async def _turn_away(gateway: Gateway, ws: WebSocket, line: str, retry: float) -
 
 
 async def _connection(gateway: Gateway, ws: WebSocket) -> None:
+    with gateway.serving():
+        await _serve(gateway, ws)
+
+
+async def _serve(gateway: Gateway, ws: WebSocket) -> None:
     peer = ws.client.host if ws.client is not None else None
     with gateway.admission(peer, trio.current_time()) as door:
         if door == "barred":

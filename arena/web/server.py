@@ -167,7 +167,8 @@ async def run_with_web(
             interrupted = await tournament.run_until_interrupted()
         finally:
             if gateway is not None:
-                gateway.close("the run is over")
+                with trio.CancelScope(shield=True):  # bounded by its grace
+                    await gateway.close_and_tell("the run is over")
         if site.hub is not None:
             with trio.move_on_after(5):
                 await refresh_results(site, once=True)  # the final standings
