@@ -22,13 +22,13 @@ from collections.abc import Callable
 
 import trio
 
-from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
 from arena.engine.gateway import Gateway
 from arena.engine.remote import RemoteEngine
 from arena.engine.sandbox import SandboxSettings
 from arena.games import game_names, get_game
-from arena.plan.config import Limits, ProtocolSettings
+from arena.plan.config import BotConfig, Limits, ProtocolSettings
+from arena.plan.launch import engine_config
 from arena.plan.remote import RemoteSettings
 from arena.tools.compliance import GameChoice, choice_for, conversation_checks, summary
 from arena.tools.compliance_games import STAGE_TC
@@ -97,15 +97,13 @@ async def check_remote(
     return the exit status. Nobody connecting within ``wait`` seconds is one line
     and status 1. ``show_token``: the token was made here, so the author is shown it."""
     started = time.monotonic()
-    protocol = ProtocolSettings()
+    protocol = ProtocolSettings(handshake_timeout=timeout)
     gateway = Gateway(
         {name: token.encode()},
         max_line=protocol.max_line,
         leeway=RemoteSettings().leeway_ms / 1000,
     )
-    config = EngineConfig(
-        name=name, command=[], max_line=protocol.max_line, handshake_timeout=timeout
-    )
+    config = engine_config(BotConfig(name=name, command=[], remote=True), protocol=protocol)
     async with trio.open_nursery() as nursery:
         url = await nursery.start(functools.partial(serve, Site({}), listen, gateway=gateway))
         hint = f"ARENA_TOKEN={token} " if show_token else ""
