@@ -36,7 +36,7 @@ import os
 import resource
 import signal
 import subprocess
-from contextlib import AbstractAsyncContextManager, suppress
+from contextlib import suppress
 from typing import Literal
 
 import msgspec
@@ -99,31 +99,22 @@ class Engine(Conversation):
         self._oom_killed = False
         self._proc: Running | None = None
         """The process; also the conversation's transport while it is attached."""
-        self._nursery: trio.Nursery | None = None
-        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
 
     # -- lifetime -------------------------------------------------------------
-
-    async def __aenter__(self) -> Engine:
-        self._nursery_cm = trio.open_nursery()
-        self._nursery = await self._nursery_cm.__aenter__()
-        return self
 
     async def __aexit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]:
         """Kill the group whatever happened; the body's exception passes through unchanged."""
         cfg = self.config
         budget = cfg.quit_timeout + cfg.term_timeout + _REAP_TIMEOUT + 1.0
-        assert self._nursery is not None and self._nursery_cm is not None
+        assert self._nursery is not None
         try:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + budget):
                 await self.stop(graceful=exc_type is None)
         finally:
             self._kill_group(signal.SIGKILL)
-            self._nursery.cancel_scope.cancel()
             # Outside the shield: scopes must nest, and the background tasks are
-            # cancelled already, so the nursery closes at once.
-            nursery_cm, self._nursery, self._nursery_cm = self._nursery_cm, None, None
-            await nursery_cm.__aexit__(None, None, None)
+            # cancelled there first, so the nursery closes at once.
+            await self._close_tasks()
         return False
 
     @property

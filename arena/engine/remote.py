@@ -12,7 +12,6 @@ local bot is started afresh after a fault.
 
 from __future__ import annotations
 
-from contextlib import AbstractAsyncContextManager
 from typing import Literal
 
 import trio
@@ -38,20 +37,10 @@ class RemoteEngine(Conversation):
         self.wait = wait
         """Seconds :meth:`start` waits for the entrant to be connected."""
         self._link: RemoteLink | None = None
-        self._nursery: trio.Nursery | None = None
-        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
-
-    async def __aenter__(self) -> RemoteEngine:
-        self._nursery_cm = trio.open_nursery()
-        self._nursery = await self._nursery_cm.__aenter__()
-        return self
 
     async def __aexit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]:
-        assert self._nursery is not None and self._nursery_cm is not None
         await self.stop(graceful=exc_type is None)
-        self._nursery.cancel_scope.cancel()
-        nursery_cm, self._nursery, self._nursery_cm = self._nursery_cm, None, None
-        await nursery_cm.__aexit__(None, None, None)
+        await self._close_tasks()
         return False
 
     @property
