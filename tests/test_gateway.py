@@ -13,7 +13,14 @@ import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
 from arena.engine.gateway import Gateway
-from arena.protocol.messages import EndOfStream, LineTooLong
+from arena.protocol.messages import (
+    ClockInfo,
+    EndOfStream,
+    Go,
+    LineTooLong,
+    decode_arena_message,
+    encode_line,
+)
 from arena.protocol.remote import (
     BAD_AUTH,
     BINARY,
@@ -284,6 +291,43 @@ async def test_a_link_told_again_what_a_dropped_socket_was_told(autojump_clock: 
     with trio.fail_after(1):
         assert await link.receive() == b'{"type":"action","id":3,"action":"a1"}'
     assert not link.ended.is_set()
+
+
+async def test_a_go_told_again_carries_the_clock_left_not_the_one_it_had(
+    autojump_clock: object,
+) -> None:
+    """Under trio's mock clock: a bot whose socket drops 7.25 s into its move and
+    comes back 3 s later hears its ``go`` again with 10.25 s off its remaining time
+    and its budget (what the arena will have charged), the rest of it unchanged;
+    the ``go`` is told once."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=30)
+    link = gateway.attach("far")
+    link.connected()
+    clock = ClockInfo(control="60+1", remaining_ms=[41_000, 30_000], budget_ms=31_000)
+    go = Go(id=3, player=1, position="p", observation={}, history=["a1"], legal=["b2"], clock=clock)
+    await link.send(encode_line(go))
+    with trio.fail_after(1):
+        await link.outgoing()
+    await trio.sleep(7.25)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(link.dropped, "gone", 30.0)
+        await trio.sleep(3)
+        assert gateway.attach("far") is link
+        told = link.connected()
+    assert len(told) == 1
+    again = decode_arena_message(told[0])
+    assert isinstance(again, Go)
+    assert again.clock.remaining_ms == [41_000, 19_750]
+    assert again.clock.budget_ms == 20_750
+    assert again == Go(
+        id=3,
+        player=1,
+        position="p",
+        observation={},
+        history=["a1"],
+        legal=["b2"],
+        clock=ClockInfo(control="60+1", remaining_ms=[41_000, 19_750], budget_ms=20_750),
+    )
 
 
 async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_clock: object) -> None:
