@@ -85,6 +85,18 @@ FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 
 
+LAST_WORDS = 20
+"""Lines of a failed bot's stderr shown to its author (the arena is not sent them)."""
+
+
+def _last_words(tail: str) -> list[str]:
+    """The end of what a failed bot wrote on stderr, escaped, at most
+    :data:`LAST_WORDS` lines: without it an author sees ``exited with code 1`` and
+    has to run the bot by hand to learn why."""
+    lines = [visible(line) for line in tail.splitlines() if line.strip()]
+    return lines[-LAST_WORDS:]
+
+
 class ConnectError(Exception):
     """The gateway refused for good (a wrong name or token, a bad address); one line."""
 
@@ -343,6 +355,8 @@ class Session:
                         return True
                 except EngineError as e:
                     self.say(f"the bot failed: {e}")
+                    for line in _last_words(e.stderr_tail):  # for its author's eyes only
+                        self.say(f"  | {line}")
                     reason = e.reason if e.reason in ("crash", "protocol", "time") else "crash"
                     fault = Fault(reason=reason, detail=e.detail[:1000])  # type: ignore[arg-type]
                     await self._send(ws, fault)
