@@ -12,7 +12,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
-from arena.engine.gateway import Gateway
+from arena.engine.gateway import Gateway, Presence
 from arena.protocol.messages import (
     ClockInfo,
     EndOfStream,
@@ -28,6 +28,7 @@ from arena.protocol.remote import (
     ENDING,
     GATEWAY_PATH,
     REFUSED,
+    RESTART,
     TAKEN,
     TOO_BIG,
     TOO_SLOW,
@@ -328,6 +329,32 @@ async def test_a_go_told_again_carries_the_clock_left_not_the_one_it_had(
         legal=["b2"],
         clock=ClockInfo(control="60+1", remaining_ms=[41_000, 19_750], budget_ms=20_750),
     )
+
+
+async def test_the_presence_of_each_remote_entrant(autojump_clock: object) -> None:
+    """What the live view shows: not connected, connected, its socket lost (the link
+    waits), a fresh bot on its way (the arena restarted it), gone past the window."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=5)
+    assert gateway.status() == [Presence("far", "absent", None)]
+    link = gateway.attach("far")
+    link.connected()
+    link.probe(0.0, first=True)
+    link.probed(1, 0.0125)
+    assert gateway.status() == [Presence("far", "connected", 12.5)]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(link.dropped, "gone", 5.0)
+        await trio.sleep(1)
+        assert gateway.status() == [Presence("far", "dropped", 12.5)]
+        assert gateway.attach("far") is link
+        link.connected()
+    assert gateway.status() == [Presence("far", "connected", 12.5)]
+    link.close("the arena starts the bot afresh", code=RESTART)
+    assert gateway.status() == [Presence("far", "restarting", 12.5)]
+    again = gateway.attach("far")
+    again.connected()
+    await trio.sleep(0)
+    await again.dropped("gone", 5.0)
+    assert gateway.status() == [Presence("far", "absent", None)]
 
 
 async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_clock: object) -> None:

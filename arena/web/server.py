@@ -159,6 +159,9 @@ async def run_with_web(
     """``arena run --web``: the tournament and its web view in one trio loop, until
     the run ends or is interrupted (``True``); the view closes with the run."""
     gateway = tournament.gateway
+    if gateway is not None and site.hub is not None:
+        site.hub.remote = gateway.status
+        gateway.on_change = site.hub.remote_changed
     async with trio.open_nursery() as nursery:
         url = await nursery.start(partial(serve, site, listen, gateway=gateway))
         hint = "" if gateway is None else f" (remote entrants: arena connect {url} --name NAME)"
