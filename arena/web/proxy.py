@@ -1,4 +1,5 @@
-"""Who a connection comes from when it comes through a reverse proxy the operator named.
+"""Serving behind a reverse proxy the operator named: who each connection comes
+from, and the address to print.
 
 Behind a proxy (TLS in front of ``arena run --web``) every connection's TCP
 peer is the proxy, so the gateway's per-address limits would lump every author
@@ -21,18 +22,32 @@ client's port, the arena does not need it); ``Host`` and the scheme stay as
 they came, the web view's guard judges them as ever. ``Forwarded`` (RFC 7239)
 is not read: Caddy and nginx write ``X-Forwarded-For``, and a proxy writing only
 ``Forwarded`` leaves every connection keyed by the proxy, as without this.
-Header sizes are bounded by Hypercorn (16 KiB of head over HTTP/1.1, 64 KiB of
-header list over HTTP/2); the walk looks at no more than :data:`MAX_HOPS` entries.
+Header sizes are bounded by Hypercorn: over HTTP/1.1 a request head it has to
+buffer past 16 KiB (h11's bound; it reads 64 KiB at a time, so a head arriving
+whole may be up to that) gets a 431, over HTTP/2 the header list is at most 64
+KiB; the walk looks at no more than :data:`MAX_HOPS` entries of it.
+
+What the arena prints (the web view's address, the ``arena connect`` line) is
+the bound address, which behind a proxy nobody outside can use: ``--public-url``
+gives the proxy's (:func:`parse_public_url`).
 """
 
 from __future__ import annotations
 
 import ipaddress
+import urllib.parse
 from collections.abc import Iterable, Sequence
 
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-__all__ = ["MAX_HOPS", "Network", "behind_proxies", "client_address", "parse_proxies"]
+__all__ = [
+    "MAX_HOPS",
+    "Network",
+    "behind_proxies",
+    "client_address",
+    "parse_proxies",
+    "parse_public_url",
+]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 Address = ipaddress.IPv4Address | ipaddress.IPv6Address
@@ -137,3 +152,29 @@ def behind_proxies(app: ASGIApp, proxies: Sequence[Network]) -> ASGIApp:
         await app(scope, receive, send)
 
     return middleware
+
+
+def parse_public_url(text: str) -> str:
+    """``--public-url``: the address authors and viewers reach the arena at through
+    the proxy (``https://host/cup/``), printed instead of the bound one; a
+    ``ValueError`` in one line unless it is an http(s) address with a host and
+    nothing after its path. Without a trailing slash."""
+    parts = urllib.parse.urlsplit(text.strip())
+    try:
+        port_ok = parts.port is None or parts.port > 0
+    except ValueError:
+        port_ok = False
+    if (
+        parts.scheme not in ("http", "https")
+        or not parts.hostname
+        or not port_ok
+        or parts.username is not None
+        or parts.query
+        or parts.fragment
+        or any(c.isspace() for c in text.strip())
+    ):
+        raise ValueError(
+            f"--public-url wants the address authors reach the arena at, "
+            f"http(s)://HOST[:PORT][/PATH], got {text!r}"
+        )
+    return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/")))
