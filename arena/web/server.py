@@ -3,10 +3,12 @@
 One loop for the referee and the server keeps the live events in-process (no
 queue between processes), and Hypercorn's trio worker is what lets a trio
 program host an ASGI app. The server is bound to 127.0.0.1 unless asked
-otherwise; any other address requires a token, generated if none is given. A
-view without a token answers only requests naming its own address
-(``arena/web/guard.py``). With remote entrants the same server carries their
-gateway (``arena/web/gateway.py``), outside that guard: a bot has its own token.
+otherwise; any other address requires a token, generated if none is given, and
+so does a server behind a reverse proxy (``arena/web/proxy.py``: reached from
+wherever the proxy is). A view without a token answers only requests naming
+its own address (``arena/web/guard.py``). With remote entrants the same server
+carries their gateway (``arena/web/gateway.py``), outside that guard: a bot has
+its own token.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import ipaddress
 import logging
 import secrets
 import socket
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING
@@ -28,12 +30,21 @@ from starlette.types import ASGIApp
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
+from arena.web.proxy import Network, behind_proxies, parse_proxies, parse_public_url
 
 if TYPE_CHECKING:
     from arena.engine.gateway import Gateway
     from arena.tournament import Tournament
 
-__all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
+__all__ = [
+    "Listen",
+    "base_url",
+    "parse_listen",
+    "run_with_web",
+    "serve",
+    "serve_forever",
+    "url_for",
+]
 
 DEFAULT_HOST = "127.0.0.1"
 SEND_TIMEOUT = 10.0
@@ -50,6 +61,10 @@ class Listen:
     host: str
     port: int
     token: str | None
+    proxies: tuple[Network, ...] = ()
+    """Reverse proxies whose ``X-Forwarded-For`` names the client (``--trust-proxy``)."""
+    public: str | None = None
+    """The address printed instead of the bound one (``--public-url``)."""
 
     @property
     def loopback(self) -> bool:
@@ -65,9 +80,17 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def parse_listen(text: str, token: str | None = None) -> Listen:
-    """``PORT`` or ``HOST:PORT`` (``[::1]:PORT`` for IPv6). Binding anything but a
-    loopback address needs a token; without one, a random token is made."""
+def parse_listen(
+    text: str,
+    token: str | None = None,
+    *,
+    trust: Sequence[str] = (),
+    public: str | None = None,
+) -> Listen:
+    """``PORT`` or ``HOST:PORT`` (``[::1]:PORT`` for IPv6), with the proxies to
+    ``trust`` and the ``public`` address behind them. Binding anything but a
+    loopback address, or serving through a proxy, needs a token; without one, a
+    random token is made."""
     host, sep, port_text = text.rpartition(":")
     if not sep:
         host, port_text = DEFAULT_HOST, text
@@ -80,15 +103,22 @@ def parse_listen(text: str, token: str | None = None) -> Listen:
         raise ValueError(f"port {port} is out of range (0-65535)")
     if token is not None and not token.strip():
         raise ValueError("--token must not be empty")
-    if token is None and not _is_loopback(host):
+    proxies = parse_proxies(trust)
+    public = parse_public_url(public) if public is not None else None
+    if token is None and (not _is_loopback(host) or proxies or public):
         token = secrets.token_urlsafe(18)
-    return Listen(host, port, token)
+    return Listen(host, port, token, proxies, public)
+
+
+def base_url(bound: str, listen: Listen) -> str:
+    """Where the server is reached: ``--public-url`` if given, else the bound URL."""
+    return (listen.public or bound).rstrip("/")
 
 
 def url_for(bound: str, listen: Listen, path: str = "/") -> str:
-    """The address to open: the bound URL, the path, and the token if there is one."""
+    """The address to open: :func:`base_url`, the path, and the token if there is one."""
     query = f"?token={listen.token}" if listen.token else ""
-    return bound.rstrip("/") + path + query
+    return base_url(bound, listen) + path + query
 
 
 async def serve(
@@ -112,6 +142,7 @@ async def serve(
     if gateway is not None:
         app = with_gateway(app, gateway)
         config.websocket_max_message_size = max_message_size(gateway)
+    app = behind_proxies(app, listen.proxies)  # outermost: the gateway and view see the client
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(_hypercorn, app, config)
@@ -164,7 +195,8 @@ async def run_with_web(
         gateway.on_change = site.hub.remote_changed
     async with trio.open_nursery() as nursery:
         url = await nursery.start(partial(serve, site, listen, gateway=gateway))
-        hint = "" if gateway is None else f" (remote entrants: arena connect {url} --name NAME)"
+        where = base_url(url, listen)
+        hint = "" if gateway is None else f" (remote entrants: arena connect {where} --name NAME)"
         announce(url_for(url, listen, "/live") + hint)
         try:
             interrupted = await tournament.run_until_interrupted()
