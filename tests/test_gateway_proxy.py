@@ -16,6 +16,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import trio
+from test_gateway import MAX_LINE, TOKEN, WAIT, auth, refused
 from trio_websocket import (
     ConnectionRejected,
     WebSocketConnection,
@@ -27,7 +28,6 @@ from arena.protocol.remote import GATEWAY_PATH, REFUSED, decode_welcome
 from arena.web.app import Site
 from arena.web.proxy import parse_proxies
 from arena.web.server import Listen, base_url, parse_listen, serve, url_for
-from tests.test_gateway import MAX_LINE, TOKEN, WAIT, auth, refused
 
 PROXY = "127.0.0.1"
 STRANGER = "127.0.0.2"
