@@ -240,7 +240,7 @@ class Session:
 
     def _announce(self, msg: NewGame) -> str:
         them = ", ".join(p for i, p in enumerate(msg.players) if i != msg.player)
-        latency = "" if self.latency_ms is None else f"; latency {self.latency_ms:.0f} ms"
+        latency = "" if self.latency_ms is None else f"; latency {self.latency_ms:.1f} ms"
         return f"game {self.games}: against {visible(them)} ({msg.time_control}){latency}"
 
     async def _heartbeat(self, ws: WebSocketConnection) -> None:
