@@ -120,13 +120,13 @@
     const table = document.getElementById("live-standings");
     table.tHead.replaceChildren();
     const head = document.createElement("tr");
-    for (const h of ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"]) text("th", "", head, h);
+    ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"].forEach((h, i) => text("th", i === 1 ? "pinned" : "", head, h));
     table.tHead.appendChild(head);
-    rows(table.tBodies[0], r.standings, s => s.cells.map((c, i) => [c, i === 1 ? "" : "num"]));
+    rows(table.tBodies[0], r.standings, s => s.cells.map((c, i) => [c, i === 1 ? "name pinned" : "num"]));
     document.getElementById("standings-games").textContent = "(" + r.games + " games; first move " + r.first_move + " Elo)";
-    const line = g => [[g.index, "num"], [g.players[0]], [g.players[1]], [g.result], [g.reason + (g.faulty ? " (" + g.faulty + ")" : "")], [g.plies + " plies", "num"]];
+    const line = g => [[g.index, "num"], [g.players[0], "name"], [g.players[1], "name"], [g.result, "result"], [g.reason + (g.faulty ? " (" + g.faulty + ")" : ""), "reason"], [g.plies + " plies", "num"]];
     rows(document.querySelector("#recent tbody"), r.recent, line);
-    rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "fault" : c]));
+    rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "reason fault" : c]));
     document.getElementById("recent").dataset.games = r.games;
     showRounds(r.rounds);
   }
