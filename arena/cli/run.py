@@ -16,6 +16,7 @@ from arena.cli.common import (
     protocol_options,
     protocol_settings,
     report_and_standings,
+    tls_options,
 )
 from arena.engine.sandbox import MODES
 
@@ -86,6 +87,7 @@ if TYPE_CHECKING:
     help="Token the web view asks for (made up if HOST is "
     "not a loopback address and none is given).",
 )
+@tls_options
 @click.option(
     "--skip-broken",
     is_flag=True,
@@ -116,6 +118,8 @@ def run_command(
     budget_ms: float,
     web: str | None,
     token: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
     sandbox: str | None,
     skip_broken: bool,
 ) -> None:
@@ -142,11 +146,11 @@ def run_command(
         from arena.web.hub import LiveHub
         from arena.web.server import parse_listen
 
-        listen = parse_listen(web, token)
+        listen = parse_listen(web, token, cert=tls_cert, key=tls_key)
         hub = LiveHub()
         observer = Observers(observer, hub)
-    elif token is not None:
-        raise UserError("--token is for --web")
+    elif token is not None or tls_cert is not None or tls_key is not None:
+        raise UserError("--token, --tls-cert and --tls-key are for --web")
     remote = [bot.name for bot in config.bots if bot.remote]
     if remote and web is None:
         raise UserError(

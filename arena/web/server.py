@@ -7,6 +7,9 @@ otherwise; any other address requires a token, generated if none is given. A
 view without a token answers only requests naming its own address
 (``arena/web/guard.py``). With remote entrants the same server carries their
 gateway (``arena/web/gateway.py``), outside that guard: a bot has its own token.
+Given a certificate and its key (:class:`Tls`), the same server speaks HTTPS and
+WSS instead (Hypercorn's ``certfile``/``keyfile``), and the addresses it prints
+say ``https://``.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import ipaddress
 import logging
 import secrets
 import socket
+import ssl
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -33,7 +37,7 @@ if TYPE_CHECKING:
     from arena.engine.gateway import Gateway
     from arena.tournament import Tournament
 
-__all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
+__all__ = ["Listen", "Tls", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
 
 DEFAULT_HOST = "127.0.0.1"
 SEND_TIMEOUT = 10.0
@@ -43,6 +47,16 @@ sends from cancellation, so without this one stalled ``/live/events`` client
 would keep ``arena run --web`` from ending for as long as it stayed; set as
 ``TCP_USER_TIMEOUT`` on the listening socket, which every connection inherits
 (Linux honours it for zero-window probes too)."""
+MAX_PEM = 1 << 20
+"""Bytes of a certificate or key file looked at for its PEM marker."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tls:
+    """The server's certificate (its chain, PEM) and private key (PEM, unencrypted)."""
+
+    certfile: str
+    keyfile: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -50,6 +64,7 @@ class Listen:
     host: str
     port: int
     token: str | None
+    tls: Tls | None = None
 
     @property
     def loopback(self) -> bool:
@@ -65,9 +80,12 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
-def parse_listen(text: str, token: str | None = None) -> Listen:
+def parse_listen(
+    text: str, token: str | None = None, *, cert: str | None = None, key: str | None = None
+) -> Listen:
     """``PORT`` or ``HOST:PORT`` (``[::1]:PORT`` for IPv6). Binding anything but a
-    loopback address needs a token; without one, a random token is made."""
+    loopback address needs a token; without one, a random token is made. ``cert``
+    and ``key`` (both or neither) serve HTTPS, checked here (:func:`load_tls`)."""
     host, sep, port_text = text.rpartition(":")
     if not sep:
         host, port_text = DEFAULT_HOST, text
@@ -82,7 +100,44 @@ def parse_listen(text: str, token: str | None = None) -> Listen:
         raise ValueError("--token must not be empty")
     if token is None and not _is_loopback(host):
         token = secrets.token_urlsafe(18)
-    return Listen(host, port, token)
+    return Listen(host, port, token, load_tls(cert, key))
+
+
+def load_tls(cert: str | None, key: str | None) -> Tls | None:
+    """``--tls-cert`` and ``--tls-key``, loaded once as Hypercorn will load them, so
+    that a missing, unreadable or mismatched file is one line (a ``ValueError``)
+    before any game starts rather than a traceback from the server once it has.
+    An encrypted key is refused rather than asked for on the terminal: the
+    server reads it again when it starts, unattended."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("--tls-cert and --tls-key go together (a certificate and its key)")
+    markers = (
+        ("--tls-cert", cert, b"-----BEGIN CERTIFICATE-----", "certificate"),
+        ("--tls-key", key, b"PRIVATE KEY-----", "private key"),
+    )
+    for option, path, marker, what in markers:
+        try:
+            with open(path, "rb") as file:
+                head = file.read(MAX_PEM)
+        except OSError as e:
+            raise ValueError(f"{option} {path}: cannot read it ({e.strerror or e})") from None
+        if marker not in head:
+            raise ValueError(f"{option} {path}: not a PEM {what}")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+
+    def no_passphrase() -> str:
+        raise ValueError(f"--tls-key {key}: the key is encrypted; give it decrypted")
+
+    try:
+        context.load_cert_chain(cert, key, password=no_passphrase)
+    except ssl.SSLError as e:
+        if e.reason == "KEY_VALUES_MISMATCH":
+            raise ValueError(f"--tls-key {key} is not the key of --tls-cert {cert}") from None
+        why = (e.reason or str(e)).lower().replace("_", " ")
+        raise ValueError(f"--tls-cert {cert}, --tls-key {key}: not usable ({why})") from None
+    return Tls(cert, key)
 
 
 def url_for(bound: str, listen: Listen, path: str = "/") -> str:
@@ -108,6 +163,8 @@ async def serve(
     quiet.setLevel(logging.ERROR)
     config.errorlog = quiet
     config.graceful_timeout = 0.5
+    if listen.tls is not None:  # the bound address then says https://
+        config.certfile, config.keyfile = listen.tls.certfile, listen.tls.keyfile
     app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
     if gateway is not None:
         app = with_gateway(app, gateway)
