@@ -117,12 +117,15 @@ def test_check_bot_listen_serves_its_gateway_over_tls(pki: Pki) -> None:
 
 
 async def test_the_web_view_is_served_over_https(pki: Pki, nursery: trio.Nursery) -> None:
-    listen = parse_listen("127.0.0.1:0", cert=str(pki.cert), key=str(pki.key))
+    """Its token's cookie is then sent over TLS only (``Secure``)."""
+    listen = parse_listen("127.0.0.1:0", "s3cret", cert=str(pki.cert), key=str(pki.key))
     url: str = await nursery.start(serve, Site({}), listen)
     assert url.startswith("https://127.0.0.1:")
     async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=pki.ca)) as web:
-        page = await web.get(url + "/")
+        page = await web.get(url + "/?token=s3cret")
     assert page.status_code == 200 and "tournaments" in page.text.lower()
+    cookie = page.headers["set-cookie"]
+    assert cookie.startswith("arena_token=s3cret;") and "; Secure" in cookie, cookie
     async with httpx.AsyncClient() as web:  # the system's store does not know the CA
         with pytest.raises(httpx.ConnectError) as refused:
             await web.get(url + "/")
