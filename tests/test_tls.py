@@ -227,7 +227,7 @@ async def test_a_client_not_trusting_the_certificate_stops_in_one_line(
         out = await connect_output(tls_arena)
     assert out.splitlines() == [
         "arena: error: the arena's certificate is not trusted here (unable to get local "
-        "issuer certificate); --cafile FILE trusts the CA that signed it"
+        "issuer certificate); --cafile FILE trusts the CA that signed it, or a self-signed one"
     ]
     other = tmp_path / "other-ca.pem"
     trustme.CA().cert_pem.write_to_path(str(other))

@@ -208,7 +208,7 @@ async def check_certificate(url: str, context: ssl.SSLContext) -> None:
             if isinstance(cause, ssl.SSLCertVerificationError):
                 raise ConnectError(
                     f"the arena's certificate is not trusted here ({cause.verify_message}); "
-                    "--cafile FILE trusts the CA that signed it"
+                    "--cafile FILE trusts the CA that signed it, or a self-signed one"
                 ) from None
             if type(cause) is ssl.SSLError:  # not an end of file or a reset: no TLS there
                 why = (cause.reason or str(cause)).lower().replace("_", " ")
