@@ -126,6 +126,14 @@ async def test_the_web_view_is_served_over_https(pki: Pki, nursery: trio.Nursery
     assert page.status_code == 200 and "tournaments" in page.text.lower()
     cookie = page.headers["set-cookie"]
     assert cookie.startswith("arena_token=s3cret;") and "; Secure" in cookie, cookie
+    context = ssl.create_default_context(cafile=pki.ca)
+    context.set_alpn_protocols(["h2", "http/1.1"])  # as a browser offers
+    stream = await trio.open_ssl_over_tcp_stream(
+        "127.0.0.1", int(url.rsplit(":", 1)[1]), ssl_context=context
+    )
+    await stream.do_handshake()
+    assert stream.selected_alpn_protocol() == "http/1.1"  # SEND_TIMEOUT bounds its sends
+    await stream.aclose()
     async with httpx.AsyncClient() as web:  # the system's store does not know the CA
         with pytest.raises(httpx.ConnectError) as refused:
             await web.get(url + "/")

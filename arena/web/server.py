@@ -165,6 +165,11 @@ async def serve(
     config.graceful_timeout = 0.5
     if listen.tls is not None:  # the bound address then says https://
         config.certfile, config.keyfile = listen.tls.certfile, listen.tls.keyfile
+        # HTTP/1.1 only, as without TLS: its one flow control is TCP's, which
+        # SEND_TIMEOUT bounds; an HTTP/2 stream's own window, left closed by a
+        # page that stopped reading, could stall a send while TCP still flows,
+        # which the kernel's timeout never sees.
+        config.alpn_protocols = ["http/1.1"]
     app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
     if gateway is not None:
         app = with_gateway(app, gateway)
