@@ -16,6 +16,7 @@ from arena.cli.common import (
     protocol_options,
     protocol_settings,
     report_and_standings,
+    tls_options,
 )
 from arena.engine.sandbox import MODES
 
@@ -104,6 +105,7 @@ if TYPE_CHECKING:
     "(https://host/ or, for arena connect only, https://host/cup/), printed for the web "
     "view and arena connect instead of the bound one.",
 )
+@tls_options
 @click.option(
     "--skip-broken",
     is_flag=True,
@@ -136,6 +138,8 @@ def run_command(
     token: str | None,
     trust_proxy: tuple[str, ...],
     public_url: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
     sandbox: str | None,
     skip_broken: bool,
 ) -> None:
@@ -162,11 +166,19 @@ def run_command(
         from arena.web.hub import LiveHub
         from arena.web.server import parse_listen
 
-        listen = parse_listen(web, token, trust=trust_proxy, public=public_url)
+        listen = parse_listen(
+            web, token, trust=trust_proxy, public=public_url, cert=tls_cert, key=tls_key
+        )
         hub = LiveHub()
         observer = Observers(observer, hub)
     else:
-        given = {"--token": token, "--trust-proxy": trust_proxy, "--public-url": public_url}
+        given = {
+            "--token": token,
+            "--trust-proxy": trust_proxy,
+            "--public-url": public_url,
+            "--tls-cert": tls_cert,
+            "--tls-key": tls_key,
+        }
         for option, value in given.items():
             if value not in (None, ()):
                 raise UserError(f"{option} is for --web")

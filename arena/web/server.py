@@ -8,7 +8,9 @@ so does a server behind a reverse proxy (``arena/web/proxy.py``: reached from
 wherever the proxy is). A view without a token answers only requests naming
 its own address (``arena/web/guard.py``). With remote entrants the same server
 carries their gateway (``arena/web/gateway.py``), outside that guard: a bot has
-its own token.
+its own token. Given a certificate and its key (:class:`Tls`), the same server
+speaks HTTPS and WSS instead (Hypercorn's ``certfile``/``keyfile``), and the
+addresses it prints say ``https://``.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import ipaddress
 import logging
 import secrets
 import socket
+import ssl
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -38,6 +41,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Listen",
+    "Tls",
     "base_url",
     "parse_listen",
     "run_with_web",
@@ -54,6 +58,16 @@ sends from cancellation, so without this one stalled ``/live/events`` client
 would keep ``arena run --web`` from ending for as long as it stayed; set as
 ``TCP_USER_TIMEOUT`` on the listening socket, which every connection inherits
 (Linux honours it for zero-window probes too)."""
+MAX_PEM = 1 << 20
+"""Bytes of a certificate or key file looked at for its PEM marker."""
+
+
+@dataclass(frozen=True, slots=True)
+class Tls:
+    """The server's certificate (its chain, PEM) and private key (PEM, unencrypted)."""
+
+    certfile: str
+    keyfile: str
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +79,8 @@ class Listen:
     """Reverse proxies whose ``X-Forwarded-For`` names the client (``--trust-proxy``)."""
     public: str | None = None
     """The address printed instead of the bound one (``--public-url``)."""
+    tls: Tls | None = None
+    """A certificate and its key (``--tls-cert``, ``--tls-key``): HTTPS and WSS."""
 
     @property
     def loopback(self) -> bool:
@@ -86,11 +102,14 @@ def parse_listen(
     *,
     trust: Sequence[str] = (),
     public: str | None = None,
+    cert: str | None = None,
+    key: str | None = None,
 ) -> Listen:
     """``PORT`` or ``HOST:PORT`` (``[::1]:PORT`` for IPv6), with the proxies to
     ``trust`` and the ``public`` address behind them. Binding anything but a
     loopback address, or serving through a proxy, needs a token; without one, a
-    random token is made."""
+    random token is made. ``cert`` and ``key`` (both or neither) serve HTTPS,
+    checked here (:func:`load_tls`)."""
     host, sep, port_text = text.rpartition(":")
     if not sep:
         host, port_text = DEFAULT_HOST, text
@@ -107,12 +126,49 @@ def parse_listen(
     public = parse_public_url(public) if public is not None else None
     if token is None and (not _is_loopback(host) or proxies or public):
         token = secrets.token_urlsafe(18)
-    return Listen(host, port, token, proxies, public)
+    return Listen(host, port, token, proxies, public, load_tls(cert, key))
 
 
 def base_url(bound: str, listen: Listen) -> str:
     """Where the server is reached: ``--public-url`` if given, else the bound URL."""
     return (listen.public or bound).rstrip("/")
+
+
+def load_tls(cert: str | None, key: str | None) -> Tls | None:
+    """``--tls-cert`` and ``--tls-key``, loaded once as Hypercorn will load them, so
+    that a missing, unreadable or mismatched file is one line (a ``ValueError``)
+    before any game starts rather than a traceback from the server once it has.
+    An encrypted key is refused rather than asked for on the terminal: the
+    server reads it again when it starts, unattended."""
+    if cert is None and key is None:
+        return None
+    if cert is None or key is None:
+        raise ValueError("--tls-cert and --tls-key go together (a certificate and its key)")
+    markers = (
+        ("--tls-cert", cert, b"-----BEGIN CERTIFICATE-----", "certificate"),
+        ("--tls-key", key, b"PRIVATE KEY-----", "private key"),
+    )
+    for option, path, marker, what in markers:
+        try:
+            with open(path, "rb") as file:
+                head = file.read(MAX_PEM)
+        except OSError as e:
+            raise ValueError(f"{option} {path}: cannot read it ({e.strerror or e})") from None
+        if marker not in head:
+            raise ValueError(f"{option} {path}: not a PEM {what}")
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+
+    def no_passphrase() -> str:
+        raise ValueError(f"--tls-key {key}: the key is encrypted; give it decrypted")
+
+    try:
+        context.load_cert_chain(cert, key, password=no_passphrase)
+    except ssl.SSLError as e:
+        if e.reason == "KEY_VALUES_MISMATCH":
+            raise ValueError(f"--tls-key {key} is not the key of --tls-cert {cert}") from None
+        why = (e.reason or str(e)).lower().replace("_", " ")
+        raise ValueError(f"--tls-cert {cert}, --tls-key {key}: not usable ({why})") from None
+    return Tls(cert, key)
 
 
 def url_for(bound: str, listen: Listen, path: str = "/") -> str:
@@ -138,6 +194,13 @@ async def serve(
     quiet.setLevel(logging.ERROR)
     config.errorlog = quiet
     config.graceful_timeout = 0.5
+    if listen.tls is not None:  # the bound address then says https://
+        config.certfile, config.keyfile = listen.tls.certfile, listen.tls.keyfile
+        # HTTP/1.1 only, as without TLS: its one flow control is TCP's, which
+        # SEND_TIMEOUT bounds; an HTTP/2 stream's own window, left closed by a
+        # page that stopped reading, could stall a send while TCP still flows,
+        # which the kernel's timeout never sees.
+        config.alpn_protocols = ["http/1.1"]
     app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
     if gateway is not None:
         app = with_gateway(app, gateway)
