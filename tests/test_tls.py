@@ -288,3 +288,14 @@ async def test_https_to_a_plain_arena_and_a_bad_cafile_are_one_line(
     with trio.fail_after(ENDS):
         out = await connect_output(url, "--cafile", str(junk))
     assert out.splitlines() == ["arena: error: --cafile is for an https:// address"]
+
+
+async def test_http_to_an_arena_serving_https_is_one_line(tls_arena: str) -> None:
+    """Not "cannot open the connection" every few seconds for ever: the address to
+    give instead, and status 1."""
+    http = tls_arena.replace("https://", "http://")
+    with trio.fail_after(ENDS):
+        out = await connect_output(http)
+    assert out.splitlines()[-1] == (
+        f"arena: error: the arena speaks TLS there: give its https:// address ({tls_arena})"
+    )

@@ -194,6 +194,9 @@ async def connect(
                 raise
         if session.welcomed:
             backoff = FIRST_BACKOFF  # it was up: the next drop starts afresh
+        elif link.url.startswith("ws:") and await speaks_tls(link.url):
+            https = "https:" + link.url.removeprefix("ws:").removesuffix(GATEWAY_PATH)
+            raise ConnectError(f"the arena speaks TLS there: give its https:// address ({https})")
         say(f"{why}; connecting again in {backoff:g} s")
         await trio.sleep(backoff)
         backoff = min(backoff * 2, max_backoff)
@@ -230,6 +233,27 @@ async def check_certificate(url: str, context: ssl.SSLContext) -> None:
             raise
         finally:
             await trio.aclose_forcefully(stream)
+
+
+async def speaks_tls(url: str) -> bool:
+    """Whether the server at a ``ws://`` ``url`` completes a TLS handshake (its
+    certificate not judged): an author given ``http://`` for an arena serving
+    HTTPS otherwise sees only "cannot open the connection", every few seconds."""
+    parts = urllib.parse.urlsplit(url)
+    context = ssl.create_default_context()
+    context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
+    try:
+        with trio.fail_after(OPEN_TIMEOUT):
+            stream = await trio.open_ssl_over_tcp_stream(
+                parts.hostname or "", parts.port or 80, ssl_context=context
+            )
+            try:
+                await stream.do_handshake()
+            finally:
+                await trio.aclose_forcefully(stream)
+    except (OSError, trio.BrokenResourceError, trio.TooSlowError):
+        return False
+    return True
 
 
 NETWORK = (OSError, trio.TooSlowError, trio.BrokenResourceError, ProtocolError)
