@@ -58,6 +58,29 @@ async def read_until(stream: trio.abc.ReceiveStream, pattern: str, seen: bytearr
     return match
 
 
+async def connect_until_the_end(
+    run: trio.Process, url: str, env: dict[str, str], seen: bytearray, *options: str
+) -> str:
+    """A real ``arena connect URL --name far [options] -- random`` playing until
+    ``run`` ends: both must exit 0; what it said."""
+    connect = await trio.lowlevel.open_process(
+        [*ARENA, "connect", url, "--name", "far", *options, "--", "random", "--seed", "3"],
+        env=env | {"ARENA_TOKEN": TOKEN},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        with trio.fail_after(WAIT):
+            assert await run.wait() == 0, seen.decode()
+            assert await connect.wait() == 0
+            said = bytearray()
+            await read_until(connect.stdout, r"the arena ended the run", said)
+    finally:
+        if connect.returncode is None:
+            connect.kill()
+    return said.decode()
+
+
 @pytest.mark.parametrize("workers", ["1", "2"])
 async def test_a_tournament_with_a_remote_entrant_stores_every_game(
     tmp_path: Path, workers: str
@@ -73,7 +96,6 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    connect = None
     try:
         seen = bytearray()
         with trio.fail_after(WAIT):
@@ -81,22 +103,10 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(
         assert "--token" not in seen.decode() and TOKEN not in seen.decode()
         note = "note: the remote entrants' games are played in this process"
         assert (note in seen.decode()) == (workers == "2")
-        connect = await trio.lowlevel.open_process(
-            [*ARENA, "connect", match[1], "--name", "far", "--", "random", "--seed", "3"],
-            env=env | {"ARENA_TOKEN": TOKEN},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        with trio.fail_after(WAIT):
-            assert await run.wait() == 0, seen.decode()
-            assert await connect.wait() == 0
-            said = bytearray()
-            await read_until(connect.stdout, r"the arena ended the run", said)
+        told = await connect_until_the_end(run, match[1], env, seen)
     finally:
-        for process in (run, connect):
-            if process is not None and process.returncode is None:
-                process.kill()
-    told = said.decode()
+        if run.returncode is None:
+            run.kill()
     assert "as far" in told and "game 1: against" in told and "game 6 over" in told
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
         rows = db.execute("SELECT key, reason FROM games").fetchall()

@@ -16,7 +16,7 @@ import httpx
 import pytest
 import trio
 import trustme
-from test_remote_run import ARENA, TOKEN, TOURNAMENT, WAIT, read_until
+from test_remote_run import ARENA, TOKEN, TOURNAMENT, WAIT, connect_until_the_end, read_until
 
 from arena.engine.gateway import Gateway
 from arena.web.app import Site
@@ -159,7 +159,6 @@ async def test_a_tournament_over_tls_stores_every_game_and_serves_its_view(
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    connect = None
     try:
         seen = bytearray()
         with trio.fail_after(WAIT):
@@ -173,25 +172,11 @@ async def test_a_tournament_over_tls_stores_every_game_and_serves_its_view(
         async with httpx.AsyncClient(verify=ssl.create_default_context(cafile=pki.ca)) as web:
             page = await web.get(match[1] + "/live")
         assert page.status_code == 200 and "mixed" in page.text
-        connect = await trio.lowlevel.open_process(
-            [*ARENA, "connect", match[2], "--name", "far", "--cafile", str(pki.ca)]
-            + ["--", "random", "--seed", "3"],
-            env=env | {"ARENA_TOKEN": TOKEN},
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-        )
-        with trio.fail_after(WAIT):
-            assert await run.wait() == 0, seen.decode()
-            assert await connect.wait() == 0
-            said = bytearray()
-            await read_until(connect.stdout, r"the arena ended the run", said)
+        said = await connect_until_the_end(run, match[2], env, seen, "--cafile", str(pki.ca))
     finally:
-        for process in (run, connect):
-            if process is not None and process.returncode is None:
-                process.kill()
-    assert f"connected to wss://127.0.0.1:{match[2].rsplit(':', 1)[1]}/bots/connect as far" in (
-        said.decode()
-    )
+        if run.returncode is None:
+            run.kill()
+    assert f"connected to wss://127.0.0.1:{match[2].rsplit(':', 1)[1]}/bots/connect as far" in said
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
         rows = db.execute("SELECT key, reason FROM games").fetchall()
     assert len(rows) == 12 and sum("far" in key for key, _ in rows) == 6
