@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import ipaddress
 import json
+import secrets
+import select
 import statistics
 import subprocess
 import sys
+from pathlib import Path
 
 import needs
 import netns
@@ -135,7 +138,7 @@ async def test_nothing_outlives_a_cancelled_block(netns_here: None) -> None:
 def test_a_killed_runs_namespace_is_swept_and_a_live_ones_is_not() -> None:
     """A namespace whose maker is gone (its lock free) goes at the next entry;
     one another run is using (its lock held, here by this process) stays."""
-    dead = netns.PREFIX + "dead00"
+    dead = netns.PREFIX + secrets.token_hex(3)
     subprocess.run(["ip", "netns", "add", dead], check=True)  # no lock: its maker is gone
     try:
         with netns.namespace() as live:
@@ -146,6 +149,39 @@ def test_a_killed_runs_namespace_is_swept_and_a_live_ones_is_not() -> None:
             assert live.name in names()
     finally:
         subprocess.run(["ip", "netns", "del", dead], capture_output=True, check=False)
+
+
+KILLED_RUN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+import netns
+with netns.namespace() as ns:
+    print(ns.name, flush=True)
+    sys.stdin.read()
+"""
+
+
+def test_a_namespace_left_by_a_killed_run_is_swept() -> None:
+    """Killed with SIGKILL inside the block (no teardown ran): its namespace, veth
+    and lock file stay, until the next run sweeps them."""
+    run = subprocess.Popen(
+        [sys.executable, "-c", KILLED_RUN, str(Path(__file__).parent)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        ready, _, _ = select.select([run.stdout], [], [], 30)
+        assert ready, "the run made no namespace within 30 s"
+        assert run.stdout is not None
+        name = run.stdout.readline().strip()
+    finally:
+        run.kill()
+        run.wait(timeout=30)
+    assert name.startswith(netns.PREFIX) and name in names() and name in links()
+    assert name in netns.sweep()
+    assert name not in names() and name not in links()
+    assert not (netns.LOCKS / name).exists()
 
 
 def test_two_namespaces_at_once_get_different_subnets() -> None:
