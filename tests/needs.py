@@ -119,15 +119,3 @@ def netns() -> None:
     """Network namespaces the test makes itself (``ip netns``, Debian: iproute2), as root."""
     root()
     tool("ip", what="ip (Debian: iproute2)")
-
-
-def netem() -> None:
-    """A link delayed by ``tc netem``: ``tc`` and the kernel's netem qdisc (sch_netem),
-    tried for real once per run in a throwaway namespace (tests/netns.py)."""
-    netns()
-    tool("tc", what="tc (Debian: iproute2)")
-    from netns import netem_missing
-
-    reason = netem_missing()
-    if reason is not None:
-        missing(reason)

@@ -1,4 +1,4 @@
-"""A network namespace a test makes for itself, optionally with a delayed link.
+"""A network namespace a test makes for itself, optionally with a delayed path.
 
 Network tests use loopback or a namespace the test makes, never another
 address (GUIDE.md). :func:`namespace` (or :func:`open_namespace` under trio)
@@ -8,34 +8,54 @@ private /30 that no existing address or route of the root namespace overlaps::
     root namespace                         the test's namespace
     host_addr (x.x.x.1/30) on host_veth <--> ns_veth  ns_addr (x.x.x.2/30), lo up
 
-With ``rtt_ms`` the link gets a ``tc netem delay`` of half the round trip on
-EACH end's egress (``host_veth`` towards the namespace, ``ns_veth`` towards the
-host), so one way takes ``rtt_ms / 2`` and a request answered at once comes back
-after ``rtt_ms``: ``rtt_ms=40`` means netem delay 20 ms on each side, RTT 40 ms
-(plus the stack's own tens of microseconds). Everything is torn down when the
-block ends, whatever happened in it; namespaces that a killed earlier run left
-behind (named :data:`PREFIX`, their owner's lock free) are swept on the next
-entry. A machine without ``ip``, root or the netem qdisc (kernel module
-``sch_netem``) skips the test, or fails it under ``ARENA_REQUIRE_ALL=1``
+With ``rtt_ms``, what goes from inside the namespace to a server in the root
+namespace and back takes ``rtt_ms`` longer, half each way, made by one of two
+methods (:attr:`Netns.delay` says which ran):
+
+- ``"netem"``: a ``tc netem delay`` of ``rtt_ms / 2`` on each end's egress of
+  the veth, where the kernel has the netem qdisc (``sch_netem``). The whole
+  link is delayed, so the server is dialled directly.
+- ``"relay"``: otherwise, a delaying TCP relay (tests/relay.py) the test runs
+  in its own trio loop, listening on ``host_addr`` and forwarding to the
+  server, ``rtt_ms / 2`` each way. This machine's kernel, and CI's (the same
+  kind of machine, where a skipped test is an error), has no netem: ``tc qdisc
+  ... netem`` says "Specified qdisc kind is unknown". A delay that a test of
+  remote bots could never have here is no test, so it comes from user space.
+
+:func:`delayed_path` hides the difference: given the server's address, it gives
+the address a client inside the namespace dials, the server itself with netem,
+the relay's otherwise. Everything is torn down when the block ends, whatever
+happened in it; namespaces that a killed earlier run left behind (named
+:data:`PREFIX`, their owner's lock free) are swept on the next entry. A machine
+without ``ip`` or root skips the test, or fails it under ``ARENA_REQUIRE_ALL=1``
 (tests/needs.py).
 
-How the remote-bot latency test (issue 37) should use it: the arena listens in
-the root namespace on the host-side address and the remote bot dials it from
-inside the namespace, so every byte between them crosses the delayed link::
+How the remote-bot latency test (issue 37) uses it: the arena listens in the
+root namespace on the host-side address (``arena run --web HOST:PORT``), and
+``arena connect`` runs inside the namespace through :meth:`Netns.argv`, dialling
+the address :func:`delayed_path` gives, so every byte between them (moves,
+clocks, the WebSocket's pings) is delayed by the round trip::
 
-    async with netns.open_namespace(rtt_ms=40) as ns:
+    async with netns.open_namespace(rtt_ms=40) as ns, trio.open_nursery() as nursery:
         rtt = statistics.median(await netns.round_trips(ns))  # about 0.040 s
         port = ...  # a free port on ns.host_addr, or one the arena prints
         arena = await nursery.start(trio.run_process,
             [sys.executable, "-m", "arena.cli", "run", FILE, "--web", f"{ns.host_addr}:{port}"])
-        bot = await nursery.start(trio.run_process, ns.argv(
-            sys.executable, "-m", "arena.cli", "connect", f"http://{ns.host_addr}:{port}",
-            "--name", NAME, "--token", TOKEN, "--", *BOT))
-        ...  # charged time per move == think time + rtt - leeway, within a few ms
+        async with netns.delayed_path(ns, ns.host_addr, port) as (host, relay_port):
+            bot = await nursery.start(trio.run_process, ns.argv(
+                sys.executable, "-m", "arena.cli", "connect", f"http://{host}:{relay_port}",
+                "--name", NAME, "--token", TOKEN, "--", *BOT))
+            ...  # charged time per move == think time + rtt - leeway, within a few ms
+                 # (name ns.delay in the assertion's message)
 
-In a trio test, call ``needs.netem()`` (or ``needs.netns()``) from a plain
-fixture first, as tests/test_netns.py does: pytest-trio 0.8 reports a skip
-raised inside trio as a bare "Skipped", without its reason.
+The relay runs in the test's loop, so the test must keep that loop free (wait on
+the processes, do not block it). With the relay the TCP handshake is not
+delayed (netem delays it by a round trip): a connection's first message, not its
+connect, is what a move's charged time contains.
+
+In a trio test, call ``needs.netns()`` from a plain fixture first, as
+tests/test_netns.py does: pytest-trio 0.8 reports a skip raised inside trio as a
+bare "Skipped", without its reason.
 
 A server bound to 127.0.0.1 in the root namespace is not reachable from inside
 (the namespace has a loopback of its own): bind to ``ns.host_addr``.
@@ -47,16 +67,20 @@ import contextlib
 import fcntl
 import ipaddress
 import json
+import math
 import os
 import random
 import secrets
+import shutil
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import needs
+import relay
 import trio
 
 PREFIX = "arena-t-"
@@ -79,6 +103,10 @@ COMMAND_TIMEOUT = 20.0
 """A deadline for each ``ip``/``tc`` command (they take milliseconds)."""
 
 
+Delay = Literal["netem", "relay"]
+"""The two ways of delaying the path (module docstring)."""
+
+
 @dataclass(frozen=True)
 class Netns:
     """A live namespace: where to listen, where the client is, how to run in it."""
@@ -90,7 +118,10 @@ class Netns:
     """The namespace's end: where a process run through :meth:`argv` connects from."""
     host_veth: str
     rtt_ms: float | None
-    """The round trip netem adds (half on each end), or ``None`` for none."""
+    """The round trip added (half each way), or ``None`` for none."""
+    delay: Delay | None = None
+    """How ``rtt_ms`` is added (``None`` without it): ``"netem"`` on the veth, or
+    ``"relay"``, a relay that :func:`delayed_path` runs."""
 
     def argv(self, *command: str) -> list[str]:
         """``command`` run inside the namespace (as a subprocess's argv)."""
@@ -196,18 +227,23 @@ def _netem(device: str, one_way_ms: float, *, inside: str | None = None) -> None
 
 
 @contextlib.contextmanager
-def namespace(rtt_ms: float | None = None) -> Iterator[Netns]:
-    """A fresh namespace linked to the root one; with ``rtt_ms``, a delayed link.
+def namespace(rtt_ms: float | None = None, *, delay: Delay | None = None) -> Iterator[Netns]:
+    """A fresh namespace linked to the root one; with ``rtt_ms``, a delayed path.
 
-    Needs root and ``ip``; with ``rtt_ms`` also ``tc`` and the netem qdisc
-    (``needs.netns``, ``needs.netem``): otherwise the test is skipped (failed in CI).
+    The delay is netem where the kernel has it, else the relay; ``delay`` asks
+    for one (``"netem"`` where the kernel lacks it is an error, with tc's
+    reason). Needs root and ``ip`` (``needs.netns``): otherwise the test is
+    skipped (failed in CI).
     """
-    if rtt_ms is not None and rtt_ms <= 0:
+    if rtt_ms is not None and not 0 < rtt_ms < math.inf:
         raise ValueError(f"rtt_ms must be positive, not {rtt_ms}")
-    if rtt_ms is None:
-        needs.netns()
-    else:
-        needs.netem()
+    if delay is not None and rtt_ms is None:
+        raise ValueError(f"delay={delay!r} without rtt_ms: nothing to delay")
+    needs.netns()
+    if rtt_ms is not None and delay is None:
+        delay = "netem" if netem_missing() is None else "relay"
+    elif delay == "netem" and (reason := netem_missing()) is not None:
+        raise RuntimeError(reason)
     sweep()
     name = PREFIX + secrets.token_hex(3)
     lock = _lock(name)
@@ -226,10 +262,10 @@ def namespace(rtt_ms: float | None = None) -> Iterator[Netns]:
             _must("ip", "-n", name, "link", "set", "lo", "up")
             _must("ip", "-n", name, "link", "set", NS_VETH, "up")
             _must("ip", "link", "set", name, "up")
-            if rtt_ms is not None:
+            if rtt_ms is not None and delay == "netem":
                 _netem(name, rtt_ms / 2)
                 _netem(NS_VETH, rtt_ms / 2, inside=name)
-            yield Netns(name, host, inside, name, rtt_ms)
+            yield Netns(name, host, inside, name, rtt_ms, delay)
         finally:
             # The veth first, explicitly: deleting a namespace frees its devices
             # later, in the kernel's own time, and the test may look at once.
@@ -252,10 +288,12 @@ def _held(path: Path) -> Iterator[None]:
 
 
 @contextlib.asynccontextmanager
-async def open_namespace(rtt_ms: float | None = None) -> AsyncIterator[Netns]:
+async def open_namespace(
+    rtt_ms: float | None = None, *, delay: Delay | None = None
+) -> AsyncIterator[Netns]:
     """:func:`namespace` for trio code: made and torn down in a worker thread
     (the ``ip`` commands block), the teardown shielded from cancellation."""
-    manager = namespace(rtt_ms)
+    manager = namespace(rtt_ms, delay=delay)
     ns = await trio.to_thread.run_sync(manager.__enter__)
     try:
         yield ns
@@ -274,7 +312,8 @@ def netem_missing() -> str | None:
     """Why this machine cannot delay a link with netem, or ``None`` if it can.
 
     Tried for real once per run, on the loopback of a throwaway namespace: the
-    qdisc is a kernel module (``sch_netem``) that some kernels lack or cannot load.
+    qdisc is a kernel module (``sch_netem``) that some kernels lack (this
+    machine's and CI's) or cannot load.
     """
     if not _netem_reason:
         _netem_reason.append(_probe_netem())
@@ -282,6 +321,8 @@ def netem_missing() -> str | None:
 
 
 def _probe_netem() -> str | None:
+    if shutil.which("tc") is None:
+        return "tc is not installed (Debian: iproute2)"
     name = PREFIX + secrets.token_hex(3)
     lock = _lock(name)
     try:
@@ -325,11 +366,37 @@ async def _echo(stream: trio.SocketStream) -> None:
             await stream.send_all(data)
 
 
-async def round_trips(ns: Netns, count: int = 20, *, timeout: float = 30.0) -> list[float]:
-    """``count`` TCP round trips (seconds) from inside ``ns`` to ``ns.host_addr``.
+@contextlib.asynccontextmanager
+async def delayed_path(
+    ns: Netns, target_host: str, target_port: int
+) -> AsyncIterator[tuple[str, int]]:
+    """The address a client inside ``ns`` dials to reach ``target_host:target_port``
+    (a server in the root namespace) with ``ns.rtt_ms`` of round trip added.
 
-    A one-byte echo server in the root namespace, a client run through
-    ``ns.argv``: what the link costs a remote bot's every exchange. The server
+    With netem, or without a delay, the target itself (the veth is delayed
+    already); with the relay, a relay's on ``ns.host_addr``, run until the block
+    ends. The target must listen on ``ns.host_addr``, the one address that works
+    with either: a test that passes here passes with netem too.
+    """
+    if target_host != ns.host_addr:
+        raise ValueError(
+            f"the target must listen on the namespace's host address {ns.host_addr},"
+            f" not {target_host}: only that one is reachable from inside with netem"
+        )
+    if ns.delay != "relay":
+        yield target_host, target_port
+        return
+    assert ns.rtt_ms is not None
+    async with relay.relay(ns.host_addr, target_host, target_port, ns.rtt_ms / 2000) as running:
+        yield running.host, running.port
+
+
+async def round_trips(ns: Netns, count: int = 20, *, timeout: float = 30.0) -> list[float]:
+    """``count`` TCP round trips (seconds) from inside ``ns`` to a server in the
+    root namespace, through :func:`delayed_path`.
+
+    A one-byte echo server on ``ns.host_addr``, a client run through
+    ``ns.argv``: what the path costs a remote bot's every exchange. The server
     listens before the client starts, so the client connects once, no retry.
     """
     with trio.fail_after(timeout):
@@ -337,10 +404,14 @@ async def round_trips(ns: Netns, count: int = 20, *, timeout: float = 30.0) -> l
             listeners = await trio.open_tcp_listeners(0, host=ns.host_addr)
             port = listeners[0].socket.getsockname()[1]
             nursery.start_soon(trio.serve_listeners, _echo, listeners)
-            argv = [sys.executable, "-c", PING_CLIENT, ns.host_addr, str(port), str(count)]
-            done = await trio.run_process(
-                ns.argv(*argv, str(timeout)), capture_stdout=True, capture_stderr=True, check=False
-            )
+            async with delayed_path(ns, ns.host_addr, port) as (host, via):
+                argv = [sys.executable, "-c", PING_CLIENT, host, str(via), str(count)]
+                done = await trio.run_process(
+                    ns.argv(*argv, str(timeout)),
+                    capture_stdout=True,
+                    capture_stderr=True,
+                    check=False,
+                )
             nursery.cancel_scope.cancel()
     if done.returncode != 0:
         raise RuntimeError(f"the ping client failed: {done.stderr.decode(errors='replace')}")

@@ -1,6 +1,7 @@
 """The network-namespace harness (tests/netns.py) with real sockets: the delay it
-promises is the round trip a client inside measures, loopback stays isolated,
-and nothing outlives the block."""
+promises is the round trip a client inside measures, by whichever method this
+machine has (netem, or the relay where the kernel has no netem, as here and in
+CI), loopback stays isolated, and nothing outlives the block."""
 
 from __future__ import annotations
 
@@ -20,29 +21,25 @@ import trio
 
 PINGS = 20
 
-NETEM_SLACK_S = 0.005
-"""How far above the asked round trip the median may be: netem adds exactly the
-delay (its timer fires late, never early), and on top come the veth crossing
-(tens of microseconds), the Python client and the trio echo server, a
-scheduling wake-up each on two cores shared with other test runs. 5 ms is the
-"few milliseconds" the remote-bot latency test must match to; a median of 20
-pings shrugs off the odd late wake-up."""
+DELAY_SLACK_S = 0.005
+"""How far above the asked round trip the median may be: netem and the relay
+add the delay late, never early (a timer's wake-up; the relay's is the trio
+loop's, rounded up to the millisecond by epoll, once each way), and on top come
+the veth crossing (tens of microseconds), the Python client and the trio echo
+server, a scheduling wake-up each on two cores shared with other test runs.
+5 ms is the "few milliseconds" the remote-bot latency test must match to; a
+median of 20 pings shrugs off the odd late wake-up."""
 
 BARE_LINK_S = 0.003
-"""A veth pair and two Python processes, no netem: well under a millisecond
+"""A veth pair and two Python processes, no delay: well under a millisecond
 unloaded; 3 ms leaves room for a loaded machine and is still far from any
 delay a test would ask for."""
 
 
 @pytest.fixture
-def netem_here() -> None:
-    """netem checked before trio starts: pytest-trio 0.8 turns a skip raised inside
-    a trio test into a bare "Skipped", its reason lost."""
-    needs.netem()
-
-
-@pytest.fixture
 def netns_here() -> None:
+    """Checked before trio starts: pytest-trio 0.8 turns a skip raised inside a
+    trio test into a bare "Skipped", its reason lost."""
     needs.netns()
 
 
@@ -61,28 +58,61 @@ def addresses() -> list[str]:
     return [info["local"] for link in json.loads(done.stdout) for info in link["addr_info"]]
 
 
-async def test_a_40_ms_link_has_a_40_ms_round_trip(netem_here: None) -> None:
+def measured(ns: netns.Netns, times: list[float]) -> str:
+    return (
+        f"rtt {ns.rtt_ms} ms by {ns.delay}: median {statistics.median(times) * 1000:.2f} ms,"
+        f" min {min(times) * 1000:.2f}, max {max(times) * 1000:.2f}"
+    )
+
+
+async def test_a_40_ms_path_has_a_40_ms_round_trip(netns_here: None) -> None:
     async with netns.open_namespace(rtt_ms=40) as ns:
         times = await netns.round_trips(ns, PINGS)
-    print(f"rtt with netem 40 ms: median {statistics.median(times) * 1000:.2f} ms, "
-          f"min {min(times) * 1000:.2f}, max {max(times) * 1000:.2f}")  # fmt: skip
-    assert min(times) >= 0.040 - 0.0002  # never early (200 µs: the clocks' own slack)
-    assert statistics.median(times) <= 0.040 + NETEM_SLACK_S
+    print(measured(ns, times))
+    assert ns.delay == ("netem" if netns.netem_missing() is None else "relay")
+    # Never early (200 µs: the clocks' own slack), and late by a few ms at most.
+    assert min(times) >= 0.040 - 0.0002, measured(ns, times)
+    assert statistics.median(times) <= 0.040 + DELAY_SLACK_S, measured(ns, times)
 
 
-async def test_a_20_ms_link_is_half_of_that(netem_here: None) -> None:
+async def test_a_20_ms_path_is_half_of_that(netns_here: None) -> None:
     """The delay follows what is asked (not a fixed 40 ms somewhere)."""
     async with netns.open_namespace(rtt_ms=20) as ns:
         times = await netns.round_trips(ns, PINGS)
-    assert min(times) >= 0.020 - 0.0002
-    assert statistics.median(times) <= 0.020 + NETEM_SLACK_S
+    print(measured(ns, times))
+    assert min(times) >= 0.020 - 0.0002, measured(ns, times)
+    assert statistics.median(times) <= 0.020 + DELAY_SLACK_S, measured(ns, times)
+
+
+async def test_the_relay_can_be_asked_for_where_netem_is_there_too(netns_here: None) -> None:
+    """The relay's round trip through the namespace, whatever the kernel has;
+    and netem asked for where the kernel lacks it is an error naming why."""
+    async with netns.open_namespace(rtt_ms=30, delay="relay") as ns:
+        times = await netns.round_trips(ns, PINGS)
+    print(measured(ns, times))
+    assert ns.delay == "relay"
+    assert min(times) >= 0.030 - 0.0002, measured(ns, times)
+    assert statistics.median(times) <= 0.030 + DELAY_SLACK_S, measured(ns, times)
+    reason = netns.netem_missing()
+    if reason is not None:
+        with pytest.raises(RuntimeError, match="netem"):
+            async with netns.open_namespace(rtt_ms=30, delay="netem"):
+                pass
+
+
+async def test_the_path_is_asked_for_the_namespaces_host_address(netns_here: None) -> None:
+    """127.0.0.1 would do for the relay and not for netem: refused with either."""
+    async with netns.open_namespace(rtt_ms=10) as ns:
+        with pytest.raises(ValueError, match=ns.host_addr):
+            async with netns.delayed_path(ns, "127.0.0.1", 1):
+                pass
 
 
 async def test_without_netem_the_round_trip_is_about_nothing(netns_here: None) -> None:
     async with netns.open_namespace() as ns:
-        assert ns.host_addr != ns.ns_addr and ns.rtt_ms is None
+        assert ns.host_addr != ns.ns_addr and ns.rtt_ms is None and ns.delay is None
         times = await netns.round_trips(ns, PINGS)
-    print(f"rtt without netem: median {statistics.median(times) * 1000:.3f} ms")
+    print(f"rtt without a delay: median {statistics.median(times) * 1000:.3f} ms")
     assert statistics.median(times) < BARE_LINK_S
 
 
