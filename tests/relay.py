@@ -112,7 +112,7 @@ async def _connection(client: trio.SocketStream, host: str, port: int, info: Rel
                     nonlocal broken
                     try:
                         await _pump(src, dst, info)
-                    except (trio.BrokenResourceError, OSError):
+                    except* (trio.BrokenResourceError, OSError):  # from _pump's nursery
                         broken = True
                         nursery.cancel_scope.cancel()
 
