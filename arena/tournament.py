@@ -31,6 +31,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import msgspec
 import trio
@@ -39,17 +40,22 @@ from arena.backends.pool import FaultGate, Pool, WorkItem, split
 from arena.backends.preflight import BrokenEntrants, Preflight, preflight
 from arena.backends.slots import InProcessPool, slot_cores
 from arena.backends.workers import WorkerPool, fork_workers, release
+from arena.engine.gateway import Gateway
 from arena.engine.process import ChildProcess
 from arena.engine.sandbox import resolve as resolve_sandbox
 from arena.games import Game, get_game
 from arena.match.events import EventSink, LiveEvent
 from arena.match.record import FAULT_REASONS, GameRecord
-from arena.plan.config import ConfigError, TournamentConfig, check_affinity
+from arena.plan.config import ConfigError, TournamentConfig, check_affinity, redact
 from arena.plan.prepare import prepare
+from arena.plan.remote import entry_tokens, redact_text
 from arena.plan.rounds import Draw, Rounds, StoredGame
 from arena.plan.schedule import PairTask, build_schedule, schedule_fingerprint
 from arena.storage.rounds import write_rounds
 from arena.storage.store import Store, default_directory
+
+if TYPE_CHECKING:  # imported where the Ray backend starts: Ray is an optional extra
+    from arena.backends.raypool import RayPool
 
 
 @dataclass(slots=True)
@@ -219,6 +225,21 @@ class Tournament:
             check_affinity(config, f"--concurrency {concurrency}")
         self.concurrency = concurrency
         """``-j``: overrides the file's (on Ray, a file without one uses the cluster's CPUs)."""
+        self.tokens = entry_tokens(config, config_path)
+        """The remote entrants' tokens, for the gateway only: the config and file text
+        that the store keeps and the workers get hold ``REDACTED`` instead."""
+        config_text = redact_text(config_text, config, config_path)
+        config = redact(config)
+        self.gateway: Gateway | None = None
+        """Where remote entrants connect (served by ``arena run --web``); their games
+        are played in this process (:meth:`_play`)."""
+        if self.tokens:
+            self.gateway = Gateway(
+                self.tokens,
+                max_line=config.protocol.max_line,
+                leeway=config.remote.leeway_ms / 1000,
+                reconnect=config.remote.reconnect_s,
+            )
         self.config = config
         self.backend = backend or config.backend
         """``local`` (worker processes here) or ``ray`` (:mod:`arena.backends.raypool`)."""
@@ -267,7 +288,9 @@ class Tournament:
         total = self.rounds.total_games() if self.rounds else 2 * len(self.tasks)
         self.progress = Progress(total=total)
         self.pool: Pool | None = None
-        self._ray_pools: list[Pool] = []
+        self.remote_pool: Pool | None = None
+        """The games of remote entrants, played in this process (``None``: none)."""
+        self._ray_pools: list[RayPool] = []
         self._forked: list[ChildProcess] = []
 
     # ------------------------------------------------------------------ policy
@@ -327,7 +350,8 @@ class Tournament:
         this call the pool spawns its workers as before."""
         if self.backend != "local" or self._forked:
             return
-        work = len(self.pending())
+        remote = self._remote_names()
+        work = sum(not {task.a, task.b} & remote for task, _ in self.pending())
         cpus = os.cpu_count() or 1
         processes, _ = split(self.config.concurrency, work, cpus, self.workers)
         if work and processes > 1:
@@ -415,7 +439,7 @@ class Tournament:
         not fit what a bot declares are the operator's mistake: a one-line
         :class:`ConfigError`.
         """
-        result = await preflight(self.config, self.game.name)
+        result = await preflight(self.config, self.game.name, self.gateway)
         self.preflight = result
         for line in result.warnings:
             self.observer.warning(line)
@@ -448,12 +472,49 @@ class Tournament:
                 kept.append(item)
         return kept
 
+    def _remote_names(self) -> set[str]:
+        return {bot.name for bot in self.config.bots if bot.remote}
+
     async def _play(self, work: list[WorkItem]) -> None:
-        self.pool = self._pool(len(work))
-        forked, self._forked = self._forked, []
-        if not isinstance(self.pool, WorkerPool):  # one process after all
+        """Play ``work``: the games of remote entrants here, where the gateway is (one
+        at a time per remote entrant, on top of ``concurrency``), the others on
+        the backend as ever, both at once."""
+        remote = self._remote_names()
+        near = [item for item in work if {item.task.a, item.task.b} & remote]
+        rest = [item for item in work if not {item.task.a, item.task.b} & remote]
+        if not near:
+            self.pool = self._pool(len(rest))
+            forked = self._take_forked()
+            if not isinstance(self.pool, WorkerPool):  # one process after all
+                await release(forked)
+            await self.pool.run(rest)
+            return
+        on_event = self.observer.game_event if self.observer.wants_events else None
+        here = InProcessPool(
+            self.config,
+            min(len(remote), len(near)),
+            on_record=self._store_game,
+            gate=self._gate(),
+            on_event=on_event,
+            gateway=self.gateway,
+            affinity=False,  # the backend's slots hold the cores
+        )
+        self.remote_pool = here
+        if not rest:
+            await release(self._take_forked())
+            await here.run(near)
+            return
+        self.pool = self._pool(len(rest))
+        forked = self._take_forked()
+        if not isinstance(self.pool, WorkerPool):
             await release(forked)
-        await self.pool.run(work)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(here.run, near)
+            await self.pool.run(rest)
+
+    def _take_forked(self) -> list[ChildProcess]:
+        forked, self._forked = self._forked, []
+        return forked
 
     def _pool(self, work: int) -> Pool:
         """The backend's pool for ``work`` pair tasks."""
@@ -547,8 +608,9 @@ class Tournament:
 
     def kill_all(self) -> None:
         """Second Ctrl-C: SIGKILL every bot and worker now."""
-        if self.pool is not None:
-            self.pool.kill_all()
+        for pool in (self.pool, self.remote_pool):
+            if pool is not None:
+                pool.kill_all()
 
     def release_ray(self) -> None:
         """Shut down the local Ray instance kept after the run (``keep_ray``)."""
@@ -563,7 +625,7 @@ class Tournament:
         """A Swiss or knockout keeps Ray between its rounds; the pool that started it ends it."""
         pools, self._ray_pools = self._ray_pools, []
         for pool in pools:
-            pool.release_ray()  # type: ignore[attr-defined]
+            pool.release_ray()
 
     def summary(self) -> str | None:
         """The backend's line for the end of a run (the Ray backend's nodes and losses)."""

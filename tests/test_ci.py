@@ -71,7 +71,12 @@ def test_the_ci_entry_checks_the_sandbox_before_any_test_and_requires_every_test
     check_at = steps.index("PYTHON=python .ci/check-sandbox")
     assert steps.index("export ARENA_REQUIRE_ALL=1") > check_at
     assert steps[-1] == "python -m pytest -q"  # the README's test command
-    assert all("pytest" not in step and "ruff" not in step for step in steps[:check_at])
+    assert all(
+        "pytest" not in step and "ruff" not in step and "mypy" not in step
+        for step in steps[:check_at]
+    )
+    # The type check ([tool.mypy] in pyproject.toml): a type error fails CI.
+    assert "mypy" in steps[check_at:]
 
 
 PROBE = """

@@ -255,6 +255,24 @@ def test_a_planted_stores_cache_is_not_read(received: Path) -> None:
     assert again.stdout == first.stdout
 
 
+@pytest.mark.parametrize("version", [float("inf"), b"\x02"], ids=["infinite", "blob"])
+def test_a_schema_version_of_any_sqlite_type_is_one_line(received: Path, version: object) -> None:
+    """A store decides its own column types: a ``meta`` declared without one gives the
+    schema version back as it was stored, a float (``int()`` of an infinite one raises
+    OverflowError) or a blob."""
+    db = sqlite3.connect(received / "games.sqlite")
+    db.executescript(
+        "ALTER TABLE meta RENAME TO meta_was;"
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value);"
+        "INSERT INTO meta SELECT key, value FROM meta_was; DROP TABLE meta_was;"
+    )
+    db.execute("UPDATE meta SET value = ? WHERE key = 'schema_version'", (version,))
+    db.commit()
+    db.close()
+    for command in ("report", "ratings", "export"):
+        one_line_error(arena(command, str(received)), "schema version")
+
+
 # -- 3. a hostile store cannot hang a reader ------------------------------------------
 
 ENDLESS = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT {columns} FROM r"

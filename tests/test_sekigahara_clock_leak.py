@@ -68,6 +68,9 @@ class ScriptedEngine:
     def cpu_seconds(self) -> float | None:
         return None  # no cgroup: the referee charges wall time
 
+    def round_trip_ms(self) -> float | None:
+        return None  # a local bot: no network
+
     async def new_game(self, msg: NewGame, timeout: float = 10.0) -> Reply:
         self._write(msg)
         return Reply(Ready(id=self._next_id), (), SENT_AT, SENT_AT)

@@ -193,6 +193,7 @@ def test_export_jsonl(tmp_path: Path) -> None:
         "forced": False,
         "info": {"depth": 3},
         "cpu_ms": None,  # no cgroup counted this test's CPU
+        "rtt_ms": None,  # a local bot: no connection's round trip
     }
     assert first["figures"] == {}  # no final position: nothing to figure
     assert json.loads(lines[1])["score"] == 0.5

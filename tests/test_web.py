@@ -340,6 +340,7 @@ def test_live_boards_of_both_games_are_the_reports_frames() -> None:
         payload = hub.game_payload(key)
         assert payload is not None
         assert payload["k"] == game and payload["ply"] == 1 and payload["clocks"] == [9, 8]
+        assert payload["last"]["rtt"] is None  # a local bot: no latency to show
         assert payload["frame"] == get_game(game).show().frame(game_view(state))
 
 
@@ -491,3 +492,17 @@ async def test_paging_and_filter_parameters_are_range_checked(stored_site: Site)
                     assert answer.status_code == 400, (path, answer.text)
                     assert answer.json() == {"error": error}
             nursery.cancel_scope.cancel()
+
+
+def test_a_remote_movers_latency_reaches_the_live_page() -> None:
+    from arena.games import get_game
+
+    hub = LiveHub()
+    state = get_game("kamisado").new_state(None)
+    hub.game_event(GameStarted("r/1", "kamisado", "v", ["far", "b"], state.to_text(), [], 0.0))
+    action = state.legal_actions()[0]
+    state.apply_action(action)
+    moved = GameMoved("r/1", 1, 0, action, 5, False, state.to_text(), [9, 8], 1.0, rtt_ms=41.5)
+    hub.game_event(moved)
+    payload = hub.game_payload("r/1")
+    assert payload is not None and payload["last"]["rtt"] == 41.5

@@ -137,7 +137,8 @@ class GamesReader:
         self.close()
 
     def count(self) -> int:
-        return self._conn.execute("SELECT count(*) FROM games").fetchone()[0]
+        (n,) = self._conn.execute("SELECT count(*) FROM games").fetchone()
+        return int(n)
 
     def first_game(self) -> str | None:
         """The game name of the first stored record (a tournament plays one game)."""

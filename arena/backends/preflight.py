@@ -9,7 +9,9 @@ each entrant is started exactly as its games would start it (the same
 and asked for its ``identity``; then it is told to quit. All of them start
 together in one trio nursery, so the whole check costs about one bot's start,
 and it runs in the arena's own process whichever backend plays the games (the
-bots' folders and sandbox are this machine's).
+bots' folders and sandbox are this machine's). A remote entrant is waited for
+until it connects (``[remote] connect_timeout``); one that does not is an
+entrant that cannot start.
 
 What the pre-flight finds is a value (:class:`Preflight`); the tournament
 decides what to do with it (stop the run, or skip the broken entrants' games).
@@ -26,7 +28,9 @@ import trio
 
 from arena.engine.bot import Engine
 from arena.engine.errors import EngineError
+from arena.engine.gateway import Gateway
 from arena.engine.options import OptionError, check_options
+from arena.engine.remote import RemoteEngine
 from arena.plan.config import TournamentConfig
 from arena.plan.launch import entry_config
 from arena.protocol.messages import PROTOCOL_VERSION, Identity
@@ -94,10 +98,19 @@ class BrokenEntrants(Exception):
         self.lines = [s.line() for s in broken]
 
 
-async def _start_one(config: TournamentConfig, name: str, game: str) -> Started:
+async def _start_one(
+    config: TournamentConfig, name: str, game: str, gateway: Gateway | None = None
+) -> Started:
     cfg = entry_config(config, name)
     variant = config.variant
-    async with Engine(cfg) as engine:
+    engine: Engine | RemoteEngine
+    if config.bot(name).remote:  # waits up to connect_timeout for arena connect
+        if gateway is None:
+            return Started(name, cause="a remote entrant needs the gateway (arena run --web)")
+        engine = RemoteEngine(cfg, gateway, config.remote.connect_timeout)
+    else:
+        engine = Engine(cfg)
+    async with engine:
         try:
             ident = await engine.start(game, variant, check_identity=False)
         except EngineError as exc:
@@ -123,6 +136,8 @@ def _program(config: TournamentConfig, name: str) -> tuple[str, ...]:
     (``python3 bot.py`` in two folders are two programs; ``bot --seed 1`` and
     ``bot --seed 2`` in one folder are one)."""
     bot = config.bot(name)
+    if bot.remote:  # a program on its author's machine, its own
+        return ("remote", name)
     base = Path(bot.cwd) if bot.cwd else None
     files = [bot.argv[0]]
     for word in bot.argv[1:]:
@@ -161,12 +176,15 @@ def identity_warnings(config: TournamentConfig, started: list[Started]) -> list[
     return out
 
 
-async def preflight(config: TournamentConfig, game: str) -> Preflight:
-    """Start every entrant of ``config`` at once and shake hands with each."""
+async def preflight(
+    config: TournamentConfig, game: str, gateway: Gateway | None = None
+) -> Preflight:
+    """Start every entrant of ``config`` at once and shake hands with each (a remote
+    one once it connects through ``gateway``, within ``[remote] connect_timeout``)."""
     results: dict[str, Started] = {}
 
     async def one(name: str) -> None:
-        results[name] = await _start_one(config, name, game)
+        results[name] = await _start_one(config, name, game, gateway)
 
     begun = time.perf_counter()
     async with trio.open_nursery() as nursery:

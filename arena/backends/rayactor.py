@@ -129,6 +129,8 @@ class GameActor:
             except ConfigError as exc:
                 raise BotMissingError(self._explain(str(exc))) from None
         for bot in config.bots:
+            if bot.remote:  # played where the gateway is, never on a node
+                continue
             program = bot.argv[0]
             if not os.path.isfile(program):
                 raise BotMissingError(self._cannot(bot.name, f"{program} not found"))

@@ -177,16 +177,17 @@ def init_ray(ray: ModuleType, address: str | None, **options: Any) -> None:
     if parsed is None or not is_loopback(parsed[0]):
         ray.init(address=address, **options)
         return
-    services = getattr(getattr(ray, "_private", None), "services", None)
+    # Ray's private modules: untyped, and maybe not there in another Ray version.
+    services: Any = getattr(getattr(ray, "_private", None), "services", None)
     with _LOOPBACK_LOCK:
         original = getattr(services, "resolve_ip_for_localhost", None)
         if original is not None:
-            services.resolve_ip_for_localhost = lambda host: host  # type: ignore[union-attr]
+            services.resolve_ip_for_localhost = lambda host: host
         try:
             ray.init(address=address, _node_ip_address="127.0.0.1", **options)
         finally:
             if original is not None:
-                services.resolve_ip_for_localhost = original  # type: ignore[union-attr]
+                services.resolve_ip_for_localhost = original
 
 
 _LOOPBACK_LOCK = threading.Lock()
@@ -222,15 +223,15 @@ def routed_logs(ray: ModuleType, path: Path | None) -> Iterator[None]:
                 sink.write(f"({origin}) {line}\n")
             sink.flush()
 
-    worker = getattr(getattr(ray, "_private", None), "worker", None)
+    worker: Any = getattr(getattr(ray, "_private", None), "worker", None)  # private, untyped
     printer = getattr(worker, "print_to_stdstream", None)
     if printer is not None:
-        worker.print_to_stdstream = to_file  # type: ignore[union-attr]
+        worker.print_to_stdstream = to_file
     try:
         yield
     finally:
         if printer is not None:
-            worker.print_to_stdstream = printer  # type: ignore[union-attr]
+            worker.print_to_stdstream = printer
         for lg, handlers, propagate in saved:
             lg.handlers = handlers
             lg.propagate = propagate

@@ -89,7 +89,8 @@ def _next_result(ray: ModuleType, generator: Any) -> bytes | None:
         ref = next(generator)
     except StopIteration:
         return None
-    return ray.get(ref)
+    data: bytes = ray.get(ref)  # the actor streams encoded batches
+    return data
 
 
 def _first(group: BaseExceptionGroup, kind: type[BaseException]) -> BaseException | None:

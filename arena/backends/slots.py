@@ -21,6 +21,8 @@ import trio
 from arena.backends.pool import FaultGate, Verdict, WorkItem
 from arena.engine import cpuset
 from arena.engine.bot import Engine
+from arena.engine.gateway import Gateway
+from arena.engine.remote import RemoteEngine
 from arena.games import get_game
 from arena.match.clock import CPU_CEILING, TimeControl
 from arena.match.events import EventSink, GameStarted
@@ -141,6 +143,10 @@ def describe_clock(config: TournamentConfig) -> str:
     return f"CPU time charged (wall-clock ceiling {CPU_CEILING:g}x the budget)"
 
 
+Playing = Engine | RemoteEngine
+"""A local bot's engine, or a remote entrant's."""
+
+
 class EnginePool:
     """Idle engines per bot; a game borrows one of each of its two bots.
 
@@ -150,12 +156,12 @@ class EnginePool:
     takes engine ``i`` of a bot, whose group was made on that slot's cores.
     """
 
-    def __init__(self, engines: dict[str, list[Engine]], per_slot: bool = False) -> None:
+    def __init__(self, engines: dict[str, list[Playing]], per_slot: bool = False) -> None:
         self._idle = engines
         self._own = {name: list(pool) for name, pool in engines.items()} if per_slot else None
         self.all = [e for pool in engines.values() for e in pool]
 
-    def take(self, name: str, slot: int = 0) -> Engine:
+    def take(self, name: str, slot: int = 0) -> Playing:
         if self._own is not None:
             engine = self._own[name][slot]
             self._idle[name].remove(engine)
@@ -166,7 +172,7 @@ class EnginePool:
                 return idle.pop(i)
         return idle.pop()
 
-    def give_back(self, engine: Engine) -> None:
+    def give_back(self, engine: Playing) -> None:
         self._idle[engine.name].append(engine)
 
     def kill_all(self) -> None:
@@ -188,9 +194,17 @@ class GameSlots:
     """
 
     def __init__(
-        self, config: TournamentConfig, slots: int, cores: list[str] | None = None
+        self,
+        config: TournamentConfig,
+        slots: int,
+        cores: list[str] | None = None,
+        gateway: Gateway | None = None,
     ) -> None:
         self.config = config
+        self.gateway = gateway
+        """Where remote entrants connect (``None``: the tournament has none)."""
+        self._remote = {bot.name: trio.Lock() for bot in config.bots if bot.remote}
+        """One lock per remote entrant: its one connection plays one game at a time."""
         self.slots = slots
         self.cores = cores
         """Each slot's cores (``cpuset.cpus``), or ``None``: games on every core."""
@@ -223,9 +237,16 @@ class GameSlots:
         every move (for live views).
         """
         async with AsyncExitStack() as stack:
-            engines: dict[str, list[Engine]] = {}
+            engines: dict[str, list[Playing]] = {}
             for bot in self.config.bots:
                 cfg = entry_config(self.config, bot.name)
+                if bot.remote:  # one engine, one game at a time (its lock), in every slot
+                    if self.gateway is None:
+                        continue  # its games are played where the gateway is, not here
+                    wait = self.config.remote.connect_timeout
+                    one = await stack.enter_async_context(RemoteEngine(cfg, self.gateway, wait))
+                    engines[bot.name] = [one] * self.slots
+                    continue
                 engines[bot.name] = [
                     await stack.enter_async_context(Engine(cfg)) for _ in range(self.slots)
                 ]
@@ -264,24 +285,39 @@ class GameSlots:
                         continue
                     if on_event is not None:
                         self._announce(on_event, key, names, task.variant, opening)
-                    engines = [self.pool.take(n, index) for n in names]
-                    try:
-                        record = await play_game(
-                            self.game,
-                            opening,
-                            engines,
-                            [self.controls[n] for n in names],
-                            variant=task.variant,
-                            settings=self.settings,
-                            on_action=on_event,
-                            key=key,
-                        )
-                    finally:
-                        for engine in engines:
-                            self.pool.give_back(engine)
+                    async with AsyncExitStack() as held:
+                        for name in sorted(n for n in names if n in self._remote):
+                            await held.enter_async_context(self._remote[name])
+                        record = await self._play(index, names, opening, task, key, on_event)
                     await emit(key, task.key, record)
                 if pair_done is not None:
                     await pair_done(item)
+
+    async def _play(
+        self,
+        index: int,
+        names: tuple[str, str],
+        opening: Any,
+        task: Any,
+        key: str,
+        on_event: EventSink | None,
+    ) -> GameRecord:
+        assert self.pool is not None
+        engines = [self.pool.take(n, index) for n in names]
+        try:
+            return await play_game(
+                self.game,
+                opening,
+                engines,
+                [self.controls[n] for n in names],
+                variant=task.variant,
+                settings=self.settings,
+                on_action=on_event,
+                key=key,
+            )
+        finally:
+            for engine in engines:
+                self.pool.give_back(engine)
 
     def _announce(
         self, on_event: EventSink, key: str, names: tuple[str, str], variant: str, opening: Any
@@ -312,8 +348,11 @@ class InProcessPool:
         on_record: Emit,
         gate: FaultGate | None = None,
         on_event: EventSink | None = None,
+        gateway: Gateway | None = None,
+        affinity: bool = True,
     ) -> None:
-        self.slots = GameSlots(config, slots, slot_cores(config, slots))
+        cores = slot_cores(config, slots) if affinity else None
+        self.slots = GameSlots(config, slots, cores, gateway)
         self.on_record = on_record
         self.gate = gate or FaultGate()
         self.on_event = on_event

@@ -330,8 +330,7 @@ class WorkerPool:
         ended = False
         progressed = False
         try:
-            stdin = process.stdin
-            assert stdin is not None
+            stdin = process.stdin_pipe
 
             broken = False
             writing = trio.Lock()  # other workers' games may tell this one a verdict
@@ -372,7 +371,7 @@ class WorkerPool:
 
             for _ in range(2 * self.setup.slots):  # one queued per slot hides the round trip
                 await dispatch()
-            reader = LineReader(process.stdout, MAX_PIPE_LINE)
+            reader = LineReader(process.stdout_pipe, MAX_PIPE_LINE)
             while True:
                 try:
                     msg = _from_worker.decode(await reader.receive_line())
@@ -418,14 +417,13 @@ class WorkerPool:
 
 async def _finish(process: ChildProcess) -> None:
     """Close the worker's input (it abandons its games), wait a while, then kill its group."""
-    assert process.stdin is not None and process.stdout is not None
-    await process.stdin.aclose()
+    await process.stdin_pipe.aclose()
     with trio.move_on_after(SHUTDOWN_TIMEOUT):
         await process.wait()
     with suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)
     await process.wait()
-    await process.stdout.aclose()
+    await process.stdout_pipe.aclose()
 
 
 async def release(processes: list[ChildProcess]) -> None:

@@ -101,15 +101,15 @@ _NO_ARGS_IS_HELP = getattr(click.exceptions, "NoArgsIsHelpError", ())
 def _one_line_usage(exc: click.UsageError) -> click.UsageError:
     if isinstance(exc, _OneLineUsageError):
         return exc
-    one = _OneLineUsageError(exc.format_message(), exc.ctx)
-    one.exit_code = exc.exit_code
-    return one
+    # The exit code is click's class attribute, 2 for every usage error.
+    return _OneLineUsageError(exc.format_message(), exc.ctx)
 
 
 VERBS = {
     "analyze": "analyze",
     "bots": "check",
     "check-bot": "check",
+    "connect": "connect",
     "export": "report",
     "openings": "openings",
     "perft": "rules",

@@ -13,11 +13,12 @@ from arena.cli.common import confinement, confinement_options
 from arena.games import get_game
 
 if TYPE_CHECKING:
-    from arena.plan.config import TournamentConfig
+    from arena.engine.sandbox import SandboxSettings
+    from arena.plan.config import Limits, TournamentConfig
 
 
 @main.command("check-bot", context_settings={"ignore_unknown_options": True})
-@click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @click.option(
     "--from",
     "from_file",
@@ -49,6 +50,24 @@ if TYPE_CHECKING:
     help="Games per declared variant and opponent (seats alternate); 0: none.",
 )
 @click.option("--tc", default="2+0.05", show_default=True, help="Time control of those games.")
+@click.option(
+    "--listen",
+    default=None,
+    metavar="[HOST:]PORT",
+    help=(
+        "Check a bot over the network instead of COMMAND: open a gateway here and check "
+        "the bot that arena connect brings to it as --name (token: ARENA_TOKEN, else one "
+        "is made and shown)."
+    ),
+)
+@click.option("--name", default=None, help="With --listen: the entry name it connects as.")
+@click.option(
+    "--wait",
+    type=FiniteFloat(0, 86400, min_open=True),
+    default=60.0,
+    show_default=True,
+    help="With --listen: seconds to wait for it to connect.",
+)
 @confinement_options
 @friendly_errors
 def check_bot(
@@ -58,6 +77,9 @@ def check_bot(
     timeout: float,
     games: int,
     tc: str,
+    listen: str | None,
+    name: str | None,
+    wait: float,
     sandbox: str,
     memory_mb: int,
     cpu_seconds: int,
@@ -74,6 +96,10 @@ def check_bot(
 
     arena check-bot --from FILE.toml NAME checks the tournament's entry NAME
     exactly as the tournament starts it (its game, unless --game says another).
+
+    arena check-bot --listen 127.0.0.1:8080 --name NAME checks a bot as the
+    arena sees it over the network: run arena connect http://127.0.0.1:8080
+    --name NAME -- COMMAND beside it.
     """
     from arena.match.clock import TimeControl
     from arena.plan.launch import entry_config
@@ -82,6 +108,23 @@ def check_bot(
     if game_name is not None:
         get_game(game_name)
     TimeControl.parse(tc)
+    if listen is not None or name is not None:
+        sys.exit(
+            _remote(
+                listen,
+                name,
+                command,
+                from_file,
+                game_name,
+                timeout,
+                games,
+                tc,
+                wait,
+                confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes),
+            )
+        )
+    if not command:
+        raise click.UsageError("give the bot's COMMAND (arena check-bot -- ./mybot), or --listen")
     entry = builtin = None
     if from_file is not None:
         config = _entry(from_file, command)
@@ -107,6 +150,43 @@ def check_bot(
     )
 
 
+def _remote(
+    listen: str | None,
+    name: str | None,
+    command: tuple[str, ...],
+    from_file: Path | None,
+    game_name: str | None,
+    timeout: float,
+    games: int,
+    tc: str,
+    wait: float,
+    confined: tuple[Limits, SandboxSettings],
+) -> int:
+    """``--listen`` and ``--name``: the checks over a gateway (``compliance_remote``)."""
+    import os
+
+    from arena.tools.compliance_remote import run_remote_checks
+
+    if listen is None or name is None:
+        raise click.UsageError("--listen and --name go together")
+    if command or from_file is not None:
+        raise click.UsageError("with --listen, the bot is the one arena connect brings: no COMMAND")
+    limits, box = confined
+    return run_remote_checks(
+        listen,
+        name,
+        token=os.environ.get("ARENA_TOKEN"),
+        wait=wait,
+        game=game_name,
+        timeout=timeout,
+        games=games,
+        tc=tc,
+        echo=click.echo,
+        limits=limits,
+        sandbox=box,
+    )
+
+
 LIMIT_OPTIONS = ("memory_mb", "cpu_seconds", "file_size_mb", "processes")
 
 
@@ -128,6 +208,11 @@ def _entry(path: Path, words: tuple[str, ...]) -> TournamentConfig:
     names = [bot.name for bot in config.bots]
     if words[0] not in names:
         raise click.UsageError(f"{path}: no entry {words[0]!r} (its entries: {', '.join(names)})")
+    if config.bot(words[0]).remote:
+        raise click.UsageError(
+            f"{path}: {words[0]!r} is a remote entrant; its author checks it with "
+            "arena check-bot COMMAND on the machine it plays from"
+        )
     mode = ctx.params["sandbox"] if _given(ctx, "sandbox") else None
     return _confined(config, mode, Path("results"))
 

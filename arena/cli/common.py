@@ -3,6 +3,7 @@ analysis budget, the observer of a run, the report printed at a run's end."""
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -14,6 +15,7 @@ from arena.cli.app import FiniteFloat, UserError
 from arena.engine.sandbox import MODES, SandboxSettings
 
 if TYPE_CHECKING:
+    from arena.cli.live import LiveObserver, LogObserver
     from arena.plan.config import Limits
 
 BUDGET = click.option(
@@ -141,7 +143,7 @@ def protocol_settings(
     return msgspec.structs.replace(base, **{k: v for k, v in given.items() if v is not None})
 
 
-def observer_for(quiet: bool):  # noqa: ANN202
+def observer_for(quiet: bool) -> LogObserver | LiveObserver:
     """The live view on a terminal; plain, ended lines with ``--quiet`` or through a pipe."""
     from arena.cli.live import LiveObserver, LogObserver
 
@@ -153,7 +155,7 @@ def announce(url: str) -> None:
 
 
 def report_and_standings(
-    directory: object,
+    directory: str | os.PathLike[str],
     anchor: tuple[str, float] | None = None,
     *,
     write: bool = True,
@@ -170,12 +172,10 @@ def report_and_standings(
     from arena.storage.store import Store
 
     if write:
-        data = write_reports(  # type: ignore[arg-type]
-            directory, anchor=anchor, list_latest=latest, list_faulted=faulted
-        )
+        data = write_reports(directory, anchor=anchor, list_latest=latest, list_faulted=faulted)
     else:
-        with Store.open_existing(directory) as store:  # type: ignore[arg-type]
-            data = build_report(store, anchor=anchor, directory=Path(str(directory)))
+        with Store.open_existing(directory) as store:
+            data = build_report(store, anchor=anchor, directory=Path(directory))
     console = text_console()
     print_standings(data, console)
     if write:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.cells import cell_len
-from rich.console import Console, Group
+from rich.console import Console, Group, JustifyMethod
 from rich.live import Live
 from rich.progress import (
     BarColumn,
@@ -32,7 +32,7 @@ from rich.table import Table
 from rich.text import Text
 
 from arena.match.events import GameStarted, LiveEvent
-from arena.match.record import FAULT_REASONS, GameRecord
+from arena.match.record import DISCONNECT, FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
 from arena.plan.rounds import Draw
 from arena.report.rounds_text import drawn_line
@@ -194,7 +194,11 @@ def live_standings_table(
 
 
 def faults_line(progress: Progress) -> str:
-    parts = [f"{reason} {progress.faults.get(reason, 0)}" for reason in FAULT_REASONS]
+    parts = [
+        f"{reason} {progress.faults.get(reason, 0)}"
+        for reason in FAULT_REASONS
+        if reason != DISCONNECT or progress.faults.get(reason)  # remote entrants' only
+    ]
     return "faults: " + ", ".join(parts)
 
 
@@ -223,17 +227,18 @@ def running_table(running: dict[str, Running], rows: int = RUNNING_ROWS) -> Tabl
     """The running games, ``rows`` at most (a last one counts the others), one line
     each: a key or pairing too long for the terminal ends in "…"."""
     table = Table(title="running games", title_justify="left", expand=False)
-    for name, justify in (
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
         ("game", "left"),
         ("pairing", "left"),
         ("ply", "right"),
         ("clocks", "right"),
         ("last", "left"),
-    ):
+    )
+    for name, justify in columns:
         wraps = name in ("game", "pairing")  # the ones rich may narrow, cut with "…"
         table.add_column(
             name,
-            justify=justify,  # type: ignore[arg-type]
+            justify=justify,
             no_wrap=not wraps,
             overflow="ellipsis",
         )

@@ -13,8 +13,8 @@ from arena.cli.common import (
     protocol_options,
     protocol_settings,
 )
+from arena.engine.record import SandboxRecord
 from arena.games import get_game
-from arena.match.record import SandboxRecord
 from arena.protocol.text import visible
 from arena.report import fmt
 

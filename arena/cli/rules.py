@@ -7,10 +7,10 @@ import time
 import click
 
 from arena.cli.app import friendly_errors, main
-from arena.games import get_game
+from arena.games import Game, State, get_game
 
 
-def _state(game_name: str, position: str | None, variant: str | None):  # noqa: ANN202
+def _state(game_name: str, position: str | None, variant: str | None) -> tuple[Game, State]:
     game = get_game(game_name)
     return game, (game.state_from_text(position) if position else game.new_state(variant))
 

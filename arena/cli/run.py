@@ -147,6 +147,18 @@ def run_command(
         observer = Observers(observer, hub)
     elif token is not None:
         raise UserError("--token is for --web")
+    remote = [bot.name for bot in config.bots if bot.remote]
+    if remote and web is None:
+        raise UserError(
+            f"remote entrants ({', '.join(remote)}) connect through the web server: "
+            "add --web HOST:PORT"
+        )
+    if remote and ((workers or 1) > 1 or (backend or config.backend) == "ray"):
+        click.echo(
+            "note: the remote entrants' games are played in this process, where the "
+            "gateway is; the others as ever",
+            err=True,
+        )
     if address is not None and (backend or config.backend) != "ray":
         raise UserError("--address is for --backend ray")
     if analyze:

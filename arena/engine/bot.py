@@ -36,7 +36,8 @@ import os
 import resource
 import signal
 import subprocess
-from contextlib import AbstractAsyncContextManager, suppress
+from contextlib import suppress
+from typing import Literal
 
 import msgspec
 import trio
@@ -98,31 +99,22 @@ class Engine(Conversation):
         self._oom_killed = False
         self._proc: Running | None = None
         """The process; also the conversation's transport while it is attached."""
-        self._nursery: trio.Nursery | None = None
-        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
 
     # -- lifetime -------------------------------------------------------------
 
-    async def __aenter__(self) -> Engine:
-        self._nursery_cm = trio.open_nursery()
-        self._nursery = await self._nursery_cm.__aenter__()
-        return self
-
-    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> bool:
+    async def __aexit__(self, exc_type: object, exc: object, tb: object) -> Literal[False]:
         """Kill the group whatever happened; the body's exception passes through unchanged."""
         cfg = self.config
         budget = cfg.quit_timeout + cfg.term_timeout + _REAP_TIMEOUT + 1.0
-        assert self._nursery is not None and self._nursery_cm is not None
+        assert self._nursery is not None
         try:
             with trio.CancelScope(shield=True, deadline=trio.current_time() + budget):
                 await self.stop(graceful=exc_type is None)
         finally:
             self._kill_group(signal.SIGKILL)
-            self._nursery.cancel_scope.cancel()
             # Outside the shield: scopes must nest, and the background tasks are
-            # cancelled already, so the nursery closes at once.
-            nursery_cm, self._nursery, self._nursery_cm = self._nursery_cm, None, None
-            await nursery_cm.__aexit__(None, None, None)
+            # cancelled there first, so the nursery closes at once.
+            await self._close_tasks()
         return False
 
     @property
@@ -253,7 +245,7 @@ class Engine(Conversation):
         # start_new_session makes the child a session and group leader: pgid == pid.
         proc = Running(
             process,
-            LineReader(process.stdout, cfg.max_line),
+            LineReader(process.stdout_pipe, cfg.max_line),
             pgid=process.pid,
             sandboxed=mode == "bwrap",
             watch=watch,
@@ -374,8 +366,8 @@ class Engine(Conversation):
             if graceful and not proc.exited.is_set():
                 with trio.move_on_after(cfg.quit_timeout):
                     try:
-                        await proc.process.stdin.send_all(encode_line(Quit()))
-                        await proc.process.stdin.aclose()
+                        await proc.process.stdin_pipe.send_all(encode_line(Quit()))
+                        await proc.process.stdin_pipe.aclose()
                     except (trio.BrokenResourceError, trio.ClosedResourceError, OSError):
                         pass
                     await wait_exit(proc)
@@ -395,9 +387,9 @@ class Engine(Conversation):
                 close_fd(proc.watch)  # after the group's SIGKILL: the reaper has nothing left
                 self.returncode = proc.returncode
                 with trio.CancelScope(shield=True):
-                    await proc.process.stdin.aclose()
-                    await proc.process.stdout.aclose()
-                    await proc.process.stderr.aclose()
+                    await proc.process.stdin_pipe.aclose()
+                    await proc.process.stdout_pipe.aclose()
+                    await proc.process.stderr_pipe.aclose()
                 self._proc = self._transport = None
                 with trio.CancelScope(shield=True):
                     await self._release_cgroup()
@@ -420,7 +412,7 @@ class Engine(Conversation):
 
     async def _drain_stderr(self, proc: Running) -> None:
         """Read stderr until EOF, always, so the bot can never block on it."""
-        stream = proc.process.stderr
+        stream = proc.process.stderr_pipe
         with proc.drain_scope:
             try:
                 while chunk := await stream.receive_some(65536):

@@ -84,7 +84,7 @@ def _own_path(controller: str | None) -> str | None:
 
 def _mounts() -> list[tuple[str, str, str, list[str]]]:
     """``(mount root, mount point, fs type, super options)`` of every cgroup mount."""
-    out = []
+    out: list[tuple[str, str, str, list[str]]] = []
     try:
         lines = _read("/proc/self/mountinfo").splitlines()
     except OSError:

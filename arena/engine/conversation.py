@@ -18,8 +18,8 @@ leeway, exactly what the referee charges to the bot's clock.
 from __future__ import annotations
 
 from collections import deque
-from contextlib import suppress
-from typing import NoReturn
+from contextlib import AbstractAsyncContextManager, suppress
+from typing import NoReturn, Self
 
 import msgspec
 import trio
@@ -69,6 +69,9 @@ class Conversation:
 
     def __init__(self, config: EngineConfig) -> None:
         self.config = config
+        self._nursery: trio.Nursery | None = None
+        """Where the engine's background tasks run (a process's exit watch, a link's)."""
+        self._nursery_cm: AbstractAsyncContextManager[trio.Nursery] | None = None
         self.identity: Identity | None = None
         self.faulted: EngineError | None = None
         """The fault that ended the last incarnation, ``None`` while healthy."""
@@ -120,10 +123,27 @@ class Conversation:
         """CPU time the bot used so far (``None``: not counted, the wall time is charged)."""
         return None
 
+    def round_trip_ms(self) -> float | None:
+        """The transport's measured round trip in milliseconds (a remote bot's
+        connection); ``None`` for pipes, which have no network to measure."""
+        return getattr(self._transport, "rtt_ms", None)
+
     def _annotate(self, exc: EngineError) -> None:
         """Add what only this kind of bot knows to a fault (a memory kill, say)."""
 
     # -- state ----------------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        self._nursery_cm = trio.open_nursery()
+        self._nursery = await self._nursery_cm.__aenter__()
+        return self
+
+    async def _close_tasks(self) -> None:
+        """End the background tasks (the last step of a subclass's ``__aexit__``)."""
+        assert self._nursery is not None and self._nursery_cm is not None
+        self._nursery.cancel_scope.cancel()
+        nursery_cm, self._nursery, self._nursery_cm = self._nursery_cm, None, None
+        await nursery_cm.__aexit__(None, None, None)
 
     @property
     def name(self) -> str:

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import msgspec
+
 from arena.engine.errors import EngineError, EngineProtocolError
 from arena.engine.output import shown_line
 from arena.protocol.messages import Answer, Info, ProtocolError, Request, decode_bot_message
@@ -45,7 +47,7 @@ class Reply:
 
 
 def decode_answer(
-    raw: bytes, msg: Request, expected: type, *, engine: str
+    raw: bytes, msg: Request, expected: type[msgspec.Struct], *, engine: str
 ) -> Answer | Info | EngineError:
     """The message in ``raw`` if it belongs to this request, else the fault to raise.
 
@@ -74,7 +76,7 @@ def is_text(raw: bytes) -> bool:
     return not raw.lstrip().startswith(b"{")
 
 
-def tag(msg: object) -> str:
+def tag(msg: msgspec.Struct | type[msgspec.Struct]) -> str:
     cls = msg if isinstance(msg, type) else type(msg)
     return str(cls.__struct_config__.tag)
 

@@ -25,7 +25,7 @@ class OptionError(ValueError):
 
 def describe(spec: OptionSpec) -> str:
     """``int 1..1024, default 64`` — the declaration as an error message shows it."""
-    text = spec.type
+    text: str = spec.type
     if spec.type in ("int", "float") and (spec.min is not None or spec.max is not None):
         text += f" {_range(spec)}"
     if spec.type == "choice":
@@ -108,7 +108,7 @@ def sample_values(spec: OptionSpec) -> list[OptionValue]:
         values += list(spec.choices or [])
     elif spec.type == "bool":
         values += [True, False]
-    elif spec.type == "string" and not values:
+    elif not values:  # a string option without a default
         values.append("")
     unique: list[OptionValue] = []
     for value in values:  # not dict.fromkeys: True == 1 would merge a bool with an int

@@ -53,7 +53,7 @@ class Running:
         return self.ended
 
     async def send(self, line: bytes) -> None:
-        await write_line(self.process.stdin, line)
+        await write_line(self.process.stdin_pipe, line)
 
     async def receive(self) -> bytes:
         return await self.reader.receive_line()

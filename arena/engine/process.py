@@ -22,10 +22,27 @@ import signal
 import subprocess
 import sys
 from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol
 
 import trio
 
 PIPE = subprocess.PIPE
+
+
+class _Waitable(Protocol):
+    """What :class:`ChildProcess` uses of ``subprocess.Popen`` (and :class:`_Forked` has)."""
+
+    @property
+    def pid(self) -> int: ...
+
+    @property
+    def returncode(self) -> int | None: ...
+
+    def poll(self) -> int | None: ...
+
+    def wait(self) -> int: ...
+
+    def send_signal(self, sig: int) -> None: ...
 
 
 class ChildProcess:
@@ -34,7 +51,7 @@ class ChildProcess:
 
     def __init__(
         self,
-        popen: subprocess.Popen[bytes],
+        popen: _Waitable,
         stdin: trio.lowlevel.FdStream | None,
         stdout: trio.lowlevel.FdStream | None,
         stderr: trio.lowlevel.FdStream | None,
@@ -51,6 +68,20 @@ class ChildProcess:
                 self._pidfd = pidfd_open(popen.pid)
             except OSError:  # an old kernel, or already reaped
                 self._pidfd = None
+
+    # Each stream for a caller that spawned with it piped (as :func:`spawn` does
+    # by default): one that was not is a programming error, said here once.
+    @property
+    def stdin_pipe(self) -> trio.lowlevel.FdStream:
+        return _piped(self.stdin, "stdin")
+
+    @property
+    def stdout_pipe(self) -> trio.lowlevel.FdStream:
+        return _piped(self.stdout, "stdout")
+
+    @property
+    def stderr_pipe(self) -> trio.lowlevel.FdStream:
+        return _piped(self.stderr, "stderr")
 
     @property
     def pid(self) -> int:
@@ -89,6 +120,12 @@ class ChildProcess:
                 await stream.aclose()
 
 
+def _piped(stream: trio.lowlevel.FdStream | None, name: str) -> trio.lowlevel.FdStream:
+    if stream is None:
+        raise RuntimeError(f"the child's {name} is not piped")
+    return stream
+
+
 def spawn(
     command: Sequence[str],
     *,
@@ -115,9 +152,10 @@ def spawn(
     ):
         if how == PIPE:
             r, w = os.pipe()
-            child[name], parent = (r, w) if child_reads else (w, r)
+            child_end, parent = (r, w) if child_reads else (w, r)
+            child[name] = child_end
             ours.append(parent)
-            theirs.append(child[name])  # type: ignore[arg-type]
+            theirs.append(child_end)
         else:
             child[name] = how
             ours.append(-1)
@@ -229,7 +267,7 @@ def fork(main: Callable[[], int]) -> ChildProcess:
     os.close(from_child)
     process = _Forked(pid)
     return ChildProcess(
-        process,  # type: ignore[arg-type]
+        process,
         trio.lowlevel.FdStream(ours_in),
         trio.lowlevel.FdStream(ours_out),
         None,

@@ -48,6 +48,8 @@ class GameMoved(msgspec.Struct, tag="game_moved", frozen=True):
     clocks: list[int]
     t: float
     info: dict[str, Any] | None = None
+    rtt_ms: float | None = None
+    """A remote mover's connection round trip (``None``: a local bot)."""
 
 
 LiveEvent = GameStarted | GameMoved

@@ -23,7 +23,10 @@ ADJUDICATED = "adjudicated"
 START = "start"
 """The bot could not be started, or did not answer ``hello`` (mid-tournament: the
 pre-flight saw it start), told apart from a fault in play; its detail says how."""
-FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START)
+DISCONNECT = "disconnect"
+"""A remote bot's connection was lost and did not come back within ``[remote]
+reconnect_s`` (``arena/engine/link.py``)."""
+FAULT_REASONS = (TIME, CRASH, ILLEGAL, PROTOCOL, START, DISCONNECT)
 
 
 class ActionRecord(msgspec.Struct, frozen=True):
@@ -38,6 +41,9 @@ class ActionRecord(msgspec.Struct, frozen=True):
     cpu_ms: float | None = None
     """CPU time the bot's cgroup used from the request to the answer, in milliseconds
     (all its processes; ``None``: no cgroup counted it, or a forced action)."""
+    rtt_ms: float | None = None
+    """A remote bot's connection round trip when it answered, in milliseconds (the
+    median of the gateway's latest probes; ``None``: a local bot, or an older record)."""
 
 
 class GameRecord(msgspec.Struct, kw_only=True):

@@ -131,6 +131,7 @@ async def play_game(
                         clocks=[clocks[0].remaining_ms(0), clocks[1].remaining_ms(1)],
                         t=time.time(),
                         info=last.info,
+                        rtt_ms=last.rtt_ms,
                     )
                 )
         else:
@@ -282,7 +283,11 @@ async def _one_decision(
         info = {**(info or {}), "dropped": reply.infos_dropped}
     info = budget.keep(player, info)  # bounded per action and per game (arena/match/info.py)
     cpu_ms = None if reply.cpu_ns is None else round(reply.cpu_ns / 1e6, 3)
-    actions.append(ActionRecord(player, answer.action, elapsed_ms, False, info or None, cpu_ms))
+    rtt = engine.round_trip_ms()
+    rtt_ms = None if rtt is None else round(rtt, 1)
+    actions.append(
+        ActionRecord(player, answer.action, elapsed_ms, False, info or None, cpu_ms, rtt_ms)
+    )
 
 
 _BACKSTOP = 0.05

@@ -28,9 +28,11 @@ from arena.engine.sandbox import SandboxSettings
 from arena.games import GameError, get_game
 from arena.match.clock import TimeControl
 from arena.plan.builtins import resolve_builtin
+from arena.plan.errors import ConfigError
 from arena.plan.knockout import resolve_seeds
 from arena.plan.own_files import bot_folders, leading_out, refused
 from arena.plan.programs import absolute, find_program, is_path, leads_out, program_folder
+from arena.plan.remote import REDACTED, RemoteSettings, entry_tokens, remote_problem
 from arena.protocol.messages import MAX_LINE
 
 __all__ = [
@@ -40,6 +42,7 @@ __all__ = [
     "Limits",
     "Openings",
     "ProtocolSettings",
+    "RemoteSettings",
     "SandboxSettings",
     "TournamentConfig",
     "load_config",
@@ -79,10 +82,6 @@ NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+\-]{0,63}$")
 directory names (``results/<tournament>``) and in reports, so keep them plain."""
 
 
-class ConfigError(ValueError):
-    """A tournament file that cannot be used; the message is one line."""
-
-
 class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only=True):
     """One ``[[bots]]`` table.
 
@@ -92,11 +91,12 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     tournament's time control for this bot (handicap matches). ``sandbox_ro`` and
     ``sandbox_rw`` are paths (relative to the tournament file) the bot may read,
     or read and write, beyond its sandbox's defaults; ``sandbox_net`` gives it
-    the network (``arena/engine/sandbox.py``).
+    the network (``arena/engine/sandbox.py``). A ``remote`` bot has no command: it
+    connects through the gateway with its ``token`` (``arena/plan/remote.py``).
     """
 
     name: str
-    command: str | list[str]
+    command: str | list[str] | msgspec.UnsetType = msgspec.UNSET
     args: list[str] = []
     cwd: str | None = None
     env: dict[str, str] = {}
@@ -114,11 +114,19 @@ class BotConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, kw_only
     """The built-in bot's name when ``command`` says ``builtin:NAME``: set at load,
     never by the file (unknown there). The one sign that a bot is the arena's own
     (its preparation runs outside the sandbox, ``arena/plan/prepare.py``)."""
+    remote: bool = False
+    """Plays from its author's machine (``arena connect``) instead of being started here."""
+    token: str | None = None
+    """A remote entrant's token, written in the file (``REDACTED`` once loaded for a run)."""
+    token_env: str | None = None
+    """The environment variable holding a remote entrant's token instead."""
 
     @property
     def argv(self) -> list[str]:
         """The full command line: resolved command followed by ``args``."""
-        command = shlex.split(self.command) if isinstance(self.command, str) else self.command
+        if isinstance(self.command, str):
+            return [*shlex.split(self.command), *self.args]
+        command = self.command if isinstance(self.command, list) else []  # remote: unset
         return [*command, *self.args]
 
 
@@ -227,6 +235,7 @@ class TournamentConfig(msgspec.Struct, forbid_unknown_fields=True, frozen=True, 
     protocol: ProtocolSettings = ProtocolSettings()
     faults: Faults = Faults()
     sandbox: SandboxSettings = SandboxSettings()
+    remote: RemoteSettings = RemoteSettings()
     backend: Backend = "local"
     """Where games run: this machine's worker processes, or a Ray cluster (the 'ray' extra)."""
     ray_address: str | None = None
@@ -255,13 +264,26 @@ def load_config(path: str | os.PathLike[str]) -> TournamentConfig:
     """Read, decode, validate and resolve a tournament file.
 
     Raises ``ConfigError`` with a one-line message for every kind of mistake.
+    Unlike :func:`parse_config` (which workers and Ray actors use on the redacted
+    copy), it also checks that every remote entrant's token can be read.
     """
     path = Path(path)
     try:
         text = path.read_bytes()
     except OSError as e:
         raise ConfigError(f"{path}: cannot read tournament file: {e.strerror or e}") from None
-    return parse_config(text, path)
+    config = parse_config(text, path)
+    entry_tokens(config, path)  # the operator's run: every remote entrant's token is at hand
+    return config
+
+
+def redact(config: TournamentConfig) -> TournamentConfig:
+    """``config`` with :data:`~arena.plan.remote.REDACTED` for every token written in
+    it: what the workers, Ray actors and the store may see (``arena/plan/remote.py``)."""
+    bots = [
+        b if b.token is None else msgspec.structs.replace(b, token=REDACTED) for b in config.bots
+    ]
+    return msgspec.structs.replace(config, bots=bots)
 
 
 def parse_config(text: str | bytes, path: str | os.PathLike[str]) -> TournamentConfig:
@@ -398,6 +420,8 @@ class _Validator:
         for i, bot in enumerate(c.bots):
             if bot.tc is not None:
                 self._check_tc(_bot_key(i, bot, "tc"), bot.tc)
+            if problem := remote_problem(bot, c.clock):
+                raise self.fail(_bot_key(i, bot, problem[0]), problem[1])
         self._check_format()
         if c.games_per_pairing % 2:
             raise self.fail(
@@ -408,7 +432,7 @@ class _Validator:
         self._check_size()
         check_affinity(c, self.path)
         variant, openings = self._check_game()
-        bots = [self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
+        bots = [bot if bot.remote else self._resolve_bot(i, bot) for i, bot in enumerate(c.bots)]
         hide = [str((self.base / p).resolve()) for p in c.sandbox.hide]
         sandbox = msgspec.structs.replace(c.sandbox, hide=hide)
         from arena.engine.confine import IdentityError, lookup_user
@@ -568,6 +592,12 @@ class _Validator:
         except ValueError as e:
             raise self.fail(key, f"cannot split command {bot.command!r}: {e}") from None
         if not words or not words[0]:
+            if bot.command is msgspec.UNSET:
+                raise self.fail(
+                    _bot_key(index, bot),
+                    "missing required key `command` (or remote = true for an entrant that "
+                    "connects through the gateway)",
+                )
             raise self.fail(key, "expected a command to start the bot, got an empty one")
         if bot.builtin is not None:
             raise self.fail(_bot_key(index, bot), "unknown key `builtin`")

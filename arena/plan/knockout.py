@@ -45,9 +45,10 @@ def decide(
     points: tuple[float, float],
     faults: tuple[int, int],
     seed: dict[str, int],
-) -> tuple[str | None, str]:
-    """The winner of a finished match between ``a`` and ``b`` and how it was decided,
-    or ``(None, "")`` while it is tied (extra pairs are left to the caller)."""
+) -> tuple[str, str]:
+    """The winner of a finished match between ``a`` and ``b`` and how it was decided:
+    a tie on points goes to fewer faults, then to the better seed (whether a tie first
+    plays extra pairs is the caller's choice)."""
     if points[0] != points[1]:
         return (a if points[0] > points[1] else b), ""
     if faults[0] != faults[1]:

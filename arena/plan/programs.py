@@ -89,9 +89,9 @@ def program_folder(argv: list[str]) -> str | None:
 
     files = [w for w in argv[1:] if os.path.isabs(w) and os.path.isfile(w)]
     exe = argv[0] if os.path.isabs(argv[0]) else shutil.which(argv[0])
-    if not files and exe is None:
-        return None
     program = files[0] if files else exe
+    if program is None:
+        return None
     folder = os.path.realpath(os.path.dirname(os.path.abspath(program)))
     if any(folder == s or folder.startswith(s + "/") for s in SYSTEM):
         return None

@@ -159,7 +159,7 @@ def build_schedule(
     if opening_source is None:
         openings = draw_openings(config, count, game)
         opening_source = openings.__getitem__
-    tasks = []
+    tasks: list[PairTask] = []
     for r in range(rounds):
         for a, b in one_round:
             index = len(tasks)

@@ -58,6 +58,14 @@ def initial_order(entrants: Sequence[str], seed: int) -> list[str]:
     return order
 
 
+class Points(dict[str, float]):
+    """Points by entrant, read as a ``Counter`` reads: 0 for one not yet seen,
+    without adding it. (A ``Counter`` holds floats as well, but its type says int.)"""
+
+    def __missing__(self, key: str) -> float:
+        return 0  # an int, as a Counter's: 0 + a whole number of points stays whole
+
+
 @dataclass
 class SwissScores:
     """What the pairing of the next round needs from the rounds before it.
@@ -66,7 +74,7 @@ class SwissScores:
     ``met`` counts the rounds each unordered pair of entrants was paired in.
     """
 
-    points: Counter[str] = field(default_factory=Counter)
+    points: Points = field(default_factory=Points)
     byes: Counter[str] = field(default_factory=Counter)
     met: Counter[frozenset[str]] = field(default_factory=Counter)
 
@@ -153,7 +161,7 @@ def matching_cost(
     low = min((scores.points[p] for p in active), default=0.0)
     extra_byes = 0 if drawn.bye is None else scores.byes[drawn.bye] - fewest
     rematches = sum(scores.met[frozenset(ab)] for ab in drawn.pairings)
-    diff = sum(abs(scores.points[a] - scores.points[b]) for a, b in drawn.pairings)
+    diff: float = sum(abs(scores.points[a] - scores.points[b]) for a, b in drawn.pairings)
     if drawn.bye is not None:
         diff += scores.points[drawn.bye] - low
     return extra_byes, rematches, diff

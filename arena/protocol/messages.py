@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 from itertools import accumulate
-from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NoReturn, TypeVar
 
 import msgspec
 
@@ -84,7 +84,7 @@ class _ArenaBase(msgspec.Struct, frozen=True, kw_only=True, tag_field="type"):
     """Arena messages: always written with every field, so bots can rely on them."""
 
 
-class Hello(_ArenaBase, kw_only=True, tag="hello"):
+class Hello(_ArenaBase, kw_only=True, frozen=True, tag="hello"):
     """First line of a session: the protocol version and the game on offer."""
 
     id: Id = 0
@@ -97,7 +97,7 @@ class Hello(_ArenaBase, kw_only=True, tag="hello"):
     this only share them (protocol.md, section 6)."""
 
 
-class NewGame(_ArenaBase, kw_only=True, tag="newgame"):
+class NewGame(_ArenaBase, kw_only=True, frozen=True, tag="newgame"):
     """A new game starts in the same process; ``position`` is this player's view."""
 
     id: Id = 0
@@ -125,7 +125,7 @@ class ClockInfo(msgspec.Struct, frozen=True, kw_only=True):
     budget_ms: Millis = 0
 
 
-class Go(_ArenaBase, kw_only=True, tag="go"):
+class Go(_ArenaBase, kw_only=True, frozen=True, tag="go"):
     """A request for one decision by ``player`` (the receiving bot)."""
 
     id: Id = 0
@@ -145,13 +145,13 @@ class Go(_ArenaBase, kw_only=True, tag="go"):
     clock: ClockInfo
 
 
-class Ping(_ArenaBase, kw_only=True, tag="ping"):
+class Ping(_ArenaBase, kw_only=True, frozen=True, tag="ping"):
     """Liveness check; answered by ``pong`` with the same id."""
 
     id: Id = 0
 
 
-class GameOver(_ArenaBase, kw_only=True, tag="gameover"):
+class GameOver(_ArenaBase, kw_only=True, frozen=True, tag="gameover"):
     """Notification (no answer): the game ended. ``result`` is from player 0's view."""
 
     result: str
@@ -160,7 +160,7 @@ class GameOver(_ArenaBase, kw_only=True, tag="gameover"):
     winner: Player | None = None
 
 
-class Quit(_ArenaBase, kw_only=True, tag="quit"):
+class Quit(_ArenaBase, kw_only=True, frozen=True, tag="quit"):
     """Notification (no answer): exit now with status 0."""
 
 
@@ -168,7 +168,7 @@ OptionValue = bool | int | float | str
 """What an engine option can be set to (JSON ``true``, ``64``, ``0.5``, ``"book.bin"``)."""
 
 
-class SetOption(_ArenaBase, kw_only=True, tag="setoption"):
+class SetOption(_ArenaBase, kw_only=True, frozen=True, tag="setoption"):
     """Notification (no answer), like UCI's ``setoption``: sent right before
     ``newgame`` for each option the tournament sets, and only for options the bot
     declared in its ``identity``, so a bot that declares none never sees one."""
@@ -208,7 +208,7 @@ class OptionSpec(msgspec.Struct, frozen=True, kw_only=True, omit_defaults=True):
     choices: list[str] | None = None
 
 
-class Identity(_BotBase, kw_only=True, tag="identity"):
+class Identity(_BotBase, kw_only=True, frozen=True, tag="identity"):
     """Answer to hello. games lists "game" (every variant) or "game/variant"
     entries; options declares engine options (protocol.md 2.1). Optional fields
     may be left out or sent as null."""
@@ -231,20 +231,20 @@ class Identity(_BotBase, kw_only=True, tag="identity"):
         return {o.name: o for o in self.options or []}
 
 
-class Ready(_BotBase, kw_only=True, tag="ready"):
+class Ready(_BotBase, kw_only=True, frozen=True, tag="ready"):
     """Answer to ``newgame``: the bot has reset its state."""
 
     id: Id
 
 
-class Action(_BotBase, kw_only=True, tag="action"):
+class Action(_BotBase, kw_only=True, frozen=True, tag="action"):
     """Answer to ``go``: exactly one action, which must be in ``legal``."""
 
     id: Id
     action: NonEmpty
 
 
-class Info(_BotBase, kw_only=True, tag="info"):
+class Info(_BotBase, kw_only=True, frozen=True, tag="info"):
     """Optional search report before an ``action``; recorded, never required."""
 
     id: Id
@@ -268,7 +268,7 @@ class Info(_BotBase, kw_only=True, tag="info"):
         }
 
 
-class Pong(_BotBase, kw_only=True, tag="pong"):
+class Pong(_BotBase, kw_only=True, frozen=True, tag="pong"):
     """Answer to ``ping``."""
 
     id: Id
@@ -278,16 +278,23 @@ BotMessage = Identity | Ready | Action | Info | Pong
 Answer = Identity | Ready | Action | Pong
 """Bot messages that end a request."""
 
-EXPECTED_ANSWER: dict[type, type] = {Hello: Identity, NewGame: Ready, Go: Action, Ping: Pong}
+EXPECTED_ANSWER: dict[type[msgspec.Struct], type[msgspec.Struct]] = {
+    Hello: Identity,
+    NewGame: Ready,
+    Go: Action,
+    Ping: Pong,
+}
 """Which answer type each request expects."""
 
 
 # --------------------------------------------------------------------------
 # codecs
 
+_T = TypeVar("_T")
 _encoder = msgspec.json.Encoder()
-_bot_decoder = msgspec.json.Decoder(BotMessage)
-_arena_decoder = msgspec.json.Decoder(ArenaMessage)
+# A union is no ``type[T]``, so msgspec's stubs cannot infer these decoders' types.
+_bot_decoder: msgspec.json.Decoder[BotMessage] = msgspec.json.Decoder(BotMessage)
+_arena_decoder: msgspec.json.Decoder[ArenaMessage] = msgspec.json.Decoder(ArenaMessage)
 
 _STRING = re.compile(rb'"(?:[^"\\]++|\\.)*+"', re.S)
 _NOT_BRACKET = bytes(c for c in range(256) if c not in b"[]{}")
@@ -307,7 +314,7 @@ def nesting_depth(line: bytes) -> int:
     return max(accumulate(memoryview(steps).cast("b")), default=0)
 
 
-def _decode(decoder: msgspec.json.Decoder, line: bytes | str, what: str) -> Any:
+def _decode(decoder: msgspec.json.Decoder[_T], line: bytes | str, what: str) -> _T:
     """One decode that raises nothing but :class:`ProtocolError` for any line."""
     raw = line.encode(errors="surrogateescape") if isinstance(line, str) else line
     # Two counts settle almost every line: fewer brackets than the bound.

@@ -116,7 +116,8 @@ class Bot:
     def option_values(self) -> dict[str, OptionValue]:
         """Every declared option: its default, or the value ``setoption`` gave it."""
         values = {o.name: o.default for o in self.options if o.default is not None}
-        return values | self.__dict__.get("_settings", {})
+        settings: dict[str, OptionValue] = self.__dict__.get("_settings", {})
+        return values | settings
 
     def games_for(self, offered: str) -> Sequence[str]:
         """The ``games`` of the ``identity`` answering a ``hello`` that offers the game

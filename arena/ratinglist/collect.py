@@ -28,6 +28,7 @@ is simply not kept.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
@@ -37,13 +38,13 @@ import tomllib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
-import msgspec
 import numpy as np
 
 from arena.protocol.text import visible
-from arena.storage.safefile import atomic_file, read_own, refuse_link
+from arena.ratinglist.cache import CACHE_DIR, CACHE_NAME, GROUPS, Cache, Meta
 from arena.storage.schema import check_version
 from arena.storage.store import (
     DB_NAME,
@@ -73,13 +74,6 @@ __all__ = [
     "without_copies",
 ]
 
-CACHE_DIR = ".ratings-cache"
-CACHE_NAME = "stores.cache"
-CACHE_VERSION = 7
-"""3: identity names and versions with control characters shown as escapes; 4: one
-file of groups for every store; 5: both (a cache of 4 may hold raw names); 6: the
-players of a store know which entries never gave an identity (not rated); 7: entry
-and tournament names shown so too (6 was also the number of that change alone)."""
 LOCK_TIMEOUT = 2.0
 """Seconds to wait for a store another process holds locked before saying so."""
 
@@ -93,21 +87,6 @@ _TC_LIMITS = (180.0, 480.0, 1500.0)
 DAY = 86400
 """Seconds in a day: games are grouped by the UTC day they started (``--since``
 takes a date)."""
-
-GROUPS = np.dtype(
-    [
-        ("p0", "<i4"),
-        ("p1", "<i4"),
-        ("half", "i1"),
-        ("variant", "<i2"),
-        ("tc", "i1"),
-        ("day", "<i4"),
-        ("count", "<i4"),
-    ]
-)
-"""One row per group of a store's games: the players (``p0`` moved first), player
-0's score in half points, the variant and time-control class, the UTC day they
-started (days since 1970-01-01) and how many games."""
 
 _FIELDS_V2 = "identity0, identity1, game, variant, time_control"
 _FIELDS_V1 = ", ".join(
@@ -206,7 +185,7 @@ class StoreGames:
     unrated: list[bool] = field(default_factory=list)
     """Per label: an entry that never gave an identity in a store whose other bots
     did (it never started): not rated, and its games are left out."""
-    meta: dict = field(default_factory=dict, repr=False)
+    meta: Meta = field(default_factory=dict, repr=False)
     """The cache header it was built from (to read a part of the store again)."""
 
     @property
@@ -279,10 +258,13 @@ _ABOUT = (
 def _schema_version(text: object, db: Path) -> int:
     """The store's schema version, refused as the store refuses it (one with none is
     read as version 1)."""
-    try:
-        version = int(text) if text is not None else 1  # type: ignore[call-overload]
-    except (TypeError, ValueError):
-        raise RatingInputError(f"{db}: schema version {text!r} is not a number") from None
+    # The value is whatever the store holds (SQLite: text, a number or a blob).
+    version: int | None = 1 if text is None else None
+    if isinstance(text, str | bytes | int | float):
+        with contextlib.suppress(ValueError, OverflowError):
+            version = int(text)
+    if version is None:
+        raise RatingInputError(f"{db}: schema version {text!r} is not a number")
     try:
         check_version(db, version, READABLE_VERSIONS)
     except StoreError as exc:
@@ -325,71 +307,7 @@ def _identity_label(text: object) -> str | None:
     return f"{name} {visible(version)}" if isinstance(version, str) and version else name
 
 
-class _Cache:
-    """Every store's groups in one file, ``<cache dir>/stores.cache``: a JSON
-    header line (per store: its path, what :func:`_from_parts` and the next read
-    need, and where its rows are), then all rows. One read and one
-    ``np.frombuffer`` load hundreds of stores; the file is rewritten (beside,
-    then renamed) only when a store changed. Entries of stores this run did not
-    ask for are kept while their file exists, so lists over other folders
-    sharing the folder keep theirs."""
-
-    def __init__(self, cache_dir: Path | None) -> None:
-        self.path = cache_dir / CACHE_NAME if cache_dir is not None else None
-        self.entries: dict[str, tuple[dict, np.ndarray]] = {}
-        self.used: set[str] = set()
-        self.changed = False
-        if self.path is None:
-            return
-        data = read_own(self.path)  # a cache planted in a received folder is not read
-        if data is None:
-            return
-        try:
-            end = data.index(b"\n")
-            header = msgspec.json.decode(data[:end])
-            if not isinstance(header, dict) or header.get("version") != CACHE_VERSION:
-                return
-            rows = np.frombuffer(data, GROUPS, offset=end + 1)
-            for key, meta in header["stores"].items():
-                self.entries[key] = (meta, rows[meta["start"] : meta["end"]])
-        except (OSError, ValueError, KeyError, TypeError, msgspec.DecodeError):
-            self.entries = {}
-
-    def get(self, key: str) -> tuple[dict, np.ndarray] | None:
-        self.used.add(key)
-        return self.entries.get(key)
-
-    def put(self, key: str, meta: dict, groups: np.ndarray) -> None:
-        self.used.add(key)
-        self.entries[key] = (meta, groups)
-        self.changed = True
-
-    def save(self) -> None:
-        if self.path is None or not self.changed:
-            return
-        kept = {
-            key: entry
-            for key, entry in self.entries.items()
-            if key in self.used or os.path.exists(key)
-        }
-        stores: dict[str, dict] = {}
-        start = 0
-        for key, (meta, groups) in kept.items():
-            stores[key] = {**meta, "start": start, "end": start + len(groups)}
-            start += len(groups)
-        header = msgspec.json.encode({"version": CACHE_VERSION, "stores": stores})
-        rows = [groups for _, groups in kept.values()]
-        try:
-            refuse_link(self.path.parent, folder=True)
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with atomic_file(self.path, binary=True, unique=True) as f:
-                f.write(header + b"\n")
-                f.write(np.concatenate(rows).astype(GROUPS).tobytes() if rows else b"")
-        except OSError:
-            pass  # a read-only results folder: rate without a cache
-
-
-def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict) -> dict:
+def _new_meta(name: str, created_at: str, uid: str, version: int, options: dict[str, str]) -> Meta:
     return {
         "tournament": name,
         "created_at": created_at,
@@ -424,9 +342,9 @@ def read_stores(
 ) -> list[StoreGames | RatingInputError]:
     """Each folder's games (or why it cannot be rated), from the cache where it is
     still valid; the stores that changed are read at once, ``READERS`` at a time."""
-    cache = _Cache(cache_dir)
+    cache = Cache(cache_dir)
     out: list[StoreGames | RatingInputError | None] = [None] * len(folders)
-    todo: list[tuple[int, Path, str, list[int], tuple[dict, np.ndarray] | None]] = []
+    todo: list[tuple[int, Path, str, list[int], tuple[Meta, np.ndarray] | None]] = []
     for i, folder in enumerate(folders):
         key = os.path.abspath(os.path.join(folder, DB_NAME))
         stat_key = _stat_key(key)
@@ -452,8 +370,8 @@ def read_stores(
 
 
 def _read(
-    db: Path, key: str, stat_key: list[int], cached: tuple[dict, np.ndarray] | None
-) -> tuple[dict, np.ndarray] | RatingInputError:
+    db: Path, key: str, stat_key: list[int], cached: tuple[Meta, np.ndarray] | None
+) -> tuple[Meta, np.ndarray] | RatingInputError:
     """A store's groups: the cached ones and the games stored since, or all of
     them again (another file, or not the one cached)."""
     try:
@@ -482,7 +400,8 @@ def _read(
             ):
                 meta = {k: v for k, v in cached[0].items() if k not in _DERIVED}
                 old = cached[1]
-                where, args = "WHERE rowid > ?", (meta["last_rowid"],)
+                where = "WHERE rowid > ?"
+                args: tuple[int, ...] = (meta["last_rowid"],)
             else:
                 shown = visible(str(name)), visible(str(created_at))
                 meta = _new_meta(*shown, uid, version, _options_by_entry(config_text))
@@ -518,7 +437,8 @@ def _counts_agree(conn: sqlite3.Connection, last_rowid: int) -> bool:
     (counted,) = conn.execute("SELECT total(games) FROM game_counts").fetchone()
     if counted == last_rowid:
         return True
-    return counted == conn.execute("SELECT count(*) FROM games").fetchone()[0]
+    (games,) = conn.execute("SELECT count(*) FROM games").fetchone()
+    return bool(counted == games)
 
 
 _DERIVED = ("start", "end", "stat", "players")
@@ -526,7 +446,7 @@ _DERIVED = ("start", "end", "stat", "players")
 when read, and its players as :func:`_from_parts` resolved them)."""
 
 
-def _groups(meta: dict, rows: list[tuple]) -> np.ndarray:
+def _groups(meta: Meta, rows: list[tuple[Any, ...]]) -> np.ndarray:
     """SQL groups as :data:`GROUPS` rows. A side's raw player is ``(entry, identity
     label)``, coded in ``meta["raw"]``; which raw players become which labels is
     decided in :func:`_from_parts`, once every game of the store is known. Only
@@ -639,7 +559,7 @@ def without_copies(stores: list[StoreGames]) -> list[StoreGames]:
     return out
 
 
-def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
+def _from_parts(directory: Path, meta: Meta, groups: np.ndarray) -> StoreGames:
     """The store's games with its players resolved (see :func:`_players`; kept in
     ``meta`` and so in the cache: a store read from the cache costs no loop)."""
     players = meta.get("players")
@@ -665,7 +585,7 @@ def _from_parts(directory: Path, meta: dict, groups: np.ndarray) -> StoreGames:
     )
 
 
-def _players(raw: list[list[str]]) -> dict[str, list]:
+def _players(raw: list[list[str]]) -> dict[str, list[Any]]:
     """Turn raw players (entry, identity) into the store's players.
 
     A side with no identity (its bot did not answer the handshake that game, or

@@ -22,6 +22,7 @@ import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 import numpy as np
@@ -39,7 +40,7 @@ from arena.ratinglist.collect import (
     without_copies,
 )
 from arena.ratinglist.players import Aliases
-from arena.stats.rating import JointFit, PairCounts, RatedRow, joint_fit
+from arena.stats.rating import JointFit, PairCounts, Player, RatedRow, joint_fit
 from arena.storage.safefile import read_own, refuse_link, write_atomic
 
 FITS_NAME = "fits.json"
@@ -183,17 +184,18 @@ class _FitCache:
 
     def __init__(self, cache_dir: Path | None) -> None:
         self.path = cache_dir / FITS_NAME if cache_dir is not None else None
-        self.old: dict[str, dict] = {}
-        self.new: dict[str, dict] = {}
-        self._start: dict[str, float] | None = None
+        # Each fit as JSON, by its input's hash (see ``fit`` for the fields).
+        self.old: dict[str, dict[str, Any]] = {}
+        self.new: dict[str, dict[str, Any]] = {}
+        self._start: dict[Player, float] | None = None
         data = read_own(self.path) if self.path is not None else None
         if data is not None:  # a cache planted in a received folder is not read
             try:
-                self.old = msgspec.json.decode(data, type=dict[str, dict])
+                self.old = msgspec.json.decode(data, type=dict[str, dict[str, Any]])
             except msgspec.DecodeError:
                 self.old = {}
 
-    def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict:
+    def fit(self, pairs: _Pairs, anchor: tuple[str, float] | None) -> dict[str, Any]:
         h = hashlib.blake2b(digest_size=16)
         h.update(json.dumps([pairs.players, anchor]).encode())
         h.update(pairs.digest)
@@ -216,7 +218,7 @@ class _FitCache:
         return got
 
     @property
-    def start(self) -> dict[str, float]:
+    def start(self) -> dict[Player, float]:
         """Where a new fit starts: the ratings of the fits made or read so far (a
         list one tournament longer is fitted from near its optimum)."""
         if self._start is None:
@@ -370,8 +372,8 @@ def build_list(
     fits.save()
     if not tables:
         raise RatingInputError(f"no player has {min_games} games (--min-games)")
-    if not anchor_used:
-        raise RatingInputError(f"--anchor: no player named {anchor[0]!r} in any list")  # type: ignore[index]
+    if anchor is not None and not anchor_used:
+        raise RatingInputError(f"--anchor: no player named {anchor[0]!r} in any list")
     return RatingList(
         tables=tables,
         notes=[visible(n) for n in notes],  # they quote stores: shown, never obeyed

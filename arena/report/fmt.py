@@ -13,6 +13,8 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup, escape
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from arena.analysis.summary import AnalysisSection, BotAnalysis, GameMarks, MistakeRow
     from arena.report.summary import (
         BotStats,
@@ -181,6 +183,15 @@ def info(value: dict[str, object] | None) -> str:
     if isinstance(value.get("text"), str) and value["text"]:
         parts.append(str(value["text"])[:80])
     return ", ".join(parts) or DASH
+
+
+def latency_line(stats: Sequence[BotStats]) -> str | None:
+    """The remote entrants' latency in one sentence, or ``None`` if none played."""
+    remote = [b for b in stats if b.rtt_ms is not None]
+    if not remote:
+        return None
+    each = ", ".join(f"{b.player} {millis(b.rtt_ms)}" for b in remote)
+    return f"Latency of the remote entrants (round trip, median over their moves): {each}."
 
 
 def stats_cells(b: BotStats) -> list[str]:

@@ -71,13 +71,13 @@ def _games(
 ) -> Iterator[tuple[GameRow, str]]:
     """Each listed game with its replay JSON, computed as the page is written."""
     by_key = {row.key: row for row in data.game_list}
-    marks = data.analysis.marks if data.analysis is not None else {}
+    analysis = data.analysis
     for key, record in records:
         row = by_key.get(key)
         if row is not None:
             replay = replay_json(record)
-            if key in marks:
-                replay["an"] = marks[key].replay_json(data.analysis.solves)
+            if analysis is not None and key in analysis.marks:
+                replay["an"] = analysis.marks[key].replay_json(analysis.solves)
             yield row, embed_json(replay)
 
 
@@ -148,5 +148,5 @@ def write_html(
         script=asset("replay.js"),
     )
     with atomic_file(path) as f:
-        stream.dump(f)
+        f.writelines(stream)  # what stream.dump(f) does, which jinja2 types as bytes only
     return path

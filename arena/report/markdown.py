@@ -163,9 +163,11 @@ def search_section(data: ReportData) -> list[str]:
         "playouts per second of thinking time; forced moves are not counted.",
         "",
     ]
-    return lines + _table(
+    table = _table(
         fmt.STATS_HEADERS, [fmt.stats_cells(b) for b in data.bot_stats], align="lrrrrrrrl"
     )
+    latency = fmt.latency_line(data.bot_stats)
+    return lines + table + ([] if latency is None else ["", latency])
 
 
 def analysis_section(data: ReportData) -> list[str]:

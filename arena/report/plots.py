@@ -43,11 +43,12 @@ def _short(name: str, limit: int = 18) -> str:
 
 def rating_plot_svg(standings: Sequence[RatedRow]) -> str:
     """Ratings with interval bars, best first; an empty string when nothing is rated."""
-    rated = [s for s in standings if s.rating is not None]
+    # Each rated row with its rating and error as floats (no error known: no bar).
+    rated = [(s, s.rating, s.error or 0.0) for s in standings if s.rating is not None]
     if not rated:
         return ""
-    lows = [s.rating - (s.error or 0.0) for s in rated]  # type: ignore[operator]
-    highs = [s.rating + (s.error or 0.0) for s in rated]  # type: ignore[operator]
+    lows = [rating - err for _, rating, err in rated]
+    highs = [rating + err for _, rating, err in rated]
     low, high = min(lows), max(highs)
     if high - low < 1.0:
         low, high = low - 50.0, high + 50.0
@@ -75,23 +76,21 @@ def rating_plot_svg(standings: Sequence[RatedRow]) -> str:
         f'<text x="{LABEL + PLOT / 2}" y="{bottom + 30}" text-anchor="middle" '
         'font-size="11">Elo (95% interval)</text>'
     )
-    for i, s in enumerate(rated):
+    for i, (s, rating, err) in enumerate(rated):
         y = PAD + ROW * i + ROW / 2
-        assert s.rating is not None
-        err = s.error or 0.0
         parts.append(
             f'<g class="rating-row" data-player="{escape(s.player)}" '
-            f'data-rating="{s.rating:.1f}" data-error="{err:.1f}">'
-            f"<title>{escape(s.player)}: {s.rating:.0f} ± {err:.0f}</title>"
+            f'data-rating="{rating:.1f}" data-error="{err:.1f}">'
+            f"<title>{escape(s.player)}: {rating:.0f} ± {err:.0f}</title>"
             f'<text x="{LABEL - 8}" y="{y + 4}" text-anchor="end" font-size="12">'
             f"{escape(_short(s.player))}</text>"
-            f'<line x1="{x(s.rating - err)}" y1="{y}" x2="{x(s.rating + err)}" y2="{y}" '
+            f'<line x1="{x(rating - err)}" y1="{y}" x2="{x(rating + err)}" y2="{y}" '
             'stroke="#2f6fd6" stroke-width="2"/>'
-            f'<line x1="{x(s.rating - err)}" y1="{y - 5}" x2="{x(s.rating - err)}" '
+            f'<line x1="{x(rating - err)}" y1="{y - 5}" x2="{x(rating - err)}" '
             f'y2="{y + 5}" stroke="#2f6fd6"/>'
-            f'<line x1="{x(s.rating + err)}" y1="{y - 5}" x2="{x(s.rating + err)}" '
+            f'<line x1="{x(rating + err)}" y1="{y - 5}" x2="{x(rating + err)}" '
             f'y2="{y + 5}" stroke="#2f6fd6"/>'
-            f'<circle cx="{x(s.rating)}" cy="{y}" r="4" fill="#d63a2f"/></g>'
+            f'<circle cx="{x(rating)}" cy="{y}" r="4" fill="#d63a2f"/></g>'
         )
     parts.append("</svg>")
     return "".join(parts)

@@ -144,7 +144,7 @@ def build_rounds(
                 )
             )
         tables.append(RoundTable(drawn.number, tuple(boards)))
-    swiss = ()
+    swiss: tuple[SwissRow, ...] = ()
     if record.format == "swiss":
         swiss = _swiss_rows(record, scored, byes, ratings)
     return RoundsSection(

@@ -4,8 +4,10 @@ and the lines the terminal shows."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from arena.report import fmt
-from arena.report.rounds import BoardResult, RoundsSection, stage
+from arena.report.rounds import BoardResult, RoundsSection, SwissRow, stage
 from arena.storage.rounds import RoundsRecord
 
 __all__ = ["board_line", "drawn_line", "markdown_rounds", "swiss_cells", "SWISS_HEADERS"]
@@ -18,7 +20,7 @@ def _plain(text: str) -> str:
     return "".join(ch for ch in text if ch.isprintable())
 
 
-def swiss_cells(row, *, name=str) -> list[str]:  # noqa: ANN001 - SwissRow, a formatter
+def swiss_cells(row: SwissRow, *, name: Callable[[str], str] = str) -> list[str]:
     player = name(row.player) + (" (withdrawn)" if row.withdrawn else "")
     return [
         str(row.rank),
@@ -33,7 +35,7 @@ def swiss_cells(row, *, name=str) -> list[str]:  # noqa: ANN001 - SwissRow, a fo
     ]
 
 
-def board_line(board: BoardResult, *, name=str, seeds: bool = False) -> str:  # noqa: ANN001
+def board_line(board: BoardResult, *, name: Callable[[str], str] = str, seeds: bool = False) -> str:
     """``alpha 1½–½ beta`` (``2–0`` once played), ``alpha: bye``, ``? – ?`` unknown yet."""
 
     def who(player: str | None, seed: int | None) -> str:

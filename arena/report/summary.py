@@ -17,10 +17,12 @@ import datetime as _dt
 import itertools
 import math
 import os
+import statistics
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 import msgspec
 
@@ -32,12 +34,13 @@ from arena.protocol.text import visible
 from arena.report.rounds import RoundsSection, build_rounds
 from arena.stats.rating import JointFit, RatedRow, joint_fit
 from arena.storage.rounds import read_rounds
-from arena.storage.store import Store
+from arena.storage.store import TournamentInfo
 
 __all__ = [
     "BotStats",
     "CrossCell",
     "GameRow",
+    "GameSource",
     "ReportData",
     "RoleStats",
     "Standing",
@@ -138,6 +141,9 @@ class BotStats:
     time charged, it shows a bot that waited (less CPU) or ran many threads (more)."""
     last_info: dict[str, object] | None = None
     """The last ``info`` it sent in the tournament: a sample of what it reports."""
+    rtt_ms: float | None = None
+    """A remote entrant's latency: the median round trip of its connection over its
+    moves (``None``: a local bot)."""
 
 
 @dataclass(frozen=True)
@@ -212,8 +218,22 @@ LIST_FAULTED = 200
 and ``arena serve`` shows them all: a report stays small at any game count."""
 
 
+class GameSource(Protocol):
+    """What a report reads of a store: a :class:`Store`, or the web view's read-only
+    views of one (``arena.web.store_view``)."""
+
+    @property
+    def tournament(self) -> TournamentInfo: ...
+
+    def count(self) -> int: ...
+
+    def items(self) -> Iterator[tuple[str, GameRecord]]:
+        """``(key, record)`` of every game, in stored order."""
+        ...
+
+
 def build_report(
-    store: Store,
+    store: GameSource,
     *,
     anchor: tuple[str, float] | None = None,
     directory: str | os.PathLike[str] = "",
@@ -410,6 +430,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
     ms: Counter[str] = Counter()
     cpu_ms: dict[str, float] = {}
     cpu_moves: Counter[str] = Counter()
+    rtts: dict[str, list[float]] = {}
     infos: Counter[str] = Counter()
     depths: dict[str, list[int]] = {p: [] for p in order}
     counts = {key: Counter[str]() for key in ("nodes", "playouts")}
@@ -425,6 +446,9 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
             if isinstance(a.cpu_ms, (int, float)) and a.cpu_ms >= 0:
                 cpu_ms[name] = cpu_ms.get(name, 0.0) + a.cpu_ms
                 cpu_moves[name] += 1
+            rtt = a.rtt_ms
+            if isinstance(rtt, (int, float)) and rtt >= 0:
+                rtts.setdefault(name, []).append(rtt)
             info = _info(a)
             if not info:
                 continue
@@ -452,6 +476,7 @@ def _bot_stats(order: list[str], records: Iterable[GameRecord]) -> tuple[BotStat
                 playouts_per_s=_per_second(counts["playouts"][p], count_ms["playouts"][p]),
                 last_info=_shown_info(last.get(p)),
                 cpu_ms_per_move=cpu_ms[p] / cpu_moves[p] if cpu_moves[p] else None,
+                rtt_ms=statistics.median(rtts[p]) if rtts.get(p) else None,
             )
         )
     return tuple(out)
@@ -499,7 +524,7 @@ def _shown_record(r: GameRecord) -> GameRecord:
     store from elsewhere holds what its sender wrote); unchanged when clean."""
     fields = {"players": r.players, "reason": r.reason, "variant": r.variant}
     shown = {
-        "players": [visible(p) if isinstance(p, str) else p for p in r.players],
+        "players": [visible(p) for p in r.players],
         "reason": visible(r.reason),
         "variant": visible(r.variant),
     }

@@ -246,6 +246,9 @@ def standings_lines(data: ReportData) -> list[str]:
     lines += _notes(data)
     if _searched(data):
         lines += ["search (from info lines):", *plain_table(SEARCH_HEADERS, _search_rows(data))]
+    latency = fmt.latency_line(data.bot_stats)
+    if latency is not None:
+        lines.append(latency)
     if data.analysis is not None:
         lines += [
             f"analysis: {fmt.analysis_lead(data.analysis)}",
@@ -278,6 +281,9 @@ def print_standings(data: ReportData, console: Console | None = None) -> None:
             console.print(note, markup=False, emoji=False, highlight=False)
         if _searched(data):
             console.print(search_table(data))
+        latency = fmt.latency_line(data.bot_stats)
+        if latency is not None:
+            console.print(latency, markup=False, emoji=False, highlight=False)
         if data.analysis is not None:
             console.print(f"analysis: {fmt.analysis_lead(data.analysis)}", soft_wrap=True)
             console.print(analysis_table(data))

@@ -94,7 +94,7 @@ def score_to_elo(score: float) -> float:
 
 def elo_to_score(elo: float) -> float:
     """Expected score for a logistic Elo difference."""
-    return 1.0 / (1.0 + 10.0 ** (-elo / 400.0))
+    return 1.0 / (1.0 + math.pow(10.0, -elo / 400.0))
 
 
 def trinomial_elo(wins: int, losses: int, draws: int) -> MatchStats:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import TypeAlias
 
 import numpy as np
+from numpy.typing import NDArray
 from threadpoolctl import threadpool_limits
 
 from arena.stats.elo import Z95, Estimate, Tally
@@ -133,7 +134,10 @@ class JointFit:
             cols = np.array([index[b] for _, b in pairs], dtype=np.intp)
         except KeyError as exc:
             raise KeyError(f"unknown player {exc.args[0]!r}") from None
-        return _los(np.array(self.ratings), self.covariance, rows, cols, outer=False).tolist()
+        los: list[float] = _los(
+            np.array(self.ratings), self.covariance, rows, cols, outer=False
+        ).tolist()
+        return los
 
 
 def _los(
@@ -325,11 +329,11 @@ _SHIFT_PENALTY = 1.0
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
-def _normal_cdf(x: np.ndarray) -> np.ndarray:
-    return (0.5 * _erfc(-x / math.sqrt(2.0))).astype(float)
+def _normal_cdf(x: np.ndarray) -> NDArray[np.float64]:
+    return 0.5 * np.asarray(_erfc(-x / math.sqrt(2.0)), dtype=float)
 
 
-def _expit(x: np.ndarray) -> np.ndarray:
+def _expit(x: NDArray[np.float64]) -> NDArray[np.float64]:
     """``1 / (1 + exp(-x))`` without overflow, accurate in both tails."""
     return np.exp(-np.logaddexp(0.0, -x))
 

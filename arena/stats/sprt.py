@@ -143,7 +143,11 @@ def _fixed_point(
         sigma = math.sqrt(max(float(p @ (scores - mu) ** 2), 1e-18))
         phi = scores - mu_ref - 0.5 * t * sigma * (1.0 + ((scores - mu) / sigma) ** 2)
         lo, hi = -1.0 / phi.max(), -1.0 / phi.min()
-        theta = _decreasing_root(lambda x, phi=phi: float(probs @ (phi / (1.0 + x * phi))), lo, hi)
+
+        def tilted(x: float, phi: np.ndarray = phi) -> float:
+            return float(probs @ (phi / (1.0 + x * phi)))
+
+        theta = _decreasing_root(tilted, lo, hi)
         new = probs / (1.0 + theta * phi)
         new = np.clip(new, 1e-300, None)
         new /= new.sum()

@@ -10,6 +10,7 @@ import os
 import sqlite3
 import time
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "READ_SECONDS",
@@ -41,17 +42,20 @@ class ReadConnection(sqlite3.Connection):
 
     seconds = READ_SECONDS
 
-    def __init__(self, *args: object, **kwargs: object) -> None:
-        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+    # The arguments pass through unchanged to sqlite3, which checks them (it
+    # calls this class with those of ``sqlite3.connect(..., factory=...)``);
+    # typeshed's names for their types are private, hence ``Any``.
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
         self._deadline = time.monotonic() + self.seconds
         self.set_progress_handler(self._past_deadline, 10_000)
 
     def _past_deadline(self) -> int:
         return time.monotonic() > self._deadline
 
-    def execute(self, sql: str, parameters: object = (), /) -> sqlite3.Cursor:  # type: ignore[override]
+    def execute(self, sql: str, parameters: Any = (), /) -> sqlite3.Cursor:
         self._deadline = time.monotonic() + self.seconds
-        return super().execute(sql, parameters)  # type: ignore[arg-type]
+        return super().execute(sql, parameters)
 
 
 def sql_error_text(exc: sqlite3.Error) -> str:

@@ -22,7 +22,7 @@ import stat
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
-from typing import IO, Any
+from typing import Any, BinaryIO, Literal, TextIO, overload
 
 from arena.storage.store import StoreError
 
@@ -92,10 +92,22 @@ def open_new(path: str | os.PathLike[str], mode: int = 0o644) -> int:
     raise UnsafePathError(f"cannot write {path}: another process keeps creating it")
 
 
+@overload
+def atomic_file(
+    path: str | os.PathLike[str], *, binary: Literal[False] = False, unique: bool = False
+) -> contextlib.AbstractContextManager[TextIO]: ...
+
+
+@overload
+def atomic_file(
+    path: str | os.PathLike[str], *, binary: Literal[True], unique: bool = False
+) -> contextlib.AbstractContextManager[BinaryIO]: ...
+
+
 @contextlib.contextmanager
 def atomic_file(
     path: str | os.PathLike[str], *, binary: bool = False, unique: bool = False
-) -> Iterator[IO[Any]]:
+) -> Iterator[Any]:  # the overloads above say which file: text, or binary
     """A file to write whose content replaces ``path`` when the block ends well
     (and is removed when it raises). It is written at ``<name>.tmp``, or with
     ``unique`` at a name of its own (writers in several threads or processes at

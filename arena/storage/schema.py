@@ -187,7 +187,7 @@ def schema_version(conn: sqlite3.Connection, path: Path) -> int | None:
         return None
     try:
         return int(row[0])
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # a store's own column types: any value
         raise StoreError(f"{path}: schema version {row[0]!r} is not a number") from None
 
 

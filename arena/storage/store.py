@@ -497,7 +497,8 @@ class Store:
     @_sql_errors
     def count(self) -> int:
         with self._lock:
-            return self._conn.execute("SELECT count(*) FROM games").fetchone()[0]
+            (n,) = self._conn.execute("SELECT count(*) FROM games").fetchone()
+            return int(n)
 
     @_sql_errors
     def game(self, key: str) -> GameRecord | None:

@@ -4,7 +4,10 @@ In the spirit of fastchess's compliance checker: a bot author runs
 ``arena check-bot -- COMMAND...`` and gets one line per check, each passed or
 failed with the reason, instead of discovering in a tournament that the bot
 loses every game on a protocol fault. The checks drive the bot through the
-real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament sees:
+real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament sees
+(``arena check-bot --listen``: the same checks on the
+:class:`~arena.engine.remote.RemoteEngine` a real ``arena connect`` brings,
+``compliance_remote.py``):
 
 * ``start``: the process starts and answers ``hello`` within the timeout;
 * ``identity``, ``protocol version``, ``supports game``: the handshake's content;
@@ -24,7 +27,8 @@ real :class:`~arena.engine.bot.Engine`, so they see exactly what a tournament se
 * ``gameover``: the notification (sent after every ``go`` check's game) is
   accepted silently (no unsolicited line, no exit), which a ``ping`` right
   after each one proves;
-* ``quit``: the bot exits by itself, with status 0, within the quit timeout.
+* ``quit``: the bot exits by itself, with status 0, within the quit timeout
+  (a SKIP over the gateway: only the author's machine sees the exit).
 
 A failed check does not stop the later ones: a faulted bot is killed (as the
 engine always does) and restarted for the next check. Only a bot that cannot be
@@ -37,6 +41,7 @@ bot should not have to know that the arena's first game is Kamisado.
 
 from __future__ import annotations
 
+import functools
 import shlex
 import time
 from collections.abc import Callable, Sequence
@@ -50,6 +55,7 @@ from arena.engine.bot import Engine
 from arena.engine.config import EngineConfig
 from arena.engine.errors import EngineError
 from arena.engine.options import check_declaration, describe, sample_values
+from arena.engine.remote import RemoteEngine
 from arena.engine.sandbox import SandboxSettings
 from arena.games import CheckCase, Game, State, game_names, get_game
 from arena.games.base import advance_to_decision
@@ -65,6 +71,7 @@ from arena.protocol.messages import (
     Action,
     GameOver,
     Go,
+    Identity,
     NewGame,
     SetOption,
 )
@@ -115,9 +122,10 @@ def decisions(game: Game, variant: str | None = None) -> list[Decision]:
 
 
 class _Session:
-    """The engine under test, restarted after any fault so later checks still run."""
+    """The bot under test, restarted after any fault so later checks still run: a
+    local :class:`Engine`, or a remote one that only talks (``compliance_remote``)."""
 
-    def __init__(self, engine: Engine, game: Game, timeout: float) -> None:
+    def __init__(self, engine: Engine | RemoteEngine, game: Game, timeout: float) -> None:
         self.engine = engine
         self.game = game
         self.timeout = timeout
@@ -274,21 +282,46 @@ async def check_bot(
     """
     rules = get_game(game)
     config = _config(command, timeout, limits, sandbox, cwd, entry)
-    checks: list[Check] = []
     await prepare(builtin)
     async with Engine(config) as engine:
-        session = _Session(engine, rules, timeout)
-        checks += await _handshake(session)
-        checks.append(await _ping(session))
-        checks.append(await _newgame(session))
-        for decision in decisions(rules, session.variant):
-            checks.append(await session.decide(decision))
-        if engine.identity is not None and engine.identity.options:
-            checks.append(await _options(session))
-        if games > 0:
-            checks += await _games(session, games, tc, limits, sandbox)
-        checks.append(await _gameover(session))
-        checks.append(await _quit(session))
+        return await conversation_checks(
+            engine, rules, timeout=timeout, games=games, tc=tc, limits=limits, sandbox=sandbox
+        )
+
+
+async def conversation_checks(
+    engine: Engine | RemoteEngine,
+    rules: Game,
+    *,
+    timeout: float,
+    games: int,
+    tc: str,
+    limits: Limits | None = None,
+    sandbox: SandboxSettings | None = None,
+) -> list[Check]:
+    """Every check that only talks to the bot, then ``quit``: on its exit status
+    for a local :class:`Engine`; a remote bot's exit is seen by ``arena connect``
+    on its author's machine only, so there it is a SKIP that says so."""
+    checks: list[Check] = []
+    session = _Session(engine, rules, timeout)
+    checks += await _handshake(session)
+    checks.append(await _ping(session))
+    checks.append(await _newgame(session))
+    for decision in decisions(rules, session.variant):
+        checks.append(await session.decide(decision))
+    if engine.identity is not None and engine.identity.options:
+        checks.append(await _options(session))
+    if games > 0:
+        checks += await _games(session, games, tc, limits, sandbox)
+    checks.append(await _gameover(session))
+    if isinstance(engine, Engine):
+        checks.append(await _quit(session, engine))
+    else:
+        why = (
+            "not run over the gateway: the bot's exit status is seen by arena connect "
+            "on its own machine (arena check-bot -- COMMAND there checks it)"
+        )
+        checks.append(Check("quit", True, why, skipped=True))
     return checks
 
 
@@ -323,8 +356,10 @@ async def _handshake(session: _Session) -> list[Check]:
             Check(f"supports {game.name}", False, why),
         ]
     ms = round((trio.current_time() - t0) * 1000)
-    # Named by its identity from now on, as in every game record of the stage.
-    engine.config = msgspec.structs.replace(engine.config, name=ident.name)
+    if isinstance(engine, Engine):
+        # Named by its identity from now on, as in every game record of the stage
+        # (a remote bot keeps its entry name: the gateway knows it by that).
+        engine.config = msgspec.structs.replace(engine.config, name=ident.name)
     missing = [f for f in ("author", "version") if not getattr(ident, f)]
     # Quoted, not repr'd: the decoder already showed control characters as escapes,
     # which repr would double.
@@ -338,7 +373,7 @@ async def _handshake(session: _Session) -> list[Check]:
     supports = bool(variants)
     if variants and game.default_variant not in variants:
         session.variant = variants[0]
-    others = [g for g in _known_games(ident.games) if g != game.name]
+    others = [g for g in known_games(ident.games) if g != game.name]
     hint = f" (it declares {' and '.join(others)}: check with --game {others[0]})" if others else ""
     played = (
         f" (checked in {game.name}/{session.variant})"
@@ -451,11 +486,10 @@ async def _gameover(session: _Session) -> Check:
     return Check("gameover", True, "accepted silently every time; the next ping was answered")
 
 
-async def _quit(session: _Session) -> Check:
+async def _quit(session: _Session, engine: Engine) -> Check:
     """``quit`` must end the process by itself: no signal, status 0, within the timeout."""
     if (why := await session.ensure_running()) is not None:
         return Check("quit", False, why)
-    engine = session.engine
     t0 = trio.current_time()
     await engine.stop(graceful=True)
     took = trio.current_time() - t0
@@ -470,7 +504,7 @@ async def _quit(session: _Session) -> Check:
     return Check("quit", True, f"exited with status 0 in {took * 1000:.0f} ms")
 
 
-def _known_games(declared: Sequence[str]) -> list[str]:
+def known_games(declared: Sequence[str]) -> list[str]:
     """The arena's games among a bot's ``games`` entries (``kamisado/marathon`` counts
     as ``kamisado``), in the bot's order, each once."""
     names = (entry.split("/", 1)[0] for entry in declared)
@@ -512,7 +546,13 @@ async def choose_games(
         except EngineError:
             return GameChoice([first], [f"{first}: the bot gave no identity to choose by"])
         await engine.stop(graceful=True)
-    known = _known_games(ident.games)
+    return choice_for(ident)
+
+
+def choice_for(ident: Identity) -> GameChoice:
+    """The games to check for a bot that gave ``ident``, each with why."""
+    first = game_names()[0]
+    known = known_games(ident.games)
     declared = f"games {list(ident.games)}"
     if not known:
         return GameChoice(
@@ -591,7 +631,8 @@ def run_checks(
     for name, why in zip(choice.games, choice.why, strict=True):
         echo(f"checking {why}")
         checks = trio.run(
-            lambda name=name: check_bot(
+            functools.partial(
+                check_bot,
                 argv,
                 game=name,
                 timeout=timeout,
@@ -610,10 +651,23 @@ def run_checks(
         failed += [prefix + c.name for c in checks if not c.passed]
         skipped += sum(c.skipped for c in checks)
         total += len(checks)
-    took = time.monotonic() - started
+    return summary(
+        failed, total, skipped, time.monotonic() - started, f"command: {shlex.join(command)}", echo
+    )
+
+
+def summary(
+    failed: list[str],
+    total: int,
+    skipped: int,
+    took: float,
+    what: str,
+    echo: Callable[[str], None],
+) -> int:
+    """The last line (and, after a failure, ``what`` was checked); the exit status."""
     if failed:
         echo(f"{len(failed)} of {total} checks failed ({', '.join(failed)}) in {took:.1f} s")
-        echo(f"command: {shlex.join(command)}")
+        echo(what)
         return 1
     if skipped:
         echo(f"all {total - skipped} checks run passed, {skipped} skipped, in {took:.1f} s")
@@ -628,6 +682,9 @@ __all__ = [
     "GameChoice",
     "check_bot",
     "choose_games",
+    "known_games",
     "decisions",
+    "conversation_checks",
     "run_checks",
+    "summary",
 ]

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from arena.engine.bot import Engine
 from arena.engine.errors import EngineError
+from arena.engine.player import Player
 from arena.engine.sandbox import SandboxSettings
 from arena.games import Game, State
 from arena.match.clock import TimeControl
@@ -106,7 +107,7 @@ def _fault_detail(game: Game, record: GameRecord, opening: State, seat: int, num
 
 
 async def play_stage(
-    bot: Engine,
+    bot: Player,
     game: Game,
     variants: list[str],
     *,
@@ -145,7 +146,7 @@ async def play_stage(
                     seat = (number - 1) % 2
                     opening = _opening(game, variant, seed + number)
                     roles = opening.player_names()
-                    engines = [bot, other] if seat == 0 else [other, bot]
+                    engines: list[Player] = [bot, other] if seat == 0 else [other, bot]
                     record = await play_game(
                         game,
                         opening,

@@ -112,6 +112,9 @@ def guarded(app: ASGIApp, *, token: str | None, hosts: Sequence[str]) -> ASGIApp
         if token
         else TrustedHostMiddleware(app, allowed_hosts=list(hosts), www_redirect=False)
     )
+    # secure types ``send`` as taking any object (it passes the app's messages on),
+    # which Starlette's ``Send`` (message mappings only) is not: a valid ASGI app whose
+    # types are looser than Starlette's.
     return SecureASGIMiddleware(inner, secure=HEADERS)  # type: ignore[return-value]
 
 

@@ -115,6 +115,7 @@ def _game_payload(start: GameStarted, last: GameMoved | None) -> dict[str, Any]:
                 "action": last.action,
                 "ms": last.ms,
                 "forced": last.forced,
+                "rtt": last.rtt_ms,
             },
             clocks=last.clocks,
             info=last.info,

@@ -97,7 +97,7 @@ def player_games(
     player: str,
     offset: int,
     limit: int,
-) -> dict:
+) -> dict[str, object]:
     """One page of the player's games, newest tournaments first, across every
     tournament and entry it played as (each tournament's games are its store's)."""
     names = _tournament_names(tournaments)
@@ -107,7 +107,8 @@ def player_games(
             entries[(e.directory, e.entry)] = e
     ordered = sorted(entries.values(), key=lambda e: (e.tournament, e.entry))
     limit = max(0, min(limit, MAX_PAGE))
-    total, out, skip = 0, [], offset
+    total, skip = 0, offset
+    out: list[dict[str, object]] = []
     for e in ordered:
         view = summaries.view(Path(e.directory))
         where = GameFilter(player=e.entry)

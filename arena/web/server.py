@@ -5,7 +5,8 @@ queue between processes), and Hypercorn's trio worker is what lets a trio
 program host an ASGI app. The server is bound to 127.0.0.1 unless asked
 otherwise; any other address requires a token, generated if none is given. A
 view without a token answers only requests naming its own address
-(``arena/web/guard.py``).
+(``arena/web/guard.py``). With remote entrants the same server carries their
+gateway (``arena/web/gateway.py``), outside that guard: a bot has its own token.
 """
 
 from __future__ import annotations
@@ -16,16 +17,20 @@ import secrets
 import socket
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
 from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
+from starlette.types import ASGIApp
 
 from arena.web.app import Site, build_app, refresh_results
+from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
 
 if TYPE_CHECKING:
+    from arena.engine.gateway import Gateway
     from arena.tournament import Tournament
 
 __all__ = ["Listen", "parse_listen", "run_with_web", "serve", "serve_forever", "url_for"]
@@ -90,10 +95,12 @@ async def serve(
     site: Site,
     listen: Listen,
     *,
+    gateway: Gateway | None = None,
     task_status: trio.TaskStatus[str] = trio.TASK_STATUS_IGNORED,
 ) -> None:
-    """Serve ``site`` until cancelled; ``task_status.started`` gets the bound URL
-    (with the real port when ``listen.port`` is 0)."""
+    """Serve ``site`` (and the remote bots' ``gateway``, if any) until cancelled;
+    ``task_status.started`` gets the bound URL (with the real port when
+    ``listen.port`` is 0)."""
     config = Config()
     config.bind = [f"fd://{_listening_socket(listen)}"]
     config.accesslog = None
@@ -102,6 +109,9 @@ async def serve(
     config.errorlog = quiet
     config.graceful_timeout = 0.5
     app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
+    if gateway is not None:
+        app = with_gateway(app, gateway)
+        config.websocket_max_message_size = max_message_size(gateway)
 
     async with trio.open_nursery() as nursery:
         binds: list[str] = await nursery.start(_hypercorn, app, config)
@@ -129,8 +139,10 @@ def _listening_socket(listen: Listen) -> int:
 
 
 async def _hypercorn(
-    app: Callable, config: Config, *, task_status: trio.TaskStatus[list[str]]
+    app: ASGIApp, config: Config, *, task_status: trio.TaskStatus[list[str]]
 ) -> None:
+    # Starlette types the ASGI messages as plain mappings, Hypercorn as TypedDicts:
+    # one protocol, types that do not unify (Hypercorn's issue 353).
     await hypercorn_serve(app, config, task_status=task_status)  # type: ignore[arg-type]
 
 
@@ -146,10 +158,17 @@ async def run_with_web(
 ) -> bool:
     """``arena run --web``: the tournament and its web view in one trio loop, until
     the run ends or is interrupted (``True``); the view closes with the run."""
+    gateway = tournament.gateway
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(serve, site, listen)
-        announce(url_for(url, listen, "/live"))
-        interrupted = await tournament.run_until_interrupted()
+        url = await nursery.start(partial(serve, site, listen, gateway=gateway))
+        hint = "" if gateway is None else f" (remote entrants: arena connect {url} --name NAME)"
+        announce(url_for(url, listen, "/live") + hint)
+        try:
+            interrupted = await tournament.run_until_interrupted()
+        finally:
+            if gateway is not None:
+                with trio.CancelScope(shield=True):  # bounded by its grace
+                    await gateway.close_and_tell("the run is over")
         if site.hub is not None:
             with trio.move_on_after(5):
                 await refresh_results(site, once=True)  # the final standings

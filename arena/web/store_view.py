@@ -15,6 +15,7 @@ import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import msgspec
@@ -123,7 +124,7 @@ class StoreView:
     def close(self) -> None:
         self._conn.close()
 
-    def _all(self, sql: str, args: list[object] | tuple[object, ...] = ()) -> list[tuple]:
+    def _all(self, sql: str, args: list[object] | tuple[object, ...] = ()) -> list[tuple[Any, ...]]:
         try:
             with self._lock:
                 return self._conn.execute(sql, args).fetchall()
@@ -131,7 +132,7 @@ class StoreView:
             raise StoreError(f"{self.path}: {sql_error_text(exc)}") from None
 
     def count(self) -> int:
-        return self._all("SELECT count(*) FROM games")[0][0]
+        return int(self._all("SELECT count(*) FROM games")[0][0])
 
     def games(
         self, where: GameFilter, *, offset: int = 0, limit: int = 50, newest_first: bool = False
@@ -227,7 +228,7 @@ class SummaryView:
             )
 
 
-def _row(r: tuple) -> dict[str, object]:
+def _row(r: tuple[Any, ...]) -> dict[str, object]:
     rowid, key, p0, p1, score, reason, faulty, plies, started, ended = r
     return {
         "index": rowid,

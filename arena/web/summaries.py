@@ -82,7 +82,7 @@ class Summaries:
                 source = view if full else SummaryView(view)
                 data = await self.read(
                     directory,
-                    lambda: _report(source, directory, full),  # type: ignore[arg-type]
+                    lambda: _report(source, directory, full),
                 )
                 cached = self._cache[(directory, full)] = (stamp, data)
             return cached[1]
@@ -108,7 +108,7 @@ def _analysis_stamp(directory: Path) -> tuple[int, ...]:
 def _report(source: StoreView | SummaryView, directory: Path, full: bool) -> ReportData:
     analysis = AnalysisStore.open_readonly(directory) if full else None
     try:
-        return build_report(source, directory=directory, analysis=analysis)  # type: ignore[arg-type]
+        return build_report(source, directory=directory, analysis=analysis)
     finally:
         if analysis is not None:
             analysis.close()

@@ -53,7 +53,7 @@ def njit(*args: Any, **options: Any) -> Any:
 
 def _compiled(func: Callable[..., Any]) -> Callable[..., Any]:
     assert _module is not None
-    found = getattr(_module, symbol(func), None)
+    found: Callable[..., Any] | None = getattr(_module, symbol(func), None)
     if found is not None:
         return found
     name = symbol(func)

@@ -14,6 +14,8 @@ is computed from the ranks and can never drift out of step with them.
 
 from __future__ import annotations
 
+from typing import Any
+
 from arena.games.kamisado.board import (
     DISTANCE_LIMIT,
     FIRST_STEPS,
@@ -28,6 +30,13 @@ from arena.games.kamisado.board import (
 )
 
 PLAY, REGROUP, OVER = 0, 1, 2
+
+# One undo record: (kind, move, saved (side, required, phase, last_winner,
+# last_reason), data). The data slot depends on the kind (None, the promoted
+# tower, (pushed count, promoted tower) or the regrouped board), which a tuple
+# type cannot say per kind: ``unmake`` reads it by kind.
+_Saved = tuple[int, int, int, int, str]
+_UndoRecord = tuple[int, int, _Saved, Any]
 PHASE_NAMES = ("play", "regroup", "over")
 
 REGROUP_LEFT = 1 << 12
@@ -91,7 +100,7 @@ class Position:
         self.phase = phase
         self.last_winner = last_winner
         self.last_reason = last_reason
-        self._undo: list[tuple] = []
+        self._undo: list[_UndoRecord] = []
 
     @classmethod
     def start(cls, kind: int = 1) -> Position:
@@ -343,9 +352,9 @@ class Position:
             at[sq] = -1
         for player in (0, 1):
             leftward = (player == 0) != from_right
-            files = list(range(8) if leftward else range(7, -1, -1))
+            home_files = range(8) if leftward else range(7, -1, -1)
             home = HOME_RANK[player] * 8
-            for f, t in zip(files, order[player], strict=True):
+            for f, t in zip(home_files, order[player], strict=True):
                 at[home + f] = t
                 square_of[t] = home + f
         self.side ^= 1  # the loser of the round starts the next one
@@ -402,7 +411,7 @@ class Position:
     def max_rank(self) -> int:
         return MATCH_MAX_RANK[self.kind]
 
-    def key(self) -> tuple:
+    def key(self) -> tuple[tuple[int, ...], tuple[int, ...], int, int, int, int, int]:
         """A hashable value identifying the position (for tests and tables)."""
         return (
             tuple(self.at),

@@ -99,7 +99,8 @@ class Scenario:
             army = self.ishida if side == "ishida" else self.tokugawa
             if not army.blocks:
                 raise GameError(f"{side} has no blocks")
-            for item in (*army.blocks, *army.hand):
+            items: tuple[Block | Card, ...] = (*army.blocks, *army.hand)
+            for item in items:
                 if item.id in seen:
                     raise GameError(f"id {item.id} used twice (ids are unique per scenario)")
                 seen.add(item.id)
@@ -187,7 +188,9 @@ def load_toml(text: str) -> Scenario:
 T = TypeVar("T")
 
 
-def _piece(item: Any, what: str, token: Callable[[str], T], table: Callable[[dict], T]) -> T:
+def _piece(
+    item: Any, what: str, token: Callable[[str], T], table: Callable[[dict[str, Any]], T]
+) -> T:
     """A block or card of a scenario file: its token (``id:mon:3g``) or its table;
     either way a bad one is a ``GameError`` that shows it."""
     if isinstance(item, str):

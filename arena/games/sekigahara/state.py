@@ -330,10 +330,11 @@ class SekigaharaState(State):
         copy = object.__new__(SekigaharaState)
         copy.scenario = self.scenario
         copy.blocks, copy.cards, copy.owner = self.blocks, self.cards, self.owner
-        copy.sides = tuple(  # type: ignore[assignment]
+        first, second = (
             Side(list(s.hand), list(s.reserve), s.impact, s.stopped, s.card_played, list(s.field))
             for s in self.sides
         )
+        copy.sides = (first, second)
         copy.phase = self.phase
         copy.deployments = [
             Deployment(d.role, d.card, d.blocks, list(d.added), d.turned, list(d.gained))

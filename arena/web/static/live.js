@@ -56,7 +56,7 @@
       put(r.name, g.players[p]);
     });
     put(c.last, g.last
-      ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + ")"
+      ? "ply " + g.ply + ": " + g.players[g.last.player] + " " + g.last.action + " (" + g.last.ms + " ms" + (g.last.forced ? ", forced" : "") + (g.last.rtt == null ? "" : ", latency " + Math.round(g.last.rtt) + " ms") + ")"
       : "opening");
     put(c.info, window.ArenaReplay.infoText(g.info));
     if (g.ply > 0) {
