@@ -30,22 +30,20 @@ happened in it; namespaces that a killed earlier run left behind (named
 without ``ip`` or root skips the test, or fails it under ``ARENA_REQUIRE_ALL=1``
 (tests/needs.py).
 
-How the remote-bot latency test (issue 37) uses it: the arena listens in the
-root namespace on the host-side address (``arena run --web HOST:PORT``), and
+How the remote-bot latency test (tests/test_remote_latency.py, issue 37) uses
+it: the gateway listens in the root namespace on the host-side address, and
 ``arena connect`` runs inside the namespace through :meth:`Netns.argv`, dialling
 the address :func:`delayed_path` gives, so every byte between them (moves,
-clocks, the WebSocket's pings) is delayed by the round trip::
+clocks, the WebSocket's pings) crosses the round trip::
 
     async with netns.open_namespace(rtt_ms=40) as ns, trio.open_nursery() as nursery:
-        rtt = statistics.median(await netns.round_trips(ns))  # about 0.040 s
-        port = ...  # a free port on ns.host_addr, or one the arena prints
-        arena = await nursery.start(trio.run_process,
-            [sys.executable, "-m", "arena.cli", "run", FILE, "--web", f"{ns.host_addr}:{port}"])
-        async with netns.delayed_path(ns, ns.host_addr, port) as (host, relay_port):
-            bot = await nursery.start(trio.run_process, ns.argv(
-                sys.executable, "-m", "arena.cli", "connect", f"http://{host}:{relay_port}",
-                "--name", NAME, "--token", TOKEN, "--", *BOT))
-            ...  # charged time per move == think time + rtt - leeway, within a few ms
+        url = await nursery.start(lambda task_status: serve(
+            site, Listen(ns.host_addr, 0, None), gateway=gateway, task_status=task_status))
+        port = int(url.rsplit(":", 1)[1])
+        async with netns.delayed_path(ns, ns.host_addr, port) as (host, via):
+            process = await trio.lowlevel.open_process(ns.argv(
+                sys.executable, "-m", "arena.cli", "connect", f"http://{host}:{via}", ...))
+            ...  # charged time per move == think time + rtt - leeway, within 5 ms
                  # (name ns.delay in the assertion's message)
 
 The relay runs in the test's loop, so the test must keep that loop free (wait on
