@@ -94,7 +94,7 @@ namespace, are never mistaken for dead."""
 NS_VETH = "veth0"
 """The namespace-side end of the pair (alone in its namespace, so a fixed name)."""
 
-POOL = ipaddress.ip_network("10.0.0.0/8")
+POOL = ipaddress.IPv4Network("10.0.0.0/8")
 """Where the /30 is picked from, at random, away from every route and address."""
 
 COMMAND_TIMEOUT = 20.0
@@ -189,12 +189,12 @@ def _taken() -> list[ipaddress.IPv4Network]:
     nets: list[ipaddress.IPv4Network] = []
     for link in json.loads(_must("ip", "-j", "-4", "addr", "show")):
         for info in link.get("addr_info", []):
-            nets.append(ipaddress.ip_network(f"{info['local']}/{info['prefixlen']}", strict=False))
+            nets.append(ipaddress.IPv4Network(f"{info['local']}/{info['prefixlen']}", strict=False))
     for route in json.loads(_must("ip", "-j", "-4", "route", "show", "table", "all")):
         dst = route.get("dst", "")
         if dst in ("default", "") or ":" in dst:
             continue  # the default route overlaps everything and is no obstacle
-        nets.append(ipaddress.ip_network(dst if "/" in dst else f"{dst}/32", strict=False))
+        nets.append(ipaddress.IPv4Network(dst if "/" in dst else f"{dst}/32", strict=False))
     return nets
 
 
@@ -214,7 +214,7 @@ def _pick(taken: list[ipaddress.IPv4Network]) -> ipaddress.IPv4Network:
         raise RuntimeError(f"no free /30 left in {POOL}")
     block = random.choices(blocks, weights=[b.num_addresses for b in blocks])[0]
     offset = 4 * random.randrange(block.num_addresses // 4)
-    return ipaddress.ip_network((int(block.network_address) + offset, 30))
+    return ipaddress.IPv4Network((int(block.network_address) + offset, 30))
 
 
 def _netem(device: str, one_way_ms: float, *, inside: str | None = None) -> None:

@@ -201,9 +201,9 @@ def test_a_namespace_left_by_a_killed_run_is_swept() -> None:
         text=True,
     )
     try:
+        assert run.stdout is not None
         ready, _, _ = select.select([run.stdout], [], [], 30)
         assert ready, "the run made no namespace within 30 s"
-        assert run.stdout is not None
         name = run.stdout.readline().strip()
     finally:
         run.kill()
@@ -224,6 +224,6 @@ def test_two_namespaces_at_once_get_different_subnets() -> None:
 
 def test_the_subnet_is_picked_away_from_what_is_taken() -> None:
     """Known answer: with all of 10.0.0.0/8 but one /30 taken, that /30."""
-    free = ipaddress.ip_network("10.77.1.8/30")
+    free = ipaddress.IPv4Network("10.77.1.8/30")
     taken = [n for n in netns.POOL.address_exclude(free)]
     assert netns._pick(taken) == free
