@@ -138,12 +138,21 @@ def _must(*argv: str) -> str:
     return done.stdout
 
 
-def _lock(name: str) -> int:
-    """Hold ``name``'s lock (a descriptor, kept open while the namespace lives)."""
+def _claim() -> tuple[str, int]:
+    """A fresh name and its lock, held (a descriptor, kept open while the
+    namespace lives). The lock file is made exclusively: two runs that draw the
+    same six hex digits (pytest-xdist workers, other worktrees) do not share a
+    name, the second draws again, where a shared lock file would have had it
+    wait for the first and then hold a lock that the first's teardown unlinked."""
     LOCKS.mkdir(mode=0o700, exist_ok=True)
-    fd = os.open(LOCKS / name, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
-    return fd
+    while True:
+        name = PREFIX + secrets.token_hex(3)
+        try:
+            fd = os.open(LOCKS / name, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, 0o600)
+        except FileExistsError:
+            continue
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        return name, fd
 
 
 def _abandoned(name: str) -> bool:
@@ -243,8 +252,7 @@ def namespace(rtt_ms: float | None = None, *, delay: Delay | None = None) -> Ite
     elif delay == "netem" and (reason := netem_missing()) is not None:
         raise RuntimeError(reason)
     sweep()
-    name = PREFIX + secrets.token_hex(3)
-    lock = _lock(name)
+    name, lock = _claim()
     try:
         _must("ip", "netns", "add", name)
         try:
@@ -321,8 +329,7 @@ def netem_missing() -> str | None:
 def _probe_netem() -> str | None:
     if shutil.which("tc") is None:
         return "tc is not installed (Debian: iproute2)"
-    name = PREFIX + secrets.token_hex(3)
-    lock = _lock(name)
+    name, lock = _claim()
     try:
         _must("ip", "netns", "add", name)
         try:

@@ -209,7 +209,8 @@ def test_a_namespace_left_by_a_killed_run_is_swept() -> None:
         run.kill()
         run.wait(timeout=30)
     assert name.startswith(netns.PREFIX) and name in names() and name in links()
-    assert name in netns.sweep()
+    # Swept by this call, or by another run's entry a moment before (two at once).
+    netns.sweep()
     assert name not in names() and name not in links()
     assert not (netns.LOCKS / name).exists()
 
