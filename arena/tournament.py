@@ -126,6 +126,9 @@ class Observer:
     def warning(self, line: str) -> None:
         """A one-line warning before the first game (the pre-flight's)."""
 
+    def note(self, line: str) -> None:
+        """A one-line notice before the first game: what the pre-flight waits for."""
+
     def game_event(self, event: LiveEvent) -> None:
         """A game started or moved; called between moves, so it must return at once."""
 
@@ -163,6 +166,10 @@ class Observers(Observer):
     def warning(self, line: str) -> None:
         for o in self.observers:
             o.warning(line)
+
+    def note(self, line: str) -> None:
+        for o in self.observers:
+            o.note(line)
 
     def game_event(self, event: LiveEvent) -> None:
         for sink in self._event_sinks:
@@ -439,7 +446,7 @@ class Tournament:
         not fit what a bot declares are the operator's mistake: a one-line
         :class:`ConfigError`.
         """
-        result = await preflight(self.config, self.game.name, self.gateway)
+        result = await preflight(self.config, self.game.name, self.gateway, self.observer.note)
         self.preflight = result
         for line in result.warnings:
             self.observer.warning(line)

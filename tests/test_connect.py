@@ -8,6 +8,7 @@ closing the connection with its reason.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from collections.abc import AsyncIterator
@@ -131,7 +132,7 @@ async def test_a_game_is_relayed_line_by_line_with_the_arenas_ids(
     assert process.returncode == 0
     said = (await process.stdout.receive_some(1 << 16)).decode()  # type: ignore[union-attr]
     assert "as far" in said and "waiting for a game" in said
-    assert "game 1: against near (10+0.1); latency " in said
+    assert re.search(r"game 1: against near \(10\+0\.1\); latency \d+\.\d ms", said), said
     assert "game 1 over: 1-0 (normal); 1 moves, 0.0 s thinking here, its clock had 10.0 s" in said
 
 
@@ -186,6 +187,7 @@ async def test_a_bot_that_crashes_here_closes_the_connection_with_its_fault(
         "        print(json.dumps({'type': 'identity', 'id': m['id'], 'protocol': 1,"
         " 'name': 'dies', 'games': ['kamisado']}), flush=True)\n"
         "    elif m['type'] == 'newgame':\n"
+        "        print('weights.bin: no such file', file=sys.stderr)\n"
         "        sys.exit(3)\n"
     )
     gateway, url = arena
@@ -215,7 +217,17 @@ async def test_a_bot_that_crashes_here_closes_the_connection_with_its_fault(
     with trio.fail_after(WAIT):  # connected again, with a fresh bot
         again = await gateway.connection("far", trio.current_time() + WAIT)
     assert again is not None and again is not link
+    assert process.stdout is not None
+    told = ""
+    with trio.fail_after(WAIT):
+        while "no such file" not in told:
+            chunk = (await process.stdout.receive_some(1 << 16)).decode()
+            assert chunk, told
+            told += chunk
     process.kill()
+    assert "the bot failed: far: exited with code 3" in told
+    assert "| weights.bin: no such file" in told  # its author sees why
+    assert "weights.bin" not in str(fault)  # the arena is not told it
 
 
 SLOW_BOT = """\

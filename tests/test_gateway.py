@@ -12,8 +12,15 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
-from arena.engine.gateway import Gateway
-from arena.protocol.messages import EndOfStream, LineTooLong
+from arena.engine.gateway import Gateway, Presence
+from arena.protocol.messages import (
+    ClockInfo,
+    EndOfStream,
+    Go,
+    LineTooLong,
+    decode_arena_message,
+    encode_line,
+)
 from arena.protocol.remote import (
     BAD_AUTH,
     BINARY,
@@ -21,6 +28,7 @@ from arena.protocol.remote import (
     ENDING,
     GATEWAY_PATH,
     REFUSED,
+    RESTART,
     TAKEN,
     TOO_BIG,
     TOO_SLOW,
@@ -284,6 +292,69 @@ async def test_a_link_told_again_what_a_dropped_socket_was_told(autojump_clock: 
     with trio.fail_after(1):
         assert await link.receive() == b'{"type":"action","id":3,"action":"a1"}'
     assert not link.ended.is_set()
+
+
+async def test_a_go_told_again_carries_the_clock_left_not_the_one_it_had(
+    autojump_clock: object,
+) -> None:
+    """Under trio's mock clock: a bot whose socket drops 7.25 s into its move and
+    comes back 3 s later hears its ``go`` again with 10.25 s off its remaining time
+    and its budget (what the arena will have charged), the rest of it unchanged;
+    the ``go`` is told once."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=30)
+    link = gateway.attach("far")
+    link.connected()
+    clock = ClockInfo(control="60+1", remaining_ms=[41_000, 30_000], budget_ms=31_000)
+    go = Go(id=3, player=1, position="p", observation={}, history=["a1"], legal=["b2"], clock=clock)
+    await link.send(encode_line(go))
+    with trio.fail_after(1):
+        await link.outgoing()
+    await trio.sleep(7.25)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(link.dropped, "gone", 30.0)
+        await trio.sleep(3)
+        assert gateway.attach("far") is link
+        told = link.connected()
+    assert len(told) == 1
+    again = decode_arena_message(told[0])
+    assert isinstance(again, Go)
+    assert again.clock.remaining_ms == [41_000, 19_750]
+    assert again.clock.budget_ms == 20_750
+    assert again == Go(
+        id=3,
+        player=1,
+        position="p",
+        observation={},
+        history=["a1"],
+        legal=["b2"],
+        clock=ClockInfo(control="60+1", remaining_ms=[41_000, 19_750], budget_ms=20_750),
+    )
+
+
+async def test_the_presence_of_each_remote_entrant(autojump_clock: object) -> None:
+    """What the live view shows: not connected, connected, its socket lost (the link
+    waits), a fresh bot on its way (the arena restarted it), gone past the window."""
+    gateway = Gateway({"far": TOKEN.encode()}, max_line=MAX_LINE, leeway=0.0, reconnect=5)
+    assert gateway.status() == [Presence("far", "absent", None)]
+    link = gateway.attach("far")
+    link.connected()
+    link.probe(0.0, first=True)
+    link.probed(1, 0.0125)
+    assert gateway.status() == [Presence("far", "connected", 12.5)]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(link.dropped, "gone", 5.0)
+        await trio.sleep(1)
+        assert gateway.status() == [Presence("far", "dropped", 12.5)]
+        assert gateway.attach("far") is link
+        link.connected()
+    assert gateway.status() == [Presence("far", "connected", 12.5)]
+    link.close("the arena starts the bot afresh", code=RESTART)
+    assert gateway.status() == [Presence("far", "restarting", 12.5)]
+    again = gateway.attach("far")
+    again.connected()
+    await trio.sleep(0)
+    await again.dropped("gone", 5.0)
+    assert gateway.status() == [Presence("far", "absent", None)]
 
 
 async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_clock: object) -> None:

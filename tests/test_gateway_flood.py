@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 import pytest
 import trio
+from test_gateway import MAX_LINE, TOKEN, WAIT, auth, refused
 from trio_websocket import (
     ConnectionRejected,
     WebSocketConnection,
@@ -23,7 +24,6 @@ from arena.engine.gateway import Gateway, Knocks
 from arena.protocol.remote import GATEWAY_PATH, REFUSED, decode_welcome
 from arena.web.app import Site
 from arena.web.server import Listen, serve
-from tests.test_gateway import MAX_LINE, TOKEN, WAIT, auth, refused
 
 STRANGER = "127.0.0.2"
 WRONG = auth(token="wrong-token-0123456789")

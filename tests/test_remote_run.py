@@ -103,7 +103,12 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(
         (stored,) = db.execute("SELECT config_toml FROM tournament").fetchone()
     report = (tmp_path / "results" / "mixed" / "report.md").read_text(encoding="utf-8")
     assert "Latency of the remote entrants (round trip, median over their moves): far " in report
-    assert "Latency of the remote entrants" in (await run.stdout.receive_some(1 << 20)).decode()
+    out = bytearray()
+    while chunk := await run.stdout.receive_some(1 << 20):
+        out += chunk
+    assert "Latency of the remote entrants" in out.decode()
+    assert "waiting up to 60 s for 1 remote entrant to connect: far\n" in out.decode()
+    assert "remote entrant far is here: 'random'" in out.decode()
     assert len(rows) == 12
     assert all(
         reason not in ("crash", "time", "protocol", "disconnect", "start") for _, reason in rows

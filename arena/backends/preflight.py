@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import shlex
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,8 +99,16 @@ class BrokenEntrants(Exception):
         self.lines = [s.line() for s in broken]
 
 
+def _silent(line: str) -> None:
+    pass
+
+
 async def _start_one(
-    config: TournamentConfig, name: str, game: str, gateway: Gateway | None = None
+    config: TournamentConfig,
+    name: str,
+    game: str,
+    gateway: Gateway | None = None,
+    say: Callable[[str], None] = _silent,
 ) -> Started:
     cfg = entry_config(config, name)
     variant = config.variant
@@ -115,6 +124,11 @@ async def _start_one(
             ident = await engine.start(game, variant, check_identity=False)
         except EngineError as exc:
             return Started(name, cause=exc.detail, output=exc.stderr_tail)
+        if isinstance(engine, RemoteEngine):
+            link = engine.link
+            rtt = link.rtt_ms if link is not None else None
+            trip = f", round trip {rtt:.1f} ms" if rtt is not None else ""
+            say(visible(f"remote entrant {name} is here: {ident.name!r}{trip}"))
         cause = ""
         if ident.protocol != PROTOCOL_VERSION:
             cause = f"speaks protocol version {ident.protocol}, arena speaks {PROTOCOL_VERSION}"
@@ -177,14 +191,30 @@ def identity_warnings(config: TournamentConfig, started: list[Started]) -> list[
 
 
 async def preflight(
-    config: TournamentConfig, game: str, gateway: Gateway | None = None
+    config: TournamentConfig,
+    game: str,
+    gateway: Gateway | None = None,
+    say: Callable[[str], None] = _silent,
 ) -> Preflight:
     """Start every entrant of ``config`` at once and shake hands with each (a remote
-    one once it connects through ``gateway``, within ``[remote] connect_timeout``)."""
+    one once it connects through ``gateway``, within ``[remote] connect_timeout``).
+
+    ``say`` hears what the operator would otherwise wonder about during a wait of
+    up to ``connect_timeout``: which remote entrants the run waits for, and each
+    one as it arrives."""
     results: dict[str, Started] = {}
+    absent = [b.name for b in config.bots if b.remote and gateway and not gateway.current(b.name)]
+    if absent:
+        many = "entrant" if len(absent) == 1 else "entrants"
+        say(
+            visible(
+                f"waiting up to {config.remote.connect_timeout:g} s for {len(absent)} remote "
+                f"{many} to connect: {', '.join(absent)}"
+            )
+        )
 
     async def one(name: str) -> None:
-        results[name] = await _start_one(config, name, game, gateway)
+        results[name] = await _start_one(config, name, game, gateway, say)
 
     begun = time.perf_counter()
     async with trio.open_nursery() as nursery:

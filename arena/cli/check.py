@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import click
 
 from arena.cli.app import FiniteFloat, friendly_errors, main
-from arena.cli.common import confinement, confinement_options
+from arena.cli.common import confinement, confinement_options, tls_options
 from arena.games import get_game
 
 if TYPE_CHECKING:
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     show_default=True,
     help="With --listen: seconds to wait for it to connect.",
 )
+@tls_options
 @confinement_options
 @friendly_errors
 def check_bot(
@@ -80,6 +81,8 @@ def check_bot(
     listen: str | None,
     name: str | None,
     wait: float,
+    tls_cert: str | None,
+    tls_key: str | None,
     sandbox: str,
     memory_mb: int,
     cpu_seconds: int,
@@ -108,6 +111,8 @@ def check_bot(
     if game_name is not None:
         get_game(game_name)
     TimeControl.parse(tc)
+    if listen is None and (tls_cert is not None or tls_key is not None):
+        raise click.UsageError("--tls-cert and --tls-key are for --listen")
     if listen is not None or name is not None:
         sys.exit(
             _remote(
@@ -121,6 +126,7 @@ def check_bot(
                 tc,
                 wait,
                 confinement(sandbox, memory_mb, cpu_seconds, file_size_mb, processes),
+                (tls_cert, tls_key),
             )
         )
     if not command:
@@ -161,6 +167,7 @@ def _remote(
     tc: str,
     wait: float,
     confined: tuple[Limits, SandboxSettings],
+    tls: tuple[str | None, str | None],
 ) -> int:
     """``--listen`` and ``--name``: the checks over a gateway (``compliance_remote``)."""
     import os
@@ -184,6 +191,7 @@ def _remote(
         echo=click.echo,
         limits=limits,
         sandbox=box,
+        tls=tls,
     )
 
 

@@ -57,6 +57,31 @@ def protocol_options(func: Callable[..., Any]) -> Callable[..., Any]:
     return func
 
 
+def tls_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--tls-cert`` and ``--tls-key``: the web server (``arena run --web``, ``arena
+    serve``, ``arena check-bot --listen``) speaks HTTPS and WSS (checked by
+    ``arena.web.server.parse_listen``)."""
+    options = [
+        click.option(
+            "--tls-cert",
+            "tls_cert",
+            default=None,
+            metavar="FILE",
+            help="Serve HTTPS with this certificate (PEM, its chain after it); with --tls-key.",
+        ),
+        click.option(
+            "--tls-key",
+            "tls_key",
+            default=None,
+            metavar="FILE",
+            help="The certificate's private key (PEM, not encrypted).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 SANDBOX_HELP = (
     "Confine each bot with bubblewrap: auto (when bwrap works here, else say so and run "
     "unconfined), bwrap (required) or none."

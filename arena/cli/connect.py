@@ -25,6 +25,13 @@ from arena.cli.common import confinement, confinement_options
     help="The entry's token (from the organiser); the variable keeps it out of ps.",
 )
 @click.option(
+    "--cafile",
+    default=None,
+    metavar="FILE",
+    help="Trust the arena's certificate if this CA (PEM) signed it, or it is this "
+    "self-signed one (https:// only; default: the system's trust store).",
+)
+@click.option(
     "--max-backoff",
     type=click.FloatRange(1, 3600),
     default=30.0,
@@ -38,6 +45,7 @@ def connect_command(
     command: tuple[str, ...],
     name: str,
     token: str,
+    cafile: str | None,
     max_backoff: float,
     sandbox: str,
     memory_mb: int,
@@ -77,7 +85,8 @@ def connect_command(
     async def run() -> None:
         if bot.builtin:
             await prepare(bot.name)
-        await connect(Link(gateway_url(url), name, token), config, say, max_backoff=max_backoff)
+        link = Link(gateway_url(url), name, token, cafile)
+        await connect(link, config, say, max_backoff=max_backoff)
 
     try:
         trio.run(run)

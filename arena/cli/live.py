@@ -106,6 +106,9 @@ class LogObserver(Observer):
     def warning(self, line: str) -> None:
         self._say(line)
 
+    def note(self, line: str) -> None:
+        self._say(line)
+
 
 class RunningElo:
     """Ratings of the games finished so far, refit only when a game was added.
@@ -389,6 +392,9 @@ class LiveObserver(Observer):
 
     def warning(self, line: str) -> None:
         self.console.print(Text(line, style="yellow"))
+
+    def note(self, line: str) -> None:
+        self.console.print(Text(line))
 
     def close(self) -> None:
         if self.live is not None:

@@ -16,6 +16,7 @@ from arena.cli.common import (
     protocol_options,
     protocol_settings,
     report_and_standings,
+    tls_options,
 )
 from arena.engine.sandbox import MODES
 
@@ -84,8 +85,27 @@ if TYPE_CHECKING:
     "--token",
     default=None,
     help="Token the web view asks for (made up if HOST is "
-    "not a loopback address and none is given).",
+    "not a loopback address, or behind a proxy, and none is given).",
 )
+@click.option(
+    "--trust-proxy",
+    "trust_proxy",
+    multiple=True,
+    metavar="ADDR",
+    help="With --web: a reverse proxy in front (an address, or a network such as "
+    "10.0.0.0/8; repeatable) whose X-Forwarded-For names each connection's client, so "
+    "that the gateway's per-address limits apply per author, not to all at once. "
+    "The header from any other peer is ignored.",
+)
+@click.option(
+    "--public-url",
+    default=None,
+    metavar="URL",
+    help="With --web: the address the arena is reached at through a reverse proxy "
+    "(https://host/ or, for arena connect only, https://host/cup/), printed for the web "
+    "view and arena connect instead of the bound one.",
+)
+@tls_options
 @click.option(
     "--skip-broken",
     is_flag=True,
@@ -116,6 +136,10 @@ def run_command(
     budget_ms: float,
     web: str | None,
     token: str | None,
+    trust_proxy: tuple[str, ...],
+    public_url: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
     sandbox: str | None,
     skip_broken: bool,
 ) -> None:
@@ -142,11 +166,22 @@ def run_command(
         from arena.web.hub import LiveHub
         from arena.web.server import parse_listen
 
-        listen = parse_listen(web, token)
+        listen = parse_listen(
+            web, token, trust=trust_proxy, public=public_url, cert=tls_cert, key=tls_key
+        )
         hub = LiveHub()
         observer = Observers(observer, hub)
-    elif token is not None:
-        raise UserError("--token is for --web")
+    else:
+        given = {
+            "--token": token,
+            "--trust-proxy": trust_proxy,
+            "--public-url": public_url,
+            "--tls-cert": tls_cert,
+            "--tls-key": tls_key,
+        }
+        for option, value in given.items():
+            if value not in (None, ()):
+                raise UserError(f"{option} is for --web")
     remote = [bot.name for bot in config.bots if bot.remote]
     if remote and web is None:
         raise UserError(

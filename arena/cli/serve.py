@@ -7,7 +7,7 @@ from contextlib import suppress
 import click
 
 from arena.cli.app import UserError, friendly_errors, main
-from arena.cli.common import announce
+from arena.cli.common import announce, tls_options
 
 
 @main.command()
@@ -26,8 +26,15 @@ from arena.cli.common import announce
     help="Token every request must carry (made up if HOST "
     "is not a loopback address and none is given).",
 )
+@tls_options
 @friendly_errors
-def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None:
+def serve(
+    results_dirs: tuple[str, ...],
+    listen: str,
+    token: str | None,
+    tls_cert: str | None,
+    tls_key: str | None,
+) -> None:
     """Serve a web view of stored tournaments (RESULTS_DIRS, default: results/).
 
     Each folder is a tournament's (it holds games.sqlite) or holds such folders.
@@ -40,7 +47,7 @@ def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None
     from arena.web.app import Site, find_tournaments
     from arena.web.server import parse_listen, serve_forever
 
-    where = parse_listen(listen, token)
+    where = parse_listen(listen, token, cert=tls_cert, key=tls_key)
     paths = [Path(p) for p in results_dirs] or [Path("results")]
     tournaments = find_tournaments([p for p in paths if p.is_dir()])
     if not tournaments:

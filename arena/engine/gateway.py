@@ -15,14 +15,15 @@ WebSocket handshake, the cheapest refusal there is), and
 from __future__ import annotations
 
 import hmac
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Literal
 
 import trio
 
 from arena.engine.link import RemoteLink
-from arena.protocol.remote import ENDING, REFUSED, TAKEN, Auth
+from arena.protocol.remote import ENDING, REFUSED, RESTART, TAKEN, Auth
 
 __all__ = ["AUTH_TIMEOUT", "MAX_WAITING", "PER_ADDRESS", "Gateway", "Knocks"]
 
@@ -108,6 +109,22 @@ class Knocks:
             del self._strikes[next(iter(self._strikes))]
 
 
+State = Literal["connected", "dropped", "restarting", "absent"]
+
+
+@dataclass(frozen=True, slots=True)
+class Presence:
+    """Whether a remote entrant is here (:meth:`Gateway.status`)."""
+
+    name: str
+    state: State
+    rtt_ms: float | None
+
+
+def _nothing() -> None:
+    pass
+
+
 class Gateway:
     """The remote entrants' door: their tokens and their live connections."""
 
@@ -143,10 +160,31 @@ class Gateway:
         self.sockets = 0
         """Connections being served now, whatever their stage."""
         self._quiet = trio.Event()
+        self.on_change: Callable[[], None] = _nothing
+        """Told when an entrant connects, loses its socket or its link ends (the
+        live view shows who is here)."""
 
     @property
     def names(self) -> list[str]:
         return list(self._tokens)
+
+    def status(self) -> list[Presence]:
+        """Each remote entrant: connected, back soon (its socket dropped, its link
+        waits ``reconnect`` seconds), starting a fresh bot (the arena closed its
+        link to restart it), or not connected; with its round trip."""
+        out = []
+        for name in self._tokens:
+            link = self._links.get(name)
+            if link is None:
+                out.append(Presence(name, "absent", None))
+                continue
+            state: State
+            if link.ended.is_set():  # a fresh bot on its way, or gone
+                state = "restarting" if link.close_code == RESTART else "absent"
+            else:
+                state = "connected" if link.up else "dropped"
+            out.append(Presence(name, state, None if state == "absent" else link.rtt_ms))
+        return out
 
     @contextmanager
     def admission(self, peer: str | None, now: float) -> Iterator[Door]:

@@ -103,7 +103,7 @@ class RemoteLink:
         if self.ended.is_set():
             raise trio.BrokenResourceError(self.why)
         line = line.rstrip(b"\n")
-        self._replay.sent(line)
+        self._replay.sent(line, trio.current_time())
         await self._out_send.send(line)
 
     async def receive(self) -> bytes:
@@ -182,7 +182,7 @@ class RemoteLink:
         resumed.set()
         if self.connections == 1:
             return queued
-        return self._replay.lines(queued)
+        return self._replay.lines(queued, trio.current_time())
 
     async def deliver(self, frame: bytes) -> bool:
         """A frame from the bot; ``False`` if it was over ``max_line``, which ends the

@@ -15,7 +15,9 @@ each send, each answer of the bot (its budget and a margin: the arena's clock
 is the one that counts), and a WebSocket ping every :data:`HEARTBEAT` seconds,
 which also measures the latency shown. A dropped or lost connection is opened
 again after a backoff that doubles up to :data:`MAX_BACKOFF`; a refusal that
-another try cannot cure (a wrong token) ends the run with its one line.
+another try cannot cure (a wrong token, an arena whose certificate is not
+trusted here or that does not speak TLS at a ``wss://`` address) ends the run
+with its one line.
 """
 
 from __future__ import annotations
@@ -85,8 +87,21 @@ FIRST_BACKOFF = 1.0
 MAX_BACKOFF = 30.0
 
 
+LAST_WORDS = 20
+"""Lines of a failed bot's stderr shown to its author (the arena is not sent them)."""
+
+
+def _last_words(tail: str) -> list[str]:
+    """The end of what a failed bot wrote on stderr, escaped, at most
+    :data:`LAST_WORDS` lines: without it an author sees ``exited with code 1`` and
+    has to run the bot by hand to learn why."""
+    lines = [visible(line) for line in tail.splitlines() if line.strip()]
+    return lines[-LAST_WORDS:]
+
+
 class ConnectError(Exception):
-    """The gateway refused for good (a wrong name or token, a bad address); one line."""
+    """The gateway refused for good (a wrong name or token, a bad address, a
+    certificate not trusted here); one line."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +112,25 @@ class Link:
     """The ``ws://`` or ``wss://`` address of the gateway (:func:`gateway_url`)."""
     name: str
     token: str
+    cafile: str | None = None
+    """A CA's certificate (PEM) to trust for ``wss://`` instead of the system's store."""
+
+
+def client_context(link: Link) -> ssl.SSLContext | None:
+    """The TLS settings for ``link``: none for ``ws://``; for ``wss://`` the
+    system's trust store (which ``SSL_CERT_FILE`` replaces), or ``link.cafile``
+    alone, which is how an arena with a private CA's or a self-signed
+    certificate is trusted. A file that cannot be read is one line, now."""
+    if not link.url.startswith("wss:"):
+        if link.cafile is not None:
+            raise ConnectError("--cafile is for an https:// address")
+        return None
+    try:
+        return ssl.create_default_context(cafile=link.cafile)
+    except ssl.SSLError:  # read, but no certificate in it
+        raise ConnectError(f"--cafile {link.cafile}: no PEM certificate in it") from None
+    except OSError as e:
+        raise ConnectError(f"--cafile {link.cafile}: cannot read it ({e.strerror or e})") from None
 
 
 def gateway_url(url: str) -> str:
@@ -165,6 +199,39 @@ async def connect(
         backoff = min(backoff * 2, max_backoff)
 
 
+async def check_certificate(url: str, context: ssl.SSLContext) -> None:
+    """A TLS handshake with the arena at ``url`` (``wss://``), then closed: an
+    arena this machine does not trust, or one not speaking TLS, is a
+    :class:`ConnectError`, for another try cannot cure it. trio-websocket drops
+    the handshake's error and waits out its connect timeout instead, and then
+    looks like an arena not answering, so this runs before a connection that
+    follows none that was welcomed (the first, or one that failed). Anything
+    else (refused, reset, too slow) is raised as it is: another try may cure it."""
+    parts = urllib.parse.urlsplit(url)
+    host, port = parts.hostname or "", parts.port or 443
+    with trio.fail_after(OPEN_TIMEOUT):
+        stream = await trio.open_ssl_over_tcp_stream(
+            host, port, ssl_context=context, https_compatible=True
+        )
+        try:
+            await stream.do_handshake()
+        except trio.BrokenResourceError as e:
+            cause = e.__cause__
+            if isinstance(cause, ssl.SSLCertVerificationError):
+                raise ConnectError(
+                    f"the arena's certificate is not trusted here ({cause.verify_message}); "
+                    "--cafile FILE trusts the CA that signed it, or a self-signed one"
+                ) from None
+            if type(cause) is ssl.SSLError:  # not an end of file or a reset: no TLS there
+                why = (cause.reason or str(cause)).lower().replace("_", " ")
+                raise ConnectError(
+                    f"no TLS at {host}:{port} ({why}); is the address http://?"
+                ) from None
+            raise
+        finally:
+            await trio.aclose_forcefully(stream)
+
+
 NETWORK = (OSError, trio.TooSlowError, trio.BrokenResourceError, ProtocolError)
 """What a lost or broken connection raises here (a new one cures it)."""
 
@@ -188,6 +255,7 @@ class Session:
         self.say = say
         self.games = 0
         self.welcomed = False
+        self.context = client_context(link)
         self.latency_ms: float | None = None
         self._identity: Identity | None = None
         self._moves = 0
@@ -197,13 +265,14 @@ class Session:
 
     async def run(self) -> bool:
         """One connection, until it ends: ``True`` if the arena said ``quit``."""
+        if self.context is not None and not self.welcomed:  # the first, or after a failure
+            await check_certificate(self.link.url, self.context)
         self.welcomed = False
-        context = ssl.create_default_context() if self.link.url.startswith("wss:") else None
         async with AsyncExitStack() as stack:
             ws = await stack.enter_async_context(
                 open_websocket_url(  # its own deadlines (its nursery outlives any scope here)
                     self.link.url,
-                    ssl_context=context,
+                    ssl_context=self.context,
                     max_message_size=self.config.max_line + 4096,
                     message_queue_size=4,
                     connect_timeout=OPEN_TIMEOUT,
@@ -228,7 +297,7 @@ class Session:
 
     def _announce(self, msg: NewGame) -> str:
         them = ", ".join(p for i, p in enumerate(msg.players) if i != msg.player)
-        latency = "" if self.latency_ms is None else f"; latency {self.latency_ms:.0f} ms"
+        latency = "" if self.latency_ms is None else f"; latency {self.latency_ms:.1f} ms"
         return f"game {self.games}: against {visible(them)} ({msg.time_control}){latency}"
 
     async def _heartbeat(self, ws: WebSocketConnection) -> None:
@@ -343,6 +412,8 @@ class Session:
                         return True
                 except EngineError as e:
                     self.say(f"the bot failed: {e}")
+                    for line in _last_words(e.stderr_tail):  # for its author's eyes only
+                        self.say(f"  | {line}")
                     reason = e.reason if e.reason in ("crash", "protocol", "time") else "crash"
                     fault = Fault(reason=reason, detail=e.detail[:1000])  # type: ignore[arg-type]
                     await self._send(ws, fault)

@@ -51,11 +51,12 @@ def run_remote_checks(
     echo: Callable[[str], None] = print,
     limits: Limits | None = None,
     sandbox: SandboxSettings | None = None,
+    tls: tuple[str | None, str | None] = (None, None),
 ) -> int:
     """Synchronous entry point for ``arena check-bot --listen [HOST:]PORT --name NAME``:
     ``token`` is the author's (``ARENA_TOKEN``); without one a token is made here
-    and shown with the command to run."""
-    where = parse_listen(listen)
+    and shown with the command to run. ``tls``: ``--tls-cert`` and ``--tls-key``."""
+    where = parse_listen(listen, cert=tls[0], key=tls[1])
     given = (token or "").strip()
     return trio.run(
         functools.partial(

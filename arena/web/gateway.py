@@ -140,6 +140,7 @@ async def _serve(gateway: Gateway, ws: WebSocket) -> None:
             if refusal is None:
                 link = gateway.attach(auth.name)
                 first = link.connected()
+                gateway.on_change()
             elif refusal[0] == REFUSED and peer is not None:
                 gateway.knocks.wrong(peer, trio.current_time())
     if refusal is not None:  # held outside the admission: it takes no place there
@@ -155,9 +156,12 @@ async def _serve(gateway: Gateway, ws: WebSocket) -> None:
     finally:
         link.released.set()
     if dropped:  # it may come back: the link waits (its game's clock runs meanwhile)
+        link.up = False
+        gateway.on_change()
         await link.dropped(link.why or "connection lost", gateway.reconnect)
     else:
         link.close(link.why or "the arena closed the connection")
+    gateway.on_change()
 
 
 async def _authenticate(gateway: Gateway, ws: WebSocket) -> Auth | None:
@@ -222,7 +226,10 @@ async def _play(ws: WebSocket, link: RemoteLink, gateway: Gateway, first: list[b
                     return
                 probe = rtt_id(text)
                 if probe is not None:
+                    shown = link.rtt_ms
                     link.probed(probe, trio.current_time())
+                    if shown is None or round(shown, 1) != round(link.rtt_ms or 0, 1):
+                        gateway.on_change()  # the live view shows each entrant's round trip
                     continue
                 fault = decode_fault(text)
                 if fault is not None:

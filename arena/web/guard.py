@@ -158,6 +158,8 @@ class TokenGate:
                 cookie[COOKIE]["path"] = "/"
                 cookie[COOKIE]["httponly"] = True
                 cookie[COOKIE]["samesite"] = "Strict"
+                if scope.get("scheme") == "https":  # served with TLS: never sent without
+                    cookie[COOKIE]["secure"] = True
                 header = cookie.output(header="").strip().encode()
                 message = {**message, "headers": [*message["headers"], (b"set-cookie", header)]}
             await send(message)

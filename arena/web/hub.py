@@ -19,9 +19,10 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 import trio
@@ -32,6 +33,9 @@ from arena.match.record import FAULT_REASONS, GameRecord
 from arena.plan.config import TournamentConfig
 from arena.report.replay import game_view, show_of
 from arena.tournament import Observer, Progress, Tally
+
+if TYPE_CHECKING:
+    from arena.engine.gateway import Presence
 
 __all__ = [
     "MAX_SUBSCRIBERS",
@@ -178,6 +182,8 @@ class LiveHub(Observer):
         ``arena.web.app.refresh_results`` keeps fresh, off every page's stream."""
         self.results_stale = trio.Event()
         """Set when a game is stored: the results need re-reading."""
+        self.remote: Callable[[], list[Presence]] | None = None
+        """The remote entrants' presence (the gateway's), for runs that have some."""
 
     # -- Observer ---------------------------------------------------------------------
 
@@ -221,6 +227,10 @@ class LiveHub(Observer):
         self.running = False
         self.closed = True
         self.games.clear()
+        self._publish(PROGRESS)
+
+    def remote_changed(self) -> None:
+        """A remote entrant came, dropped or left: pages show it."""
         self._publish(PROGRESS)
 
     def set_results(self, encoded: bytes) -> None:
@@ -269,6 +279,7 @@ class LiveHub(Observer):
             "total": self.total,
             "done": self.done,
             "running": self.running,
+            "closed": self.closed,
             "stopping": self.stopping_,
             "games_running": len(self.games),
             "per_minute": round(60 * rate, 2),
@@ -276,6 +287,10 @@ class LiveHub(Observer):
             "elapsed_seconds": round(elapsed),
             "faults": self.faults,
             "disqualified": self.disqualified,
+            "remote": [
+                {"name": p.name, "state": p.state, "rtt_ms": p.rtt_ms}
+                for p in (self.remote() if self.remote is not None else [])
+            ],
         }
 
     def game_payload(self, key: str) -> dict[str, Any] | None:

@@ -24,8 +24,8 @@
       for (const g of page.games) {
         const tr = document.createElement("tr"); tr.className = "game"; tr.dataset.key = g.key;
         o.lead(tr, g);
-        cell(tr, g.players[0]); cell(tr, g.players[1]); cell(tr, g.result);
-        cell(tr, g.reason + (g.faulty ? " (" + g.faulty + ")" : "")); cell(tr, g.plies, "num"); cell(tr, g.seconds.toFixed(1) + "s", "num");
+        cell(tr, g.players[0], "name"); cell(tr, g.players[1], "name"); cell(tr, g.result, "result");
+        cell(tr, g.reason + (g.faulty ? " (" + g.faulty + ")" : ""), "reason"); cell(tr, g.plies, "num"); cell(tr, g.seconds.toFixed(1) + "s", "num");
         if (o.tail) o.tail(tr, g);
         const b = document.createElement("button"); b.type = "button"; b.className = "open"; b.textContent = "replay";
         cell(tr, "").appendChild(b);

@@ -72,16 +72,34 @@
   }
 
   function progress(p) {
-    document.getElementById("live-name").textContent = p.name;
+    if (p.name) document.getElementById("live-name").textContent = p.name;  // (none before the first game)
     const eta = p.eta_seconds === null ? "–" : (p.eta_seconds >= 60 ? Math.round(p.eta_seconds / 60) + " min" : p.eta_seconds + " s");
-    const state = p.running ? (p.stopping ? "stopping" : "running") : "finished";
+    const state = p.running ? (p.stopping ? "stopping" : "running") : (p.closed ? "finished" : "starting");
     const line = document.getElementById("progress-line");
-    line.textContent = p.done + " of " + p.total + " games · " +
-      p.per_minute + " games/min · ETA " + eta + " · faults " + p.faults +
-      (p.disqualified.length ? " · disqualified " + p.disqualified.join(", ") : "") + " · " + state;
+    line.textContent = state === "starting"
+      ? "starting: every entrant is checked before the first game"
+      : p.done + " of " + p.total + " games · " +
+        p.per_minute + " games/min · ETA " + eta + " · faults " + p.faults +
+        (p.disqualified.length ? " · disqualified " + p.disqualified.join(", ") : "") + " · " + state;
     line.dataset.done = p.done; line.dataset.total = p.total; line.dataset.state = state;
     document.getElementById("progress-bar").style.width = (p.total ? 100 * p.done / p.total : 0) + "%";
+    remote(p.remote || [], !p.closed);
     running();
+  }
+
+  const PRESENCE = {
+    connected: "connected", dropped: "connection lost, may come back",
+    restarting: "starting a fresh bot", absent: "not connected",
+  };
+
+  // Who of the remote entrants is here: an organiser waiting for them, or one
+  // whose author lost the network, sees it without reading the terminal.
+  function remote(entrants, open) {
+    const line = document.getElementById("remote-line");
+    line.hidden = !entrants.length || !open;
+    line.textContent = "remote: " + entrants.map(e => e.name + " " + PRESENCE[e.state] +
+      (e.state === "connected" && e.rtt_ms != null ? " (" + e.rtt_ms.toFixed(1) + " ms)" : "")).join(" · ");
+    line.dataset.states = entrants.map(e => e.name + "=" + e.state).join(" ");
   }
 
   function running() {
@@ -102,13 +120,13 @@
     const table = document.getElementById("live-standings");
     table.tHead.replaceChildren();
     const head = document.createElement("tr");
-    for (const h of ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"]) text("th", "", head, h);
+    ["#", "player", "Elo", "95%", "games", "W-L-D", "score", "LOS next", "faults"].forEach((h, i) => text("th", i === 1 ? "pinned" : "", head, h));
     table.tHead.appendChild(head);
-    rows(table.tBodies[0], r.standings, s => s.cells.map((c, i) => [c, i === 1 ? "" : "num"]));
+    rows(table.tBodies[0], r.standings, s => s.cells.map((c, i) => [c, i === 1 ? "name pinned" : "num"]));
     document.getElementById("standings-games").textContent = "(" + r.games + " games; first move " + r.first_move + " Elo)";
-    const line = g => [[g.index, "num"], [g.players[0]], [g.players[1]], [g.result], [g.reason + (g.faulty ? " (" + g.faulty + ")" : "")], [g.plies + " plies", "num"]];
+    const line = g => [[g.index, "num"], [g.players[0], "name"], [g.players[1], "name"], [g.result, "result"], [g.reason + (g.faulty ? " (" + g.faulty + ")" : ""), "reason"], [g.plies + " plies", "num"]];
     rows(document.querySelector("#recent tbody"), r.recent, line);
-    rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "fault" : c]));
+    rows(document.querySelector("#faults tbody"), r.faults, g => line(g).map(([v, c], i) => [v, i === 4 ? "reason fault" : c]));
     document.getElementById("recent").dataset.games = r.games;
     showRounds(r.rounds);
   }

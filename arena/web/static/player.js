@@ -8,7 +8,7 @@
     page: (offset, limit) => "/ratings/games/" + encodeURIComponent(NAME) + "?offset=" + offset + "&limit=" + limit,
     lead(tr, g) {
       tr.dataset.tournament = g.tournament;
-      const t = cell(tr, ""); const a = document.createElement("a");
+      const t = cell(tr, "", "name"); const a = document.createElement("a");
       a.href = "/t/" + encodeURIComponent(g.tournament); a.textContent = g.tournament; t.appendChild(a);
       cell(tr, g.index, "num");
     },

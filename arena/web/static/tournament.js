@@ -23,7 +23,7 @@
       q.set("offset", offset); q.set("limit", limit);
       return base + "/games?" + q.toString();
     },
-    lead(tr, g) { cell(tr, g.index, "num"); cell(tr, g.key); },
+    lead(tr, g) { cell(tr, g.index, "num"); cell(tr, g.key, "name key"); },
     replay: g => base + "/replay?key=" + encodeURIComponent(g.key),
     empty: "no game matches",
     meta: true,
