@@ -113,3 +113,9 @@ def root() -> None:
     """The arena runs as root (bots then run as another user, ``[sandbox] user``)."""
     if os.geteuid() != 0:
         missing("the arena does not run as root here")
+
+
+def netns() -> None:
+    """Network namespaces the test makes itself (``ip netns``, Debian: iproute2), as root."""
+    root()
+    tool("ip", what="ip (Debian: iproute2)")
