@@ -204,6 +204,7 @@ async def test_the_leeway_extends_the_deadline_and_is_not_charged(autojump_clock
         record = await play(engines, "movetime=0.5 margin=0.25")
         assert trio.current_time() - start == 1.0
     assert (record.reason, record.faulty) == (TIME, 0)
+    assert record.detail == "p0: no answer within 0.750 s of wall time (+250 ms network leeway)"
 
 
 async def test_a_reply_keeps_the_raw_times_and_charges_net_of_the_leeway(autojump_clock):

@@ -241,8 +241,10 @@ async def _one_decision(
         clock.flagged = player
         now = engine.cpu_seconds()
         cpu = "" if now is None or used is None else f" ({_ms(now - used)} of CPU)"
+        # A remote bot waited its leeway too: say so, or the line undercounts the wait.
+        net = f" (+{_ms(engine.leeway)} network leeway)" if engine.leeway else ""
         lost = EngineTimeout(
-            f"no answer within {timeout:.3f} s of wall time{cpu}", engine=engine.name
+            f"no answer within {timeout:.3f} s of wall time{net}{cpu}", engine=engine.name
         )
         engine.faulted = lost
         with trio.CancelScope(shield=True):
