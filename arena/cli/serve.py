@@ -24,10 +24,20 @@ from arena.cli.common import announce
     "--token",
     default=None,
     help="Token every request must carry (made up if HOST "
-    "is not a loopback address and none is given).",
+    "is not a loopback address, or behind a proxy, and none is given).",
+)
+@click.option(
+    "--public-url",
+    default=None,
+    metavar="URL",
+    help="The address the view is reached at through a reverse proxy (https://host/ or "
+    "https://host/cup/, the proxy stripping /cup), printed instead of the bound one; "
+    "the pages link under its path.",
 )
 @friendly_errors
-def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None:
+def serve(
+    results_dirs: tuple[str, ...], listen: str, token: str | None, public_url: str | None
+) -> None:
     """Serve a web view of stored tournaments (RESULTS_DIRS, default: results/).
 
     Each folder is a tournament's (it holds games.sqlite) or holds such folders.
@@ -40,7 +50,7 @@ def serve(results_dirs: tuple[str, ...], listen: str, token: str | None) -> None
     from arena.web.app import Site, find_tournaments
     from arena.web.server import parse_listen, serve_forever
 
-    where = parse_listen(listen, token)
+    where = parse_listen(listen, token, public=public_url)
     paths = [Path(p) for p in results_dirs] or [Path("results")]
     tournaments = find_tournaments([p for p in paths if p.is_dir()])
     if not tournaments:
