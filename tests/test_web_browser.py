@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -369,5 +370,132 @@ def test_stored_tournament_filter_and_replay(
             shot(page, tmp_path, "tournament-420.png")
             assert overflow(page)["wide"] == []
             assert errors == []
+    finally:
+        stop(process)
+
+
+# --------------------------------------------------------------------------- under a path prefix
+
+PREFIX_PROXY = Path(__file__).with_name("prefix_proxy.py")
+
+
+def listening_port(pid: int) -> int:
+    """The TCP port process ``pid`` listens on: its sockets' inodes (``/proc/PID/fd``)
+    looked up among the listening ones (``/proc/net/tcp``). The arena prints only the
+    ``--public-url`` address, and a port picked beforehand could be taken meanwhile."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        with contextlib.suppress(OSError):
+            target = os.readlink(fd)
+            if target.startswith("socket:["):
+                inodes.add(target[len("socket:[") : -1])
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                return int(fields[1].rsplit(":", 1)[1], 16)
+    pytest.fail(f"process {pid} listens on no TCP port")
+
+
+@pytest.fixture
+def prefix_proxy() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``tests/prefix_proxy.py`` serving ``/cup``, and its port; it is told the
+    arena's port on its standard input."""
+    proxy = subprocess.Popen(
+        [sys.executable, str(PREFIX_PROXY), "/cup"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proxy.stdout is not None
+        yield proxy, int(proxy.stdout.readline())
+    finally:
+        proxy.kill()
+        proxy.wait(10)
+
+
+def test_the_web_view_under_a_path_prefix(
+    browser, tmp_path: Path, prefix_proxy: tuple[subprocess.Popen[str], int]
+) -> None:
+    """Behind a proxy serving the arena at ``/cup/`` (and stripping it, as nginx's
+    ``proxy_pass http://127.0.0.1:PORT/;`` does), every page works from the printed
+    address: the live page follows the run through the proxy (its event stream),
+    the tournament page pages its games and opens a replay, the rating list links
+    to a player page that pages its games, and each link followed stays under
+    ``/cup/``. Every request the browser makes is under it, none fails, and no
+    page logs an error; the proxy answers anything else with a 404."""
+    proxy, port = prefix_proxy
+    public = f"http://127.0.0.1:{port}/cup/"
+    toml = tmp_path / "cup.toml"
+    bot = [sys.executable, str(BAD_BOT), "sleep_each", "0.03"]
+    toml.write_text(
+        'name = "cup-live"\nvariant = "single"\ntc = "30+0"\ngames_per_pairing = 30\n'
+        + "concurrency = 2\nseed = 5\n"
+        + "".join(
+            f'[[bots]]\nname = "{n}"\ncommand = {bot!r}\n' for n in ("alpha", "beta")
+        ).replace("'", '"')
+        + '[[bots]]\nname = "gamma"\ncommand = ["builtin:random"]\n'
+    )
+    web = ["--web", "127.0.0.1:0", "--trust-proxy", "127.0.0.1", "--public-url", public]
+    args = ["run", str(toml), "--results", str(tmp_path / "results"), "-q", "--no-report"]
+    process, url = start([*args, *web], tmp_path)
+    try:
+        assert url.startswith(public + "live?token=")
+        assert proxy.stdin is not None
+        proxy.stdin.write(f"{listening_port(process.pid)}\n")
+        proxy.stdin.flush()
+        with page_at(browser, 1400) as (page, errors):
+            asked: list[str] = []
+            failed: list[str] = []
+            page.on("request", lambda r: asked.append(r.url))
+            page.on(
+                "requestfailed",
+                lambda r: (
+                    None  # the live page's stream, cut as the page is left
+                    if r.url.startswith(public + "live/events") and r.failure == "net::ERR_ABORTED"
+                    else failed.append(f"{r.url}: {r.failure}")
+                ),
+            )
+            page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
+            page.goto(url)
+            page.wait_for_function(
+                "() => window.arenaLive.moves >= 3 && window.arenaLive.finished >= 2"
+                " && document.querySelectorAll('#recent tbody td.result').length >= 2",
+                timeout=30_000,
+            )
+            shot(page, tmp_path, "prefix-live-1400.png")
+            page.locator("header nav a", has_text="tournaments").click()
+            page.wait_for_url(public)
+            page.locator("#tournaments a", has_text="cup-live").click()
+            page.wait_for_url(public + "t/cup-live")
+            page.wait_for_function(
+                "() => +document.getElementById('page-info').dataset.total >= 2", timeout=20_000
+            )
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            shot(page, tmp_path, "prefix-tournament-1400.png")
+            page.locator("header nav a", has_text="ratings").click()
+            page.wait_for_url(public + "ratings")
+            page.locator("a[href*='/ratings/player/']", has_text="alpha").first.click()
+            page.wait_for_url(public + "ratings/player/*alpha*")  # "testbot 1 [alpha]"
+            page.wait_for_function(
+                "() => +document.getElementById('page-info').dataset.total >= 1", timeout=20_000
+            )
+            page.locator("#games-paged tr.game a", has_text="cup-live").first.wait_for()
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            shot(page, tmp_path, "prefix-player-1400.png")
+            page.locator("header nav a", has_text="live").click()
+            page.wait_for_url(public + "live")
+            page.wait_for_function("() => window.arenaLive.snapshots === 1", timeout=20_000)
+            with page_at(browser, 420) as (narrow, narrow_errors):
+                narrow.goto(url)
+                narrow.locator("#live-standings tbody tr").first.wait_for(timeout=20_000)
+                shot(narrow, tmp_path, "prefix-live-420.png")
+                assert narrow_errors == []
+            assert failed == []
+            assert errors == []
+            assert len(asked) > 20 and [a for a in asked if not a.startswith(public)] == []
     finally:
         stop(process)
