@@ -537,6 +537,8 @@ async def view_links(site: Site, listen: Listen) -> dict[str, Any]:
                     root = re.search(r'<html lang="en" data-root="([^"]*)">', answer.text)
                     out[path] = (page_links(answer.text), root and root.group(1))
                 out["redirect"] = (await client.get("/live/")).headers["location"]
+                unstripped = await client.get("/cup/live")  # a proxy that kept the prefix
+                out["unstripped"] = (unstripped.status_code, unstripped.text)
                 if listen.token:
                     cookie = await client.get(f"/?token={listen.token}", headers={})
                     out["cookie"] = cookie.headers["set-cookie"]
@@ -556,6 +558,7 @@ async def test_without_a_public_path_every_page_links_as_before(live_site: Site)
         path: (known, "") for path, known in LINKS.items()
     }
     assert links["redirect"] == "/live"  # the browser's own host and scheme
+    assert links["unstripped"] == (404, "Not Found")
     # behind a proxy at the host's root: as without one, the cookie for the whole host
     root = await view_links(live_site, parse_listen("127.0.0.1:0", public="https://a.example/"))
     assert {path: root[path] for path in LINKS} == {
@@ -575,6 +578,12 @@ async def test_under_a_public_path_every_page_links_under_it(live_site: Site) ->
         path: (["/cup" + link for link in known], "/cup") for path, known in LINKS.items()
     }
     assert links["redirect"] == "/cup/live"
+    assert links["unstripped"] == (
+        404,
+        "no page /cup/live: the proxy in front must strip /cup before it passes a request on "
+        "(nginx: location /cup/ with proxy_pass http://HOST:PORT/; ending in a slash; "
+        "Caddy: handle_path /cup/*)",
+    )
     assert "Path=/cup;" in links["cookie"] and "HttpOnly" in links["cookie"]
 
 

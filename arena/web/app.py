@@ -340,6 +340,19 @@ def build_app(
     async def not_found(request: Request, exc: Exception) -> Response:
         return Response(str(exc), status_code=404, media_type="text/plain")
 
+    async def no_page(request: Request, exc: Exception) -> Response:
+        """No route: Starlette's answer, and, for a path still under ``root``, why
+        (the proxy in front did not strip it; see the README's proxy setups)."""
+        text = getattr(exc, "detail", "Not Found")
+        path = request.scope.get("raw_path", b"").decode("latin-1")
+        if root and (path == root or path.startswith(root + "/")):
+            text = (
+                f"no page {path}: the proxy in front must strip {root} before it passes a "
+                f"request on (nginx: location {root}/ with proxy_pass http://HOST:PORT/; "
+                f"ending in a slash; Caddy: handle_path {root}/*)"
+            )
+        return Response(text, status_code=404, media_type="text/plain")
+
     async def bad_request(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": str(exc)}, status_code=400)
 
@@ -360,7 +373,12 @@ def build_app(
             Route("/ratings/player/{player:path}", player),
             Route("/static/{file}", static.serve),
         ],
-        exception_handlers={_NotFound: not_found, BadRequest: bad_request, StoreError: store_error},
+        exception_handlers={
+            404: no_page,
+            _NotFound: not_found,
+            BadRequest: bad_request,
+            StoreError: store_error,
+        },
     )
     return guarded(_redirect_under(app, root), token=token, hosts=hosts, root=root)
 
