@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import subprocess
 import sys
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import overflow, page_at, window_tabs  # fixtures come from conftest
+from procs import listening_port
 
 BAD_BOT = Path(__file__).with_name("bad_bot.py")
 SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
@@ -379,24 +379,6 @@ def test_stored_tournament_filter_and_replay(
 PREFIX_PROXY = Path(__file__).with_name("prefix_proxy.py")
 
 
-def listening_port(pid: int) -> int:
-    """The TCP port process ``pid`` listens on: its sockets' inodes (``/proc/PID/fd``)
-    looked up among the listening ones (``/proc/net/tcp``). The arena prints only the
-    ``--public-url`` address, and a port picked beforehand could be taken meanwhile."""
-    inodes = set()
-    for fd in Path(f"/proc/{pid}/fd").iterdir():
-        with contextlib.suppress(OSError):
-            target = os.readlink(fd)
-            if target.startswith("socket:["):
-                inodes.add(target[len("socket:[") : -1])
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        for line in Path(table).read_text().splitlines()[1:]:
-            fields = line.split()
-            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
-                return int(fields[1].rsplit(":", 1)[1], 16)
-    pytest.fail(f"process {pid} listens on no TCP port")
-
-
 @pytest.fixture
 def prefix_proxy() -> Iterator[tuple[subprocess.Popen[str], int]]:
     """``tests/prefix_proxy.py`` serving ``/cup``, and its port; it is told the
@@ -413,6 +395,24 @@ def prefix_proxy() -> Iterator[tuple[subprocess.Popen[str], int]]:
     finally:
         proxy.kill()
         proxy.wait(10)
+
+
+def watch(page, public: str) -> tuple[list[str], list[str]]:
+    """Every address ``page`` asks for, and every request that failed or got a
+    status of 400 or more (but the live page's stream, cut as the page is left)."""
+    asked: list[str] = []
+    failed: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.on(
+        "requestfailed",
+        lambda r: (
+            None
+            if r.url.startswith(public + "live/events") and r.failure == "net::ERR_ABORTED"
+            else failed.append(f"{r.url}: {r.failure}")
+        ),
+    )
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
+    return asked, failed
 
 
 def test_the_web_view_under_a_path_prefix(
@@ -442,22 +442,12 @@ def test_the_web_view_under_a_path_prefix(
     process, url = start([*args, *web], tmp_path)
     try:
         assert url.startswith(public + "live?token=")
-        assert proxy.stdin is not None
-        proxy.stdin.write(f"{listening_port(process.pid)}\n")
+        arena_port = listening_port(process.pid)
+        assert proxy.stdin is not None and arena_port is not None
+        proxy.stdin.write(f"{arena_port}\n")
         proxy.stdin.flush()
         with page_at(browser, 1400) as (page, errors):
-            asked: list[str] = []
-            failed: list[str] = []
-            page.on("request", lambda r: asked.append(r.url))
-            page.on(
-                "requestfailed",
-                lambda r: (
-                    None  # the live page's stream, cut as the page is left
-                    if r.url.startswith(public + "live/events") and r.failure == "net::ERR_ABORTED"
-                    else failed.append(f"{r.url}: {r.failure}")
-                ),
-            )
-            page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
+            asked, failed = watch(page, public)
             page.goto(url)
             page.wait_for_function(
                 "() => window.arenaLive.moves >= 3 && window.arenaLive.finished >= 2"
@@ -497,5 +487,41 @@ def test_the_web_view_under_a_path_prefix(
             assert failed == []
             assert errors == []
             assert len(asked) > 20 and [a for a in asked if not a.startswith(public)] == []
+    finally:
+        stop(process)
+
+
+def test_arena_serve_under_a_path_prefix(
+    browser, tmp_path: Path, stored: Path, prefix_proxy: tuple[subprocess.Popen[str], int]
+) -> None:
+    """``arena serve --public-url`` behind the same proxy: the list of tournaments,
+    a tournament's games and a replay, the rating list, all under ``/cup/``."""
+    proxy, port = prefix_proxy
+    public = f"http://127.0.0.1:{port}/cup/"
+    args = ["serve", str(stored), "--listen", "127.0.0.1:0", "--public-url", public]
+    process, url = start(args, tmp_path)
+    try:
+        assert url.startswith(public + "?token=")
+        arena_port = listening_port(process.pid)
+        assert proxy.stdin is not None and arena_port is not None
+        proxy.stdin.write(f"{arena_port}\n")
+        proxy.stdin.flush()
+        with page_at(browser, 1400) as (page, errors):
+            asked, failed = watch(page, public)
+            page.goto(url)
+            page.locator("#tournaments a", has_text="club").click()
+            page.wait_for_url(public + "t/club")
+            page.wait_for_function(
+                "() => document.getElementById('page-info').dataset.total === '12'", timeout=20_000
+            )
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            page.locator("header nav a", has_text="ratings").click()
+            page.wait_for_url(public + "ratings")
+            page.locator("header nav a", has_text="tournaments").click()
+            page.wait_for_url(public)
+            assert failed == []
+            assert errors == []
+            assert len(asked) > 10 and [a for a in asked if not a.startswith(public)] == []
     finally:
         stop(process)
