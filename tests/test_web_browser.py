@@ -377,6 +377,7 @@ def test_stored_tournament_filter_and_replay(
 # --------------------------------------------------------------------------- under a path prefix
 
 PREFIX_PROXY = Path(__file__).with_name("prefix_proxy.py")
+FAR_TOKEN = "far-token-0123456789"
 
 
 @pytest.fixture
@@ -421,34 +422,53 @@ def test_the_web_view_under_a_path_prefix(
     """Behind a proxy serving the arena at ``/cup/`` (and stripping it, as nginx's
     ``proxy_pass http://127.0.0.1:PORT/;`` does), every page works from the printed
     address: the live page follows the run through the proxy (its event stream),
-    the tournament page pages its games and opens a replay, the rating list links
-    to a player page that pages its games, and each link followed stays under
-    ``/cup/``. Every request the browser makes is under it, none fails, and no
-    page logs an error; the proxy answers anything else with a 404."""
+    where a remote entrant plays, connected with ``arena connect`` to the proxy's
+    address (its WebSocket through the proxy too), the tournament page pages its
+    games and opens a replay, the rating list links to a player page that pages
+    its games, and each link followed stays under ``/cup/``. Every request the
+    browser makes is under it, none fails, and no page logs an error; the proxy
+    answers anything else with a 404."""
     proxy, port = prefix_proxy
     public = f"http://127.0.0.1:{port}/cup/"
     toml = tmp_path / "cup.toml"
     bot = [sys.executable, str(BAD_BOT), "sleep_each", "0.03"]
     toml.write_text(
         'name = "cup-live"\nvariant = "single"\ntc = "30+0"\ngames_per_pairing = 30\n'
-        + "concurrency = 2\nseed = 5\n"
-        + "".join(
-            f'[[bots]]\nname = "{n}"\ncommand = {bot!r}\n' for n in ("alpha", "beta")
-        ).replace("'", '"')
+        + "concurrency = 2\nseed = 5\n[remote]\nconnect_timeout = 60\n"
+        + f'[[bots]]\nname = "alpha"\ncommand = {bot!r}\n'.replace("'", '"')
+        + '[[bots]]\nname = "far"\nremote = true\ntoken_env = "FAR_TOKEN"\n'
         + '[[bots]]\nname = "gamma"\ncommand = ["builtin:random"]\n'
     )
     web = ["--web", "127.0.0.1:0", "--trust-proxy", "127.0.0.1", "--public-url", public]
     args = ["run", str(toml), "--results", str(tmp_path / "results"), "-q", "--no-report"]
-    process, url = start([*args, *web], tmp_path)
+    os.environ["FAR_TOKEN"] = FAR_TOKEN  # inherited by the arena started below
+    try:
+        process, said = start([*args, *web], tmp_path)
+    finally:
+        del os.environ["FAR_TOKEN"]
+    url = said.split()[0]  # then: (remote entrants: arena connect URL --name NAME)
+    author = None
     try:
         assert url.startswith(public + "live?token=")
+        assert f"arena connect {public.removesuffix('/')} --name NAME" in said
         arena_port = listening_port(process.pid)
         assert proxy.stdin is not None and arena_port is not None
         proxy.stdin.write(f"{arena_port}\n")
         proxy.stdin.flush()
+        author = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "connect", public, "--name", "far"]
+            + ["--sandbox", "none", "--", *bot],
+            env={**os.environ, "ARENA_TOKEN": FAR_TOKEN},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         with page_at(browser, 1400) as (page, errors):
             asked, failed = watch(page, public)
             page.goto(url)
+            page.wait_for_function(
+                "() => document.getElementById('remote-line').dataset.states === 'far=connected'",
+                timeout=30_000,
+            )
             page.wait_for_function(
                 "() => window.arenaLive.moves >= 3 && window.arenaLive.finished >= 2"
                 " && document.querySelectorAll('#recent tbody td.result').length >= 2",
@@ -489,6 +509,9 @@ def test_the_web_view_under_a_path_prefix(
             assert len(asked) > 20 and [a for a in asked if not a.startswith(public)] == []
     finally:
         stop(process)
+        if author is not None:
+            author.kill()
+            author.wait(20)
 
 
 def test_arena_serve_under_a_path_prefix(
