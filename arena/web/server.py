@@ -30,13 +30,7 @@ from starlette.types import ASGIApp
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
-from arena.web.proxy import (
-    Network,
-    behind_proxies,
-    parse_proxies,
-    parse_public_url,
-    path_prefix,
-)
+from arena.web.proxy import Network, behind_proxies, parse_proxies, parse_public_url, path_prefix
 
 if TYPE_CHECKING:
     from arena.engine.gateway import Gateway
