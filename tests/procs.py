@@ -72,3 +72,24 @@ def described(pids: list[int]) -> list[str]:
             args = cmd.replace(b"\0", b" ").decode("utf-8", "replace").strip()
             lines.append(f"{pid} {state} parent {ppid}: {args[:300]}")
     return lines
+
+
+def listening_port(pid: int) -> int | None:
+    """The TCP port process ``pid`` listens on (``None`` if none): its sockets'
+    inodes (``/proc/PID/fd``) looked up among the listening ones (``/proc/net/tcp``,
+    ``tcp6``). For a server that prints only another address (``--public-url``):
+    a port picked beforehand and handed to it could be taken meanwhile."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:
+            continue  # closed while we looked
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        for line in Path(table).read_text().splitlines()[1:]:
+            fields = line.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # 0A: LISTEN
+                return int(fields[1].rsplit(":", 1)[1], 16)
+    return None

@@ -4,6 +4,7 @@ the server's read-only store pages, the token gate and the hub's bounds."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 import sys
 from pathlib import Path
@@ -22,7 +23,7 @@ from arena.storage.store import Store
 from arena.tournament import Observers, Tournament
 from arena.web.app import Site, find_tournaments
 from arena.web.hub import MAX_PENDING, PROGRESS, LiveHub, game_topic
-from arena.web.server import parse_listen, serve, url_for
+from arena.web.server import Listen, parse_listen, serve, url_for
 from arena.web.store_view import GameFilter, StoreView
 
 SLOW_RANDOM = """
@@ -492,6 +493,112 @@ async def test_paging_and_filter_parameters_are_range_checked(stored_site: Site)
                     assert answer.status_code == 400, (path, answer.text)
                     assert answer.json() == {"error": error}
             nursery.cancel_scope.cancel()
+
+
+# --------------------------------------------------------------------------- a path prefix
+
+LINKS = {
+    "/": ["/", "/live", "/ratings", "/static/pictures.js", "/static/replay.js"]
+    + ["/static/style.css", "/t/stored"],
+    "/live": ["/", "/live", "/ratings", "/static/live.js", "/static/pictures.js"]
+    + ["/static/replay.js", "/static/style.css"],
+    "/t/stored": ["/", "/live", "/ratings", "/static/games.js", "/static/pictures.js"]
+    + ["/static/replay.js", "/static/style.css", "/static/tournament.js"],
+    "/ratings": ["/", "/live", "/ratings"]
+    + [f"/ratings/player/slow%20%5B{p}%5D" for p in "abc"]
+    + ["/static/pictures.js", "/static/replay.js", "/static/style.css"],
+    "/ratings/player/slow%20%5Ba%5D": ["/", "/live", "/ratings"]
+    + [f"/ratings/player/slow%20%5B{p}%5D" for p in "bc"]
+    + ["/static/games.js", "/static/pictures.js", "/static/player.js", "/static/replay.js"]
+    + ["/static/style.css"],
+}
+"""Every address each page names (``href``/``src``, past the static files' ``?v=``;
+not in-page ``#`` links nor ``data:``), as the view named them before a prefix
+could be set: a known answer."""
+
+
+def page_links(html: str) -> list[str]:
+    found = re.findall(r'(?:href|src)="([^"#][^"]*)"', html)
+    return sorted({re.sub(r"\?v=[0-9a-f]+$", "", link) for link in found} - {"data:,"})
+
+
+async def view_links(site: Site, listen: Listen) -> dict[str, Any]:
+    """Each page's links, its ``data-root``, where ``/live/`` redirects, and the
+    token cookie's path (with a token) of the view ``serve`` makes for ``listen``."""
+    out: dict[str, Any] = {}
+    auth = {"Authorization": f"Bearer {listen.token}"} if listen.token else {}
+    with trio.fail_after(60):
+        async with trio.open_nursery() as nursery:
+            url = await nursery.start(serve, site, listen)
+            async with httpx.AsyncClient(base_url=url, timeout=30, headers=auth) as client:
+                for path in LINKS:
+                    answer = await client.get(path)
+                    assert answer.status_code == 200, path
+                    root = re.search(r'<html lang="en" data-root="([^"]*)">', answer.text)
+                    out[path] = (page_links(answer.text), root and root.group(1))
+                out["redirect"] = (await client.get("/live/")).headers["location"]
+                unstripped = await client.get("/cup/live")  # a proxy that kept the prefix
+                out["unstripped"] = (unstripped.status_code, unstripped.text)
+                if listen.token:
+                    cookie = await client.get(f"/?token={listen.token}", headers={})
+                    out["cookie"] = cookie.headers["set-cookie"]
+            nursery.cancel_scope.cancel()
+    return out
+
+
+@pytest.fixture(scope="module")
+def live_site(stored_site: Site) -> Site:
+    """The stored tournament shown as if it were running (the live link, the live page)."""
+    return Site(stored_site.tournaments, hub=LiveHub(), live_name="stored")
+
+
+async def test_without_a_public_path_every_page_links_as_before(live_site: Site) -> None:
+    links = await view_links(live_site, parse_listen("127.0.0.1:0"))
+    assert {path: links[path] for path in LINKS} == {
+        path: (known, "") for path, known in LINKS.items()
+    }
+    assert links["redirect"] == "/live"  # the browser's own host and scheme
+    assert links["unstripped"] == (404, "Not Found")
+    # behind a proxy at the host's root: as without one, the cookie for the whole host
+    root = await view_links(live_site, parse_listen("127.0.0.1:0", public="https://a.example/"))
+    assert {path: root[path] for path in LINKS} == {
+        path: (known, "") for path, known in LINKS.items()
+    }
+    assert root["redirect"] == "/live" and "Path=/;" in root["cookie"]
+
+
+async def test_under_a_public_path_every_page_links_under_it(live_site: Site) -> None:
+    """``--public-url https://host/cup/``: the proxy strips ``/cup``, the arena routes
+    at ``/`` as ever, and every address a page names, the redirect and the token's
+    cookie are under ``/cup``."""
+    listen = parse_listen("127.0.0.1:0", public="https://arena.example/cup/")
+    assert listen.prefix == "/cup"
+    links = await view_links(live_site, listen)
+    assert {path: links[path] for path in LINKS} == {
+        path: (["/cup" + link for link in known], "/cup") for path, known in LINKS.items()
+    }
+    assert links["redirect"] == "/cup/live"
+    assert links["unstripped"] == (
+        404,
+        "no page /cup/live: the proxy in front must strip /cup before it passes a request on "
+        "(nginx: location /cup/ with proxy_pass http://HOST:PORT/; ending in a slash; "
+        "Caddy: handle_path /cup/*)",
+    )
+    assert "Path=/cup;" in links["cookie"] and "HttpOnly" in links["cookie"]
+
+
+def test_the_prefix_is_the_public_urls_path_as_a_browser_sends_it() -> None:
+    for public, prefix in (
+        (None, ""),
+        ("https://a.example", ""),
+        ("https://a.example/", ""),
+        ("http://a.example:8443/cup/", "/cup"),
+        ("https://a.example/games/cup", "/games/cup"),
+        ("https://a.example/caf%C3%A9/", "/caf%C3%A9"),
+        ("https://a.example/café/", "/caf%C3%A9"),
+        ('https://a.example/a"b;c<d>/', "/a%22b%3Bc%3Cd%3E"),  # nothing to break a page or cookie
+    ):
+        assert parse_listen("127.0.0.1:0", public=public).prefix == prefix, public
 
 
 def test_a_remote_movers_latency_reaches_the_live_page() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 from browser import overflow, page_at, window_tabs  # fixtures come from conftest
+from procs import listening_port
 
 BAD_BOT = Path(__file__).with_name("bad_bot.py")
 SHOTS = Path(os.environ["ARENA_SCREENSHOTS"]) if os.environ.get("ARENA_SCREENSHOTS") else None
@@ -369,5 +370,181 @@ def test_stored_tournament_filter_and_replay(
             shot(page, tmp_path, "tournament-420.png")
             assert overflow(page)["wide"] == []
             assert errors == []
+    finally:
+        stop(process)
+
+
+# --------------------------------------------------------------------------- under a path prefix
+
+PREFIX_PROXY = Path(__file__).with_name("prefix_proxy.py")
+FAR_TOKEN = "far-token-0123456789"
+
+
+@pytest.fixture
+def prefix_proxy() -> Iterator[tuple[subprocess.Popen[str], int]]:
+    """``tests/prefix_proxy.py`` serving ``/cup``, and its port; it is told the
+    arena's port on its standard input."""
+    proxy = subprocess.Popen(
+        [sys.executable, str(PREFIX_PROXY), "/cup"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proxy.stdout is not None
+        yield proxy, int(proxy.stdout.readline())
+    finally:
+        proxy.kill()
+        proxy.wait(10)
+
+
+def watch(page, public: str) -> tuple[list[str], list[str]]:
+    """Every address ``page`` asks for, and every request that failed or got a
+    status of 400 or more (but the live page's stream, cut as the page is left)."""
+    asked: list[str] = []
+    failed: list[str] = []
+    page.on("request", lambda r: asked.append(r.url))
+    page.on(
+        "requestfailed",
+        lambda r: (
+            None
+            if r.url.startswith(public + "live/events") and r.failure == "net::ERR_ABORTED"
+            else failed.append(f"{r.url}: {r.failure}")
+        ),
+    )
+    page.on("response", lambda r: r.status >= 400 and failed.append(f"{r.url}: {r.status}"))
+    return asked, failed
+
+
+def test_the_web_view_under_a_path_prefix(
+    browser, tmp_path: Path, prefix_proxy: tuple[subprocess.Popen[str], int]
+) -> None:
+    """Behind a proxy serving the arena at ``/cup/`` (and stripping it, as nginx's
+    ``proxy_pass http://127.0.0.1:PORT/;`` does), every page works from the printed
+    address: the live page follows the run through the proxy (its event stream),
+    where a remote entrant plays, connected with ``arena connect`` to the proxy's
+    address (its WebSocket through the proxy too), the tournament page pages its
+    games and opens a replay, the rating list links to a player page that pages
+    its games, and each link followed stays under ``/cup/``. Every request the
+    browser makes is under it, none fails, and no page logs an error; the proxy
+    answers anything else with a 404."""
+    proxy, port = prefix_proxy
+    public = f"http://127.0.0.1:{port}/cup/"
+    toml = tmp_path / "cup.toml"
+    bot = [sys.executable, str(BAD_BOT), "sleep_each", "0.03"]
+    toml.write_text(
+        'name = "cup-live"\nvariant = "single"\ntc = "30+0"\ngames_per_pairing = 30\n'
+        + "concurrency = 2\nseed = 5\n[remote]\nconnect_timeout = 60\n"
+        + f'[[bots]]\nname = "alpha"\ncommand = {bot!r}\n'.replace("'", '"')
+        + '[[bots]]\nname = "far"\nremote = true\ntoken_env = "FAR_TOKEN"\n'
+        + '[[bots]]\nname = "gamma"\ncommand = ["builtin:random"]\n'
+    )
+    web = ["--web", "127.0.0.1:0", "--trust-proxy", "127.0.0.1", "--public-url", public]
+    args = ["run", str(toml), "--results", str(tmp_path / "results"), "-q", "--no-report"]
+    os.environ["FAR_TOKEN"] = FAR_TOKEN  # inherited by the arena started below
+    try:
+        process, said = start([*args, *web], tmp_path)
+    finally:
+        del os.environ["FAR_TOKEN"]
+    url = said.split()[0]  # then: (remote entrants: arena connect URL --name NAME)
+    author = None
+    try:
+        assert url.startswith(public + "live?token=")
+        assert f"arena connect {public.removesuffix('/')} --name NAME" in said
+        arena_port = listening_port(process.pid)
+        assert proxy.stdin is not None and arena_port is not None
+        proxy.stdin.write(f"{arena_port}\n")
+        proxy.stdin.flush()
+        author = subprocess.Popen(
+            [sys.executable, "-m", "arena.cli", "connect", public, "--name", "far"]
+            + ["--sandbox", "none", "--", *bot],
+            env={**os.environ, "ARENA_TOKEN": FAR_TOKEN},
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        with page_at(browser, 1400) as (page, errors):
+            asked, failed = watch(page, public)
+            page.goto(url)
+            page.wait_for_function(
+                "() => document.getElementById('remote-line').dataset.states === 'far=connected'",
+                timeout=30_000,
+            )
+            page.wait_for_function(
+                "() => window.arenaLive.moves >= 3 && window.arenaLive.finished >= 2"
+                " && document.querySelectorAll('#recent tbody td.result').length >= 2",
+                timeout=30_000,
+            )
+            shot(page, tmp_path, "prefix-live-1400.png")
+            page.locator("header nav a", has_text="tournaments").click()
+            page.wait_for_url(public)
+            page.locator("#tournaments a", has_text="cup-live").click()
+            page.wait_for_url(public + "t/cup-live")
+            page.wait_for_function(
+                "() => +document.getElementById('page-info').dataset.total >= 2", timeout=20_000
+            )
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            shot(page, tmp_path, "prefix-tournament-1400.png")
+            page.locator("header nav a", has_text="ratings").click()
+            page.wait_for_url(public + "ratings")
+            page.locator("a[href*='/ratings/player/']", has_text="alpha").first.click()
+            page.wait_for_url(public + "ratings/player/*alpha*")  # "testbot 1 [alpha]"
+            page.wait_for_function(
+                "() => +document.getElementById('page-info').dataset.total >= 1", timeout=20_000
+            )
+            page.locator("#games-paged tr.game a", has_text="cup-live").first.wait_for()
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            shot(page, tmp_path, "prefix-player-1400.png")
+            page.locator("header nav a", has_text="live").click()
+            page.wait_for_url(public + "live")
+            page.wait_for_function("() => window.arenaLive.snapshots === 1", timeout=20_000)
+            with page_at(browser, 420) as (narrow, narrow_errors):
+                narrow.goto(url)
+                narrow.locator("#live-standings tbody tr").first.wait_for(timeout=20_000)
+                shot(narrow, tmp_path, "prefix-live-420.png")
+                assert narrow_errors == []
+            assert failed == []
+            assert errors == []
+            assert len(asked) > 20 and [a for a in asked if not a.startswith(public)] == []
+    finally:
+        stop(process)
+        if author is not None:
+            author.kill()
+            author.wait(20)
+
+
+def test_arena_serve_under_a_path_prefix(
+    browser, tmp_path: Path, stored: Path, prefix_proxy: tuple[subprocess.Popen[str], int]
+) -> None:
+    """``arena serve --public-url`` behind the same proxy: the list of tournaments,
+    a tournament's games and a replay, the rating list, all under ``/cup/``."""
+    proxy, port = prefix_proxy
+    public = f"http://127.0.0.1:{port}/cup/"
+    args = ["serve", str(stored), "--listen", "127.0.0.1:0", "--public-url", public]
+    process, url = start(args, tmp_path)
+    try:
+        assert url.startswith(public + "?token=")
+        arena_port = listening_port(process.pid)
+        assert proxy.stdin is not None and arena_port is not None
+        proxy.stdin.write(f"{arena_port}\n")
+        proxy.stdin.flush()
+        with page_at(browser, 1400) as (page, errors):
+            asked, failed = watch(page, public)
+            page.goto(url)
+            page.locator("#tournaments a", has_text="club").click()
+            page.wait_for_url(public + "t/club")
+            page.wait_for_function(
+                "() => document.getElementById('page-info').dataset.total === '12'", timeout=20_000
+            )
+            page.locator("#games-paged tr.game button.open").first.click()
+            page.locator(".viewer svg.board g.tower").first.wait_for(timeout=20_000)
+            page.locator("header nav a", has_text="ratings").click()
+            page.wait_for_url(public + "ratings")
+            page.locator("header nav a", has_text="tournaments").click()
+            page.wait_for_url(public)
+            assert failed == []
+            assert errors == []
+            assert len(asked) > 10 and [a for a in asked if not a.startswith(public)] == []
     finally:
         stop(process)

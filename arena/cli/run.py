@@ -102,8 +102,8 @@ if TYPE_CHECKING:
     default=None,
     metavar="URL",
     help="With --web: the address the arena is reached at through a reverse proxy "
-    "(https://host/ or, for arena connect only, https://host/cup/), printed for the web "
-    "view and arena connect instead of the bound one.",
+    "(https://host/ or https://host/cup/, the proxy stripping /cup), printed for the web "
+    "view and arena connect instead of the bound one; the pages link under its path.",
 )
 @tls_options
 @click.option(

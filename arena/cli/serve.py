@@ -24,7 +24,15 @@ from arena.cli.common import announce, tls_options
     "--token",
     default=None,
     help="Token every request must carry (made up if HOST "
-    "is not a loopback address and none is given).",
+    "is not a loopback address, or behind a proxy, and none is given).",
+)
+@click.option(
+    "--public-url",
+    default=None,
+    metavar="URL",
+    help="The address the view is reached at through a reverse proxy (https://host/ or "
+    "https://host/cup/, the proxy stripping /cup), printed instead of the bound one; "
+    "the pages link under its path.",
 )
 @tls_options
 @friendly_errors
@@ -32,6 +40,7 @@ def serve(
     results_dirs: tuple[str, ...],
     listen: str,
     token: str | None,
+    public_url: str | None,
     tls_cert: str | None,
     tls_key: str | None,
 ) -> None:
@@ -47,7 +56,7 @@ def serve(
     from arena.web.app import Site, find_tournaments
     from arena.web.server import parse_listen, serve_forever
 
-    where = parse_listen(listen, token, cert=tls_cert, key=tls_key)
+    where = parse_listen(listen, token, public=public_url, cert=tls_cert, key=tls_key)
     paths = [Path(p) for p in results_dirs] or [Path("results")]
     tournaments = find_tournaments([p for p in paths if p.is_dir()])
     if not tournaments:

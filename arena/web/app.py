@@ -8,6 +8,12 @@ stream: a snapshot first, then only what changed, pushed as it changes. Pages
 load their scripts and styles from ``/static/`` (no inline code: the content
 security policy allows none); who may ask and what they may ask is
 ``arena/web/guard.py``'s.
+
+Behind a reverse proxy that serves the arena under a path (``--public-url
+https://host/cup/``, the proxy stripping ``/cup``) every address a page names
+(links, scripts, the scripts' fetches and event stream) and every redirect starts
+with that path, the ``root``; the routes stay at ``/``. Without one the root is
+``""`` and the pages are as they always were.
 """
 
 from __future__ import annotations
@@ -16,6 +22,7 @@ import contextlib
 import dataclasses
 import hashlib
 import time
+import urllib.parse
 from collections.abc import AsyncIterator, Sequence
 from importlib import resources
 from pathlib import Path
@@ -27,7 +34,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
-from starlette.types import ASGIApp
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from arena.analysis.figures import game_calls
 from arena.analysis.store import AnalysisStore
@@ -158,8 +165,10 @@ class StaticFiles:
 
     MEDIA = {".js": "text/javascript", ".css": "text/css"}
 
-    def __init__(self, pictures: dict[str, str]) -> None:
-        """``pictures``: the games' page assets (``arena.report.html.picture_assets``)."""
+    def __init__(self, pictures: dict[str, str], root: str = "") -> None:
+        """``pictures``: the games' page assets (``arena.report.html.picture_assets``);
+        ``root``: the path the view is served under (``build_app``)."""
+        self.root = root
         names = ("live.js", "games.js", "tournament.js", "player.js")
         files = {name: _static(name) for name in names}
         files["replay.js"] = asset("replay.js")  # the report's replay viewer
@@ -171,7 +180,7 @@ class StaticFiles:
         }
 
     def url(self, name: str) -> str:
-        return f"/static/{name}?v={self.digests[name]}"
+        return f"{self.root}/static/{name}?v={self.digests[name]}"
 
     async def serve(self, request: Request) -> Response:
         name = request.path_params["file"]
@@ -185,18 +194,25 @@ class StaticFiles:
 
 
 def build_app(
-    site: Site, *, token: str | None = None, hosts: Sequence[str] = LOOPBACK_NAMES
+    site: Site,
+    *,
+    token: str | None = None,
+    hosts: Sequence[str] = LOOPBACK_NAMES,
+    root: str = "",
 ) -> ASGIApp:
     """The view of ``site``: behind ``token`` if given, else answering only requests
-    whose ``Host`` is one of ``hosts`` (``arena/web/guard.py``)."""
+    whose ``Host`` is one of ``hosts`` (``arena/web/guard.py``); its pages name
+    every address under ``root`` (``/cup``: the path a proxy serves it under, and
+    strips; ``""``: the host's root)."""
     env = _environment()
     # Every installed game's pictures: a served folder may hold tournaments of any game.
     pictures = picture_assets(game_names())
-    static = StaticFiles(pictures)
+    static = StaticFiles(pictures, root)
 
     def page(template: str, **context: Any) -> HTMLResponse:
         html = env.get_template(template).render(
             static=static.url,
+            root=root,
             site=site,
             fmt=fmt,
             page_name=embed_json(context.get("name", "")),
@@ -299,7 +315,7 @@ def build_app(
 
     async def ratings(request: Request) -> Response:
         data, error = await site.ratings.get(site.tournaments, site.summaries)
-        return page("ratings.html.j2", **ratings_context(data, error))
+        return page("ratings.html.j2", **ratings_context(data, error, root))
 
     async def player(request: Request) -> Response:
         name = request.path_params["player"]
@@ -324,6 +340,19 @@ def build_app(
     async def not_found(request: Request, exc: Exception) -> Response:
         return Response(str(exc), status_code=404, media_type="text/plain")
 
+    async def no_page(request: Request, exc: Exception) -> Response:
+        """No route: Starlette's answer, and, for a path still under ``root``, why
+        (the proxy in front did not strip it; see the README's proxy setups)."""
+        text = getattr(exc, "detail", "Not Found")
+        path = request.scope.get("raw_path", b"").decode("latin-1")
+        if root and (path == root or path.startswith(root + "/")):
+            text = (
+                f"no page {path}: the proxy in front must strip {root} before it passes a "
+                f"request on (nginx: location {root}/ with proxy_pass http://HOST:PORT/; "
+                f"ending in a slash; Caddy: handle_path {root}/*)"
+            )
+        return Response(text, status_code=404, media_type="text/plain")
+
     async def bad_request(request: Request, exc: Exception) -> Response:
         return JSONResponse({"error": str(exc)}, status_code=400)
 
@@ -344,13 +373,45 @@ def build_app(
             Route("/ratings/player/{player:path}", player),
             Route("/static/{file}", static.serve),
         ],
-        exception_handlers={_NotFound: not_found, BadRequest: bad_request, StoreError: store_error},
+        exception_handlers={
+            404: no_page,
+            _NotFound: not_found,
+            BadRequest: bad_request,
+            StoreError: store_error,
+        },
     )
-    return guarded(app, token=token, hosts=hosts)
+    return guarded(_redirect_under(app, root), token=token, hosts=hosts, root=root)
 
 
 class _NotFound(Exception):
     pass
+
+
+def _redirect_under(app: ASGIApp, root: str) -> ASGIApp:
+    """``app`` whose redirects (Starlette's, from ``/live/`` to ``/live``) name the
+    path only, under ``root``: Starlette writes the address the request came to
+    (``http://127.0.0.1:8080/live``), which behind a proxy is the proxy's view of
+    the arena (the wrong scheme, maybe the wrong host, no prefix), where the
+    browser's own scheme and host, and the root, are right."""
+
+    async def middleware(scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_under(message: Message) -> None:
+            if message["type"] == "http.response.start" and 300 <= message["status"] < 400:
+                headers = [
+                    (name, _under(root, value) if name == b"location" else value)
+                    for name, value in message["headers"]
+                ]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await app(scope, receive, send_under if scope["type"] == "http" else send)
+
+    return middleware
+
+
+def _under(root: str, location: bytes) -> bytes:
+    parts = urllib.parse.urlsplit(location.decode("latin-1"))
+    return (root + urllib.parse.urlunsplit(("", "", parts.path, parts.query, ""))).encode("latin-1")
 
 
 async def _live_events(hub: LiveHub, sub: Subscriber, results: Any) -> AsyncIterator[bytes]:

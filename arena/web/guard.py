@@ -105,10 +105,11 @@ def own_hosts(host: str) -> list[str]:
     return [literal, "localhost"] if address.is_loopback else [literal]
 
 
-def guarded(app: ASGIApp, *, token: str | None, hosts: Sequence[str]) -> ASGIApp:
-    """``app`` behind the token (or, without one, the ``hosts`` check), with :data:`HEADERS`."""
+def guarded(app: ASGIApp, *, token: str | None, hosts: Sequence[str], root: str = "") -> ASGIApp:
+    """``app`` behind the token (or, without one, the ``hosts`` check), with
+    :data:`HEADERS`; the token's cookie is for the pages under ``root`` only."""
     inner: ASGIApp = (
-        TokenGate(app, token)
+        TokenGate(app, token, root)
         if token
         else TrustedHostMiddleware(app, allowed_hosts=list(hosts), www_redirect=False)
     )
@@ -120,11 +121,15 @@ def guarded(app: ASGIApp, *, token: str | None, hosts: Sequence[str]) -> ASGIApp
 
 class TokenGate:
     """Every request must carry the token: ``?token=``, the cookie this sets on the
-    first good request, or ``Authorization: Bearer``. Compared in constant time."""
+    first good request, or ``Authorization: Bearer``. Compared in constant time.
+    The cookie's path is ``root`` (``/cup``, where a proxy serves the view; ``/``
+    without one): a browser sends it to this arena's pages only, not to the rest
+    of the proxy's site, nor to another arena beside it under another path."""
 
-    def __init__(self, app: ASGIApp, token: str) -> None:
+    def __init__(self, app: ASGIApp, token: str, root: str = "") -> None:
         self.app = app
         self.token = token.encode()
+        self.path = root or "/"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] not in ("http", "websocket"):
@@ -155,7 +160,7 @@ class TokenGate:
             if message["type"] == "http.response.start":
                 cookie: SimpleCookie = SimpleCookie()
                 cookie[COOKIE] = self.token.decode()
-                cookie[COOKIE]["path"] = "/"
+                cookie[COOKIE]["path"] = self.path
                 cookie[COOKIE]["httponly"] = True
                 cookie[COOKIE]["samesite"] = "Strict"
                 if scope.get("scheme") == "https":  # served with TLS: never sent without

@@ -29,7 +29,11 @@ KiB; the walk looks at no more than :data:`MAX_HOPS` entries of it.
 
 What the arena prints (the web view's address, the ``arena connect`` line) is
 the bound address, which behind a proxy nobody outside can use: ``--public-url``
-gives the proxy's (:func:`parse_public_url`).
+gives the proxy's (:func:`parse_public_url`). Its path, if any, is where the
+proxy serves the arena (``/cup``, :func:`path_prefix`): the proxy strips it, so
+the arena still routes at ``/``, and the web view's pages put it in front of
+every address they name, so that a browser's requests come back to the proxy
+under it.
 """
 
 from __future__ import annotations
@@ -47,6 +51,7 @@ __all__ = [
     "client_address",
     "parse_proxies",
     "parse_public_url",
+    "path_prefix",
 ]
 
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
@@ -178,3 +183,14 @@ def parse_public_url(text: str) -> str:
             f"http(s)://HOST[:PORT][/PATH], got {text!r}"
         )
     return urllib.parse.urlunsplit(parts._replace(path=parts.path.rstrip("/")))
+
+
+def path_prefix(public: str | None) -> str:
+    """The path the proxy serves the arena under, from ``--public-url``
+    (:func:`parse_public_url`'s): ``/cup`` for ``https://host/cup/``, ``""`` for
+    none (and without ``--public-url``). Percent-encoded as a browser would send it,
+    so that it goes into a page, a ``Location`` or a cookie's ``Path`` as it is
+    (no quote, no ``;``, no space)."""
+    if public is None:
+        return ""
+    return urllib.parse.quote(urllib.parse.urlsplit(public).path.rstrip("/"), safe="/%")

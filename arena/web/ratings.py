@@ -60,10 +60,11 @@ class RatingsCache:
             return self._data, self._error
 
 
-def ratings_context(data: RatingList | None, error: str) -> dict[str, Any]:
+def ratings_context(data: RatingList | None, error: str, root: str = "") -> dict[str, Any]:
+    """The rating list page's context; its player links under ``root`` (``build_app``)."""
     if data is None:
         return {"data": None, "error": error}
-    context = page_context(data, link=PLAYER_LINK)
+    context = page_context(data, link=root + PLAYER_LINK)
     del context["fmt"]  # the web view's pages get it already
     return {**context, "error": ""}
 

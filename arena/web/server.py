@@ -33,7 +33,7 @@ from starlette.types import ASGIApp
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
-from arena.web.proxy import Network, behind_proxies, parse_proxies, parse_public_url
+from arena.web.proxy import Network, behind_proxies, parse_proxies, parse_public_url, path_prefix
 
 if TYPE_CHECKING:
     from arena.engine.gateway import Gateway
@@ -85,6 +85,11 @@ class Listen:
     @property
     def loopback(self) -> bool:
         return _is_loopback(self.host)
+
+    @property
+    def prefix(self) -> str:
+        """The path the proxy serves the view under (``/cup``), or ``""``."""
+        return path_prefix(self.public)
 
 
 def _is_loopback(host: str) -> bool:
@@ -201,7 +206,7 @@ async def serve(
         # page that stopped reading, could stall a send while TCP still flows,
         # which the kernel's timeout never sees.
         config.alpn_protocols = ["http/1.1"]
-    app = build_app(site, token=listen.token, hosts=own_hosts(listen.host))
+    app = build_app(site, token=listen.token, hosts=own_hosts(listen.host), root=listen.prefix)
     if gateway is not None:
         app = with_gateway(app, gateway)
         config.websocket_max_message_size = max_message_size(gateway)

@@ -1,6 +1,7 @@
 "use strict";
 // The live page: one server-sent-event stream (a snapshot, then changes).
 (function () {
+  const ROOT = document.documentElement.dataset.root;  // the proxy's path prefix, or ""
   const boards = document.getElementById("boards");
   const cards = new Map();
   // For tests and bench/web.py: referee-to-page delays in seconds, games seen ending.
@@ -171,7 +172,7 @@
   // new stream, whose snapshot brings it to the present.
   let source = null, ended = false;
   function connect() {
-    source = new EventSource("/live/events");
+    source = new EventSource(ROOT + "/live/events");
     source.addEventListener("snapshot", ev => {
       const s = JSON.parse(ev.data);
       window.arenaLive.snapshots++;

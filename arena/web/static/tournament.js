@@ -3,7 +3,8 @@
 // replay fetched when it is opened.
 (function () {
   const NAME = JSON.parse(document.getElementById("page-name").textContent);
-  const base = "/t/" + encodeURIComponent(NAME);
+  const ROOT = document.documentElement.dataset.root;  // the proxy's path prefix, or ""
+  const base = ROOT + "/t/" + encodeURIComponent(NAME);
   const form = document.getElementById("filter");
 
   // The analysis column: a game's blunders and missed wins (arena analyze), if analysed.
