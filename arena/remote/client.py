@@ -194,9 +194,6 @@ async def connect(
                 raise
         if session.welcomed:
             backoff = FIRST_BACKOFF  # it was up: the next drop starts afresh
-        elif link.url.startswith("ws:") and await speaks_tls(link.url):
-            https = "https:" + link.url.removeprefix("ws:").removesuffix(GATEWAY_PATH)
-            raise ConnectError(f"the arena speaks TLS there: give its https:// address ({https})")
         say(f"{why}; connecting again in {backoff:g} s")
         await trio.sleep(backoff)
         backoff = min(backoff * 2, max_backoff)
@@ -235,15 +232,23 @@ async def check_certificate(url: str, context: ssl.SSLContext) -> None:
             await trio.aclose_forcefully(stream)
 
 
+TLS_PROBE_TIMEOUT = 3.0
+"""Seconds :func:`speaks_tls` gives a server (one that does not answer is left to
+the connection itself)."""
+
+
 async def speaks_tls(url: str) -> bool:
     """Whether the server at a ``ws://`` ``url`` completes a TLS handshake (its
-    certificate not judged): an author given ``http://`` for an arena serving
-    HTTPS otherwise sees only "cannot open the connection", every few seconds."""
+    certificate not judged), asked before a connection that follows no welcomed
+    one: an author given ``http://`` for an arena serving HTTPS would otherwise
+    see only "cannot open the connection" every few seconds, each after the
+    WebSocket's 10 s connect timeout (the TLS server's refusal does not end it).
+    A plain HTTP server answers the handshake's first bytes with a 400 at once."""
     parts = urllib.parse.urlsplit(url)
     context = ssl.create_default_context()
     context.check_hostname, context.verify_mode = False, ssl.CERT_NONE
     try:
-        with trio.fail_after(OPEN_TIMEOUT):
+        with trio.fail_after(TLS_PROBE_TIMEOUT):
             stream = await trio.open_ssl_over_tcp_stream(
                 parts.hostname or "", parts.port or 80, ssl_context=context
             )
@@ -289,8 +294,14 @@ class Session:
 
     async def run(self) -> bool:
         """One connection, until it ends: ``True`` if the arena said ``quit``."""
-        if self.context is not None and not self.welcomed:  # the first, or after a failure
-            await check_certificate(self.link.url, self.context)
+        if not self.welcomed:  # the first connection, or one after a failure
+            if self.context is not None:
+                await check_certificate(self.link.url, self.context)
+            elif await speaks_tls(self.link.url):
+                https = "https:" + self.link.url.removeprefix("ws:").removesuffix(GATEWAY_PATH)
+                raise ConnectError(
+                    f"the arena speaks TLS there: give its https:// address ({https})"
+                )
         self.welcomed = False
         async with AsyncExitStack() as stack:
             ws = await stack.enter_async_context(
