@@ -127,7 +127,8 @@ class Observer:
         """A one-line warning before the first game (the pre-flight's)."""
 
     def note(self, line: str) -> None:
-        """A one-line notice before the first game: what the pre-flight waits for."""
+        """A one-line notice: what the pre-flight waits for, and later a remote
+        entrant's connection lost or back (between moves: it must return at once)."""
 
     def game_event(self, event: LiveEvent) -> None:
         """A game started or moved; called between moves, so it must return at once."""

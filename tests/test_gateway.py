@@ -12,7 +12,7 @@ import pytest
 import trio
 from trio_websocket import ConnectionClosed, WebSocketConnection, open_websocket_url
 
-from arena.engine.gateway import Gateway, Presence
+from arena.engine.gateway import Gateway, Presence, presence_lines
 from arena.protocol.messages import (
     ClockInfo,
     EndOfStream,
@@ -355,6 +355,26 @@ async def test_the_presence_of_each_remote_entrant(autojump_clock: object) -> No
     await trio.sleep(0)
     await again.dropped("gone", 5.0)
     assert gateway.status() == [Presence("far", "absent", None)]
+
+
+def test_the_operator_is_told_a_connection_lost_and_back() -> None:
+    """Known answers: a drop, a return, a drop past the window; routine changes (an
+    arrival, a fresh bot the arena asked for) say nothing."""
+    lost = "remote entrant far lost its connection; its clock runs while it may come back"
+    last: dict = {}
+    steps = [
+        ("connected", []),
+        ("restarting", []),
+        ("connected", []),
+        ("dropped", [f"{lost} (within 30 s)"]),
+        ("dropped", []),
+        ("connected", ["remote entrant far is back"]),
+        ("dropped", [f"{lost} (within 30 s)"]),
+        ("absent", ["remote entrant far did not come back within 30 s"]),
+        ("absent", []),
+    ]
+    for state, said in steps:
+        assert presence_lines(last, [Presence("far", state, None)], 30.0) == said, state
 
 
 async def test_a_link_past_its_reconnection_window_is_a_disconnect(autojump_clock: object) -> None:

@@ -225,9 +225,12 @@ token_env = "FAR_TOKEN"
 """The remote entrant's two games against one local bot."""
 
 
-async def killed_mid_game(tmp_path: Path, reconnect: float, back: str) -> list[tuple[str, str]]:
+async def killed_mid_game(
+    tmp_path: Path, reconnect: float, back: str
+) -> tuple[list[tuple[str, str]], str]:
     """A run whose remote entrant's ``arena connect`` is killed in its first game and
-    started again once the run's output shows ``back``; the stored games."""
+    started again once the run's output shows ``back``; the stored games, and what
+    the run said."""
     text = PAIR.replace("reconnect_s = 30", f"reconnect_s = {reconnect}")
     (tmp_path / "t.toml").write_text(text)
     script = tmp_path / "slow.py"
@@ -247,26 +250,32 @@ async def killed_mid_game(tmp_path: Path, reconnect: float, back: str) -> list[t
             processes.append(first)
             await read_until(first.stdout, r"game 1: against", bytearray())
             first.kill()
-            await read_until(run.stdout, back, bytearray())
+            said = bytearray()
+            await read_until(run.stdout, back, said)
             processes.append(await start_connect(url, script))
+            while chunk := await run.stdout.receive_some(1 << 16):
+                said += chunk
             assert await run.wait() == 0
     finally:
         for process in processes:
             if process.returncode is None:
                 process.kill()
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
-        return db.execute("SELECT key, reason FROM games ORDER BY key").fetchall()
+        return db.execute("SELECT key, reason FROM games ORDER BY key").fetchall(), said.decode()
 
 
 async def test_connect_killed_mid_game_and_back_within_the_window_completes_the_game(
     tmp_path: Path,
 ) -> None:
-    rows = await killed_mid_game(tmp_path, 30, r"")
+    rows, said = await killed_mid_game(tmp_path, 30, r"remote entrant far lost its connection")
     assert len(rows) == 2
+    assert "remote entrant far lost its connection; its clock runs while it may come back " in said
+    assert "remote entrant far is back\n" in said and "did not come back" not in said
     assert not [r for r in rows if r[1] in ("disconnect", "crash", "time", "start", "protocol")]
 
 
 async def test_connect_gone_past_the_window_is_a_disconnect(tmp_path: Path) -> None:
-    rows = await killed_mid_game(tmp_path, 1, r"disconnect")
+    rows, said = await killed_mid_game(tmp_path, 1, r"disconnect")
     assert len(rows) == 2
+    assert "remote entrant far did not come back within 1 s\n" in said
     assert [r[1] for r in rows].count("disconnect") == 1, rows

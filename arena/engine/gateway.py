@@ -125,6 +125,26 @@ def _nothing() -> None:
     pass
 
 
+def presence_lines(before: dict[str, State], now: list[Presence], reconnect: float) -> list[str]:
+    """What the operator's terminal says when remote entrants' presence changes
+    (``before`` each entrant's last state, updated here): a connection lost, and
+    back. A fresh bot the arena asked for (``restarting``) and the arrivals the
+    pre-flight already announces are routine and say nothing."""
+    lines = []
+    for p in now:
+        was, before[p.name] = before.get(p.name, "absent"), p.state
+        if p.state == "dropped" and was != "dropped":
+            lines.append(
+                f"remote entrant {p.name} lost its connection; its clock runs while it "
+                f"may come back (within {reconnect:g} s)"
+            )
+        elif p.state == "connected" and was == "dropped":
+            lines.append(f"remote entrant {p.name} is back")
+        elif p.state == "absent" and was == "dropped":
+            lines.append(f"remote entrant {p.name} did not come back within {reconnect:g} s")
+    return lines
+
+
 class Gateway:
     """The remote entrants' door: their tokens and their live connections."""
 

@@ -30,6 +30,7 @@ from hypercorn.config import Config
 from hypercorn.trio import serve as hypercorn_serve
 from starlette.types import ASGIApp
 
+from arena.engine.gateway import presence_lines
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
@@ -260,7 +261,14 @@ async def run_with_web(
     gateway = tournament.gateway
     if gateway is not None and site.hub is not None:
         site.hub.remote = gateway.status
-        gateway.on_change = site.hub.remote_changed
+        hub, last = site.hub, {p.name: p.state for p in gateway.status()}
+
+        def changed() -> None:
+            hub.remote_changed()
+            for line in presence_lines(last, gateway.status(), gateway.reconnect):
+                tournament.observer.note(line)
+
+        gateway.on_change = changed
     async with trio.open_nursery() as nursery:
         url = await nursery.start(partial(serve, site, listen, gateway=gateway))
         where = base_url(url, listen)
