@@ -133,7 +133,10 @@ async def test_a_game_is_relayed_line_by_line_with_the_arenas_ids(
     said = (await process.stdout.receive_some(1 << 16)).decode()  # type: ignore[union-attr]
     assert "as far" in said and "waiting for a game" in said
     assert re.search(r"game 1: against near \(10\+0\.1\); latency \d+\.\d ms", said), said
-    assert "game 1 over: 1-0 (normal); 1 moves, 0.0 s thinking here, its clock had 10.0 s" in said
+    assert (
+        "game 1 over: 1-0 (normal), won; 1 moves, 0.0 s thinking here, its clock had 10.0 s"
+    ) in said
+    assert said.rstrip().endswith("this bot played 1 game: 1 won, 0 lost, 0 drawn"), said
 
 
 async def test_a_wrong_token_ends_the_client_in_one_line(

@@ -108,6 +108,8 @@ async def test_a_tournament_with_a_remote_entrant_stores_every_game(
         if run.returncode is None:
             run.kill()
     assert "as far" in told and "game 1: against" in told and "game 6 over" in told
+    tally = re.search(r"this bot played 6 games: (\d) won, (\d) lost, (\d) drawn\n", told)
+    assert tally is not None and sum(map(int, tally.groups())) == 6, told
     with sqlite3.connect(tmp_path / "results" / "mixed" / "games.sqlite") as db:
         rows = db.execute("SELECT key, reason FROM games").fetchall()
         (stored,) = db.execute("SELECT config_toml FROM tournament").fetchone()

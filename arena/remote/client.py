@@ -164,6 +164,7 @@ async def connect(
     while True:
         try:
             if await session.run():
+                say(session.summary())
                 return
             why = "the arena closed the connection"
         except BaseException as raised:  # trio's nurseries wrap the network's errors
@@ -176,6 +177,7 @@ async def connect(
                     raise ConnectError(f"the arena refused: {reason or code}") from None
                 if code == ENDING:
                     say(f"the arena ended the run ({reason or code})")
+                    say(session.summary())
                     return
                 if code == RESTART:  # a fresh process of the bot, at once
                     say(f"the arena starts the bot afresh; connecting again ({reason})")
@@ -291,6 +293,10 @@ class Session:
         self._thought = 0.0
         self._left_ms: int | None = None
         """This game's moves, the bot's thinking here, its clock at its last ``go``."""
+        self._player = 0
+        """Which side the bot plays in this game."""
+        self.outcomes = {"won": 0, "lost": 0, "drawn": 0}
+        """Games whose end the arena told (a game cut short by a fault is not told)."""
 
     async def run(self) -> bool:
         """One connection, until it ends: ``True`` if the arena said ``quit``."""
@@ -345,11 +351,23 @@ class Session:
             await trio.sleep(HEARTBEAT)
 
     def _over(self, msg: GameOver) -> str:
+        winner = msg.winner if msg.winner is not None else {"1-0": 0, "0-1": 1}.get(msg.result)
+        outcome = "drawn" if winner is None else "won" if winner == self._player else "lost"
+        self.outcomes[outcome] += 1
         left = "" if self._left_ms is None else f", its clock had {self._left_ms / 1000:.1f} s"
         return (
-            f"game {self.games} over: {msg.result} ({visible(msg.reason)}); {self._moves} "
-            f"moves, {self._thought:.1f} s thinking here{left}"
+            f"game {self.games} over: {msg.result} ({visible(msg.reason)}), {outcome}; "
+            f"{self._moves} moves, {self._thought:.1f} s thinking here{left}"
         )
+
+    def summary(self) -> str:
+        """The author's tally at the end: the arena's reports have the rest."""
+        told = sum(self.outcomes.values())
+        tally = ", ".join(f"{n} {what}" for what, n in self.outcomes.items())
+        cut = self.games - told
+        untold = f"; {cut} ended by a fault or a drop (see the arena's report)" if cut else ""
+        games = f"{self.games} game" + ("" if self.games == 1 else "s")
+        return f"this bot played {games}: {tally}{untold}"
 
     async def _unless_closed(
         self, ws: WebSocketConnection, call: Callable[[], Awaitable[Reply]]
@@ -417,6 +435,7 @@ class Session:
                         raise ProtocolError(f"the arena sent {type(msg).__name__} before hello")
                     if isinstance(msg, NewGame):
                         self.games += 1
+                        self._player = msg.player
                         self._moves, self._thought, self._left_ms = 0, 0.0, None
                         self.say(self._announce(msg))
                         reply = await engine.new_game(msg, NEWGAME_TIMEOUT)
