@@ -16,8 +16,8 @@ is the one that counts), and a WebSocket ping every :data:`HEARTBEAT` seconds,
 which also measures the latency shown. A dropped or lost connection is opened
 again after a backoff that doubles up to :data:`MAX_BACKOFF`; a refusal that
 another try cannot cure (a wrong token, an arena whose certificate is not
-trusted here or that does not speak TLS at a ``wss://`` address) ends the run
-with its one line.
+trusted here, one that does not speak TLS at a ``wss://`` address or speaks it
+at a ``ws://`` one) ends the run with its one line.
 """
 
 from __future__ import annotations
