@@ -20,7 +20,7 @@ from trio_websocket import (
     wrap_client_stream,
 )
 
-from arena.engine.gateway import Gateway, Knocks
+from arena.engine.gateway import Gateway, Knocks, peer_key
 from arena.protocol.remote import GATEWAY_PATH, REFUSED, decode_welcome
 from arena.web.app import Site
 from arena.web.server import Listen, serve
@@ -215,3 +215,20 @@ async def test_a_refused_or_turned_away_connection_waits_for_its_answer(
     status, _ = await rejected(nursery, url)
     assert status == 429 and trio.current_time() - start >= hold
     assert gateway.held == 0
+
+
+@pytest.mark.parametrize(
+    ("host", "key"),
+    [
+        ("192.0.2.1", "192.0.2.1"),
+        ("2001:db8:1:2:aaaa:bbbb:cccc:dddd", "2001:db8:1:2::/64"),
+        ("2001:db8:1:2::1", "2001:db8:1:2::/64"),
+        ("2001:db8:1:3::1", "2001:db8:1:3::/64"),
+        ("::ffff:192.0.2.1", "192.0.2.1"),
+        ("::1", "::/64"),
+        ("not an address", "not an address"),
+        (None, None),
+    ],
+)
+def test_a_peer_is_counted_by_its_address_or_its_ipv6_64(host: str | None, key: str | None) -> None:
+    assert peer_key(host) == key

@@ -108,6 +108,18 @@ async def wrong_tokens(nursery: trio.Nursery, url: str, header: str, source: str
         assert (await refused(ws))[0] == REFUSED
 
 
+async def test_an_ipv6_flooder_cannot_rotate_through_its_64(
+    trusted: tuple[Gateway, str], nursery: trio.Nursery
+) -> None:
+    """Wrong tokens from one address of a /64 bar the whole /64 (a flooder there owns
+    2^64 addresses), not the next /64."""
+    gateway, url = trusted
+    await wrong_tokens(nursery, url, "2001:db8:1:2::1")
+    status, line = await rejected(url, "2001:db8:1:2:ffff:ffff:ffff:ffff")
+    assert status == 429 and line.startswith("arena: a wrong token from your address")
+    await welcomed(url, "2001:db8:1:3::1")
+
+
 async def test_behind_a_trusted_proxy_a_barred_author_does_not_bar_the_others(
     trusted: tuple[Gateway, str], nursery: trio.Nursery
 ) -> None:
@@ -133,8 +145,12 @@ async def test_behind_a_trusted_proxy_authors_authenticating_at_once_are_counted
         429,
         "arena: too many connections from your address are authenticating",
     )
-    waiting = [await forwarded(nursery, url, f"[2001:db8::{i}]:4711") for i in (1, 2)]
-    assert gateway.knocks.waiting == {FLOODER: 2, "2001:db8::1": 1, "2001:db8::2": 1}
+    waiting = [await forwarded(nursery, url, f"[2001:db8:0:{i}::1]:4711") for i in (1, 2)]
+    assert gateway.knocks.waiting == {
+        FLOODER: 2,
+        "2001:db8:0:1::/64": 1,
+        "2001:db8:0:2::/64": 1,
+    }
     await welcomed(url, AUTHOR)
     for ws in silent + waiting:
         await ws.aclose()

@@ -15,6 +15,7 @@ WebSocket handshake, the cheapest refusal there is), and
 from __future__ import annotations
 
 import hmac
+import ipaddress
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -58,9 +59,34 @@ close with a reason); too many from this address, or it is barred after a wrong
 token (both turned away before the handshake)."""
 
 
+IPV6_BLOCK = 64
+"""The prefix length one IPv6 client is counted by (see :func:`peer_key`)."""
+
+
+def peer_key(host: str | None) -> str | None:
+    """What :class:`Knocks` counts a connection from ``host`` by: an IPv4 address
+    as it is, an IPv6 address by its /64. A home or a server is given a whole /64
+    (RFC 6177), so a flooder there has 2^64 addresses to rotate through, each of
+    them counted afresh if counted alone; everyone in one /64 shares its limits
+    instead, as rate limiters do (an IPv4 address mapped into IPv6 is the IPv4
+    one). Anything that is not an address is kept as it is."""
+    if host is None:
+        return None
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return host
+    if isinstance(address, ipaddress.IPv6Address):
+        if address.ipv4_mapped is not None:
+            return str(address.ipv4_mapped)
+        return str(ipaddress.IPv6Network((address, IPV6_BLOCK), strict=False))
+    return host
+
+
 class Knocks:
-    """Per peer address: connections authenticating now, and the bar after
-    wrong tokens. Pure bookkeeping: the caller says what time it is."""
+    """Per peer (its address, an IPv6 one's /64: :func:`peer_key`): connections
+    authenticating now, and the bar after wrong tokens. Pure bookkeeping: the
+    caller says what time it is."""
 
     def __init__(
         self,

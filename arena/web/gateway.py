@@ -26,7 +26,7 @@ from starlette.responses import PlainTextResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 from starlette.websockets import WebSocket
 
-from arena.engine.gateway import MAX_HELD, Gateway
+from arena.engine.gateway import MAX_HELD, Gateway, peer_key
 from arena.engine.link import RemoteLink
 from arena.protocol.messages import ProtocolError
 from arena.protocol.remote import (
@@ -115,7 +115,7 @@ async def _connection(gateway: Gateway, ws: WebSocket) -> None:
 
 
 async def _serve(gateway: Gateway, ws: WebSocket) -> None:
-    peer = ws.client.host if ws.client is not None else None
+    peer = peer_key(ws.client.host if ws.client is not None else None)
     with gateway.admission(peer, trio.current_time()) as door:
         if door == "barred":
             left = gateway.knocks.barred(peer or "", trio.current_time())
