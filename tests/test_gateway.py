@@ -372,6 +372,9 @@ def test_the_operator_is_told_a_connection_lost_and_back() -> None:
         ("dropped", [f"{lost} (within 30 s)"]),
         ("absent", ["remote entrant far did not come back within 30 s"]),
         ("absent", []),
+        ("connected", ["remote entrant far connected again"]),
+        ("restarting", []),
+        ("connected", []),
     ]
     for state, said in steps:
         assert presence_lines(last, [Presence("far", state, None)], 30.0) == said, state

@@ -151,11 +151,12 @@ def _nothing() -> None:
     pass
 
 
-def presence_lines(before: dict[str, State], now: list[Presence], reconnect: float) -> list[str]:
+def presence_lines(before: dict[str, str], now: list[Presence], reconnect: float) -> list[str]:
     """What the operator's terminal says when remote entrants' presence changes
-    (``before`` each entrant's last state, updated here): a connection lost, and
-    back. A fresh bot the arena asked for (``restarting``) and the arrivals the
-    pre-flight already announces are routine and say nothing."""
+    (``before`` each entrant's last state, updated here; ``gone`` for one that did
+    not come back): a connection lost, back, not back in time, and connected
+    again later. A fresh bot the arena asked for (``restarting``) and the
+    arrivals the pre-flight already announces are routine and say nothing."""
     lines = []
     for p in now:
         was, before[p.name] = before.get(p.name, "absent"), p.state
@@ -166,8 +167,12 @@ def presence_lines(before: dict[str, State], now: list[Presence], reconnect: flo
             )
         elif p.state == "connected" and was == "dropped":
             lines.append(f"remote entrant {p.name} is back")
-        elif p.state == "absent" and was == "dropped":
-            lines.append(f"remote entrant {p.name} did not come back within {reconnect:g} s")
+        elif p.state == "absent" and was in ("dropped", "gone"):
+            if was == "dropped":
+                lines.append(f"remote entrant {p.name} did not come back within {reconnect:g} s")
+            before[p.name] = "gone"
+        elif p.state == "connected" and was == "gone":
+            lines.append(f"remote entrant {p.name} connected again")
     return lines
 
 

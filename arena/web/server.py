@@ -261,7 +261,7 @@ async def run_with_web(
     gateway = tournament.gateway
     if gateway is not None and site.hub is not None:
         site.hub.remote = gateway.status
-        hub, last = site.hub, {p.name: p.state for p in gateway.status()}
+        hub, last = site.hub, {p.name: str(p.state) for p in gateway.status()}
 
         def changed() -> None:
             hub.remote_changed()
