@@ -280,4 +280,5 @@ async def test_connect_gone_past_the_window_is_a_disconnect(tmp_path: Path) -> N
     rows, said = await killed_mid_game(tmp_path, 1, r"disconnect")
     assert len(rows) == 2
     assert "remote entrant far did not come back within 1 s\n" in said
+    assert "remote entrant far connected again\n" in said  # for its second game
     assert [r[1] for r in rows].count("disconnect") == 1, rows
