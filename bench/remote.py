@@ -15,6 +15,10 @@ bot itself, so the bot's own work is the same on both paths):
 The difference is what the gateway, the WebSocket both ways and ``arena
 connect``'s relay add to a move; the ratio says how it compares with the pipe.
 
+With ``--tls`` another figure: the same remote path with the gateway serving
+WSS (``--tls-cert``/``--tls-key``, a certificate made here by ``trustme``) and
+``arena connect --cafile``: what TLS adds to a move.
+
 With ``--flood N`` a third figure: the local pipe again while another process
 keeps N connections at a time knocking at the gateway with a wrong token (each
 refused in one line, then the next), in batches interleaved with the quiet ones
@@ -28,7 +32,7 @@ Batches of both are interleaved so they see the same machine; the best batch is
 the figure to compare, the median shows the noise. Both bots run unconfined
 (``--sandbox none``) so that the sandbox's cost (``bench/overhead.py``) stays out.
 
-    python bench/remote.py [--requests 500] [--rounds 5] [--flood 50 [--addresses 50]]
+    python bench/remote.py [--requests 500] [--rounds 5] [--tls] [--flood 50 [--addresses 50]]
 """
 
 from __future__ import annotations
@@ -41,6 +45,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+from contextlib import AsyncExitStack
 from pathlib import Path
 
 import trio
@@ -52,7 +57,7 @@ from arena.engine.remote import RemoteEngine
 from arena.engine.sandbox import Sandbox
 from arena.protocol.messages import Ping
 from arena.web.app import Site
-from arena.web.server import Listen, serve
+from arena.web.server import Listen, Tls, serve
 
 BOT = """\
 import json, sys
@@ -115,33 +120,66 @@ async def batch(engine: Engine | RemoteEngine, requests: int) -> float:
     return total / requests
 
 
-async def main(requests: int, rounds: int, flood: int, addresses: int) -> None:
+def certificate(folder: Path) -> tuple[Tls, Path]:
+    """A certificate for 127.0.0.1 and its CA's, made with ``trustme`` (a test extra)."""
+    import trustme
+
+    ca = trustme.CA()
+    issued = ca.issue_cert("127.0.0.1")
+    cert, key, cafile = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
+    issued.cert_chain_pems[0].write_to_path(str(cert))
+    issued.private_key_pem.write_to_path(str(key))
+    ca.cert_pem.write_to_path(str(cafile))
+    return Tls(str(cert), str(key)), cafile
+
+
+async def gateway_and_client(
+    nursery: trio.Nursery, config: EngineConfig, script: Path, tls: Tls | None, cafile: Path | None
+) -> tuple[Gateway, str, trio.Process]:
+    """A gateway served on loopback (with TLS if ``tls``) and a real ``arena connect``
+    for the echo bot."""
+    gateway = Gateway({"echo": TOKEN.encode()}, max_line=config.max_line, leeway=0.0)
+    listen = Listen("127.0.0.1", 0, None, tls=tls)
+    url = await nursery.start(
+        lambda task_status: serve(Site({}), listen, gateway=gateway, task_status=task_status)
+    )
+    trust = [] if cafile is None else ["--cafile", str(cafile)]
+    connect = await trio.lowlevel.open_process(
+        [sys.executable, "-m", "arena.cli", "connect", url, "--name", "echo", *trust]
+        + ["--sandbox", "none", "--", sys.executable, str(script)],
+        env={**os.environ, "ARENA_TOKEN": TOKEN},
+        stdout=subprocess.DEVNULL,
+    )
+    return gateway, url, connect
+
+
+async def main(requests: int, rounds: int, flood: int, addresses: int, tls: bool) -> None:
     folder = Path(tempfile.mkdtemp(prefix="arena-bench-remote-"))
     script = folder / "echo.py"
     script.write_text(BOT)
     config = EngineConfig(
         name="echo", command=[sys.executable, str(script)], sandbox=Sandbox(mode="none")
     )
-    gateway = Gateway({"echo": TOKEN.encode()}, max_line=config.max_line, leeway=0.0)
     async with trio.open_nursery() as nursery:
-        url = await nursery.start(
-            lambda task_status: serve(
-                Site({}), Listen("127.0.0.1", 0, None), gateway=gateway, task_status=task_status
-            )
-        )
-        connect = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "arena.cli", "connect", url, "--name", "echo"]
-            + ["--sandbox", "none", "--", sys.executable, str(script)],
-            env={**os.environ, "ARENA_TOKEN": TOKEN},
-            stdout=subprocess.DEVNULL,
-        )
+        gateway, url, connect = await gateway_and_client(nursery, config, script, None, None)
+        clients = [connect]
         try:
-            async with Engine(config) as local, RemoteEngine(config, gateway, WAIT) as remote:
+            async with AsyncExitStack() as stack:
+                local = await stack.enter_async_context(Engine(config))
+                remote = await stack.enter_async_context(RemoteEngine(config, gateway, WAIT))
                 await local.start("kamisado", "standard")
                 await remote.start("kamisado", "standard")
+                secure = None
+                if tls:
+                    made, cafile = certificate(folder)
+                    gw, _, client = await gateway_and_client(nursery, config, script, made, cafile)
+                    clients.append(client)
+                    secure = await stack.enter_async_context(RemoteEngine(config, gw, WAIT))
+                    await secure.start("kamisado", "standard")
+                    await batch(secure, max(1, requests // 10))
                 await batch(local, max(1, requests // 10))  # warm both paths
                 await batch(remote, max(1, requests // 10))
-                pipe, net, flooded = [], [], []
+                pipe, net, wss, flooded = [], [], [], []
                 flooder = None
                 if flood:
                     ws_url = url.replace("http://", "ws://") + "/bots/connect"
@@ -153,6 +191,8 @@ async def main(requests: int, rounds: int, flood: int, addresses: int) -> None:
                     for _ in range(rounds):
                         pipe.append(await batch(local, requests))
                         net.append(await batch(remote, requests))
+                        if secure is not None:
+                            wss.append(await batch(secure, requests))
                         if flooder is not None:
                             flooder.send_signal(signal.SIGCONT)
                             await trio.sleep(0.2)  # the flood under way before timing
@@ -163,7 +203,8 @@ async def main(requests: int, rounds: int, flood: int, addresses: int) -> None:
                         flooder.kill()
                 rtt = remote.round_trip_ms()
         finally:
-            connect.kill()
+            for client in clients:
+                client.kill()
             shutil.rmtree(folder, ignore_errors=True)
         nursery.cancel_scope.cancel()
     us = 1e6
@@ -178,6 +219,11 @@ async def main(requests: int, rounds: int, flood: int, addresses: int) -> None:
     print(
         f"gateway adds:  {added * us:8.1f} us per request (best), ratio {min(net) / min(pipe):.2f}"
     )
+    if wss:
+        added = min(wss) - min(net)
+        print(f"remote (TLS):  {figure(wss)}")
+        ratio = min(wss) / min(net)
+        print(f"TLS adds:      {added * us:8.1f} us per request (best), ratio {ratio:.2f}")
     print(f"probed round trip of the connection: {'-' if rtt is None else f'{rtt:.2f} ms'}")
     if flooded:
         ratio = min(flooded) / min(pipe)
@@ -189,9 +235,11 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--tls", action="store_true", help="also time the gateway over TLS")
     parser.add_argument("--flood", type=int, default=0, help="strangers knocking at once")
     parser.add_argument(
         "--addresses", type=int, default=1, help="loopback addresses they knock from"
     )
     args = parser.parse_args()
-    trio.run(main, args.requests, args.rounds, args.flood, max(1, min(args.addresses, 1 << 20)))
+    addresses = max(1, min(args.addresses, 1 << 20))
+    trio.run(main, args.requests, args.rounds, args.flood, addresses, args.tls)

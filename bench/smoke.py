@@ -88,7 +88,7 @@ SMOKE: dict[str, list[Run] | StartedBy] = {
     "overhead.py": [Run("--decisions 50 --rounds 1 --starts 1")],
     "perft.py": [Run("--depth 4 --repeat 1")],
     "ratings.py": [Run("--dir {tmp} --tournaments 3")],
-    "remote.py": [Run("--requests 20 --rounds 1 --flood 4")],
+    "remote.py": [Run("--requests 20 --rounds 1 --flood 4 --tls")],
     "report.py": [Run("--sizes 100,200 --keep {tmp}")],
     "scale.py": [Run("--games-per-pairing 2 --repeat 1", needs=(RAY,))],
     "search.py": [Run("--time 0.05"), Run("--time 0.05 --baseline")],
