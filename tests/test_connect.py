@@ -70,6 +70,19 @@ async def client(
     )
 
 
+async def greeted(
+    nursery: trio.Nursery, gateway: Gateway, url: str, *command: str
+) -> tuple[trio.Process, RemoteLink]:
+    """``arena connect`` for ``far`` running ``command``, its link once connected,
+    and the session's ``hello`` answered."""
+    process = await client(nursery, url, *command)
+    with trio.fail_after(WAIT):
+        link = await gateway.connection("far", trio.current_time() + WAIT)
+    assert link is not None
+    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    return process, link
+
+
 async def ask(link: RemoteLink, msg: object) -> object:
     with trio.fail_after(WAIT):
         await link.send(encode_line(msg))  # type: ignore[arg-type]
@@ -194,11 +207,7 @@ async def test_a_bot_that_crashes_here_closes_the_connection_with_its_fault(
         "        sys.exit(3)\n"
     )
     gateway, url = arena
-    process = await client(nursery, url, sys.executable, str(script))
-    with trio.fail_after(WAIT):
-        link = await gateway.connection("far", trio.current_time() + WAIT)
-    assert link is not None
-    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    process, link = await greeted(nursery, gateway, url, sys.executable, str(script))
     state = get_game("kamisado").new_state("standard")
     with trio.fail_after(WAIT):
         await link.send(
@@ -267,11 +276,7 @@ async def mid_game(
         )
     )
     command = [sys.executable, str(script)]
-    process = await client(nursery, url, *command)
-    with trio.fail_after(WAIT):
-        link = await gateway.connection("far", trio.current_time() + WAIT)
-    assert link is not None
-    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    process, link = await greeted(nursery, gateway, url, *command)
     state = get_game("kamisado").new_state("standard")
     newgame = NewGame(
         id=2,
@@ -367,11 +372,7 @@ async def test_a_bot_answering_garbage_to_go_is_reported_as_a_protocol_fault(
         "        print('garbage', flush=True)\n"
     )
     gateway, url = arena
-    process = await client(nursery, url, sys.executable, str(script))
-    with trio.fail_after(WAIT):
-        link = await gateway.connection("far", trio.current_time() + WAIT)
-    assert link is not None
-    await ask(link, Hello(id=1, game="kamisado", variant="standard"))
+    process, link = await greeted(nursery, gateway, url, sys.executable, str(script))
     state = get_game("kamisado").new_state("standard")
     control = TimeControl.parse("10+0.1")
     new = NewGame(
