@@ -31,6 +31,7 @@ from hypercorn.trio import serve as hypercorn_serve
 from starlette.types import ASGIApp
 
 from arena.engine.gateway import presence_lines
+from arena.protocol.text import visible
 from arena.web.app import Site, build_app, refresh_results
 from arena.web.gateway import max_message_size, with_gateway
 from arena.web.guard import own_hosts
@@ -266,7 +267,7 @@ async def run_with_web(
         def changed() -> None:
             hub.remote_changed()
             for line in presence_lines(last, gateway.status(), gateway.reconnect):
-                tournament.observer.note(line)
+                tournament.observer.note(visible(line))  # an entry's name is shown escaped
 
         gateway.on_change = changed
     async with trio.open_nursery() as nursery:
